@@ -1,0 +1,62 @@
+# Two commands on a fresh Debian machine: `make demo` and `make test` (see README.md).
+# Everything below them installs what is missing, so each works from a fresh clone.
+SHELL      := /bin/bash
+BUILD      ?= build
+ASAN_BUILD ?= build-asan
+VENV       ?= .venv
+JOBS       ?= $(shell nproc)
+PY         := $(VENV)/bin/python
+STAMP      := .stamps
+
+.PHONY: all deps venv build build-asan test test-cpp test-asan test-python demo bench schema clean
+
+all: build
+
+deps: $(STAMP)/deps
+$(STAMP)/deps: scripts/setup-debian.sh
+	@scripts/setup-debian.sh
+	@mkdir -p $(STAMP) && touch $@
+
+venv: $(STAMP)/venv
+$(STAMP)/venv: requirements.txt $(STAMP)/deps
+	@test -x $(PY) || python3 -m venv $(VENV)
+	@$(PY) -m pip install --quiet --disable-pip-version-check -r requirements.txt
+	@mkdir -p $(STAMP) && touch $@
+
+$(BUILD)/build.ninja: $(STAMP)/deps
+	cmake -S . -B $(BUILD) -G Ninja -DCMAKE_BUILD_TYPE=Release
+
+build: $(BUILD)/build.ninja
+	cmake --build $(BUILD) -j $(JOBS)
+
+$(ASAN_BUILD)/build.ninja: $(STAMP)/deps
+	cmake -S . -B $(ASAN_BUILD) -G Ninja -DCMAKE_BUILD_TYPE=Debug -DIBVP_SANITIZE=ON
+
+build-asan: $(ASAN_BUILD)/build.ninja
+	cmake --build $(ASAN_BUILD) -j $(JOBS)
+
+test-cpp: build
+	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
+
+# SystemC switches coroutine stacks; ASan's fake stacks for use-after-return cannot follow.
+test-asan: build-asan
+	cd $(ASAN_BUILD) && ASAN_OPTIONS=detect_stack_use_after_return=0:detect_leaks=1 \
+	  UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 ctest --output-on-failure -j $(JOBS)
+
+test-python: build venv
+	IBVP_BUILD=$(abspath $(BUILD)) $(PY) -m pytest -q tests/python
+
+test: test-cpp test-python test-asan
+
+demo: build venv
+	$(BUILD)/ibvp-sim configs/seed004/fig2a.yaml --out out/demo
+	PYTHONPATH=bindings/python $(PY) -m ibvp.plots rates out/demo --title "seed 004 Fig. 2(a): L=5, R=1, no congestion control"
+
+bench: build
+	$(BUILD)/ibvp-bench
+
+schema: build
+	$(BUILD)/ibvp-sim --schema docs/scenario.schema.json --reference docs/parameters.md
+
+clean:
+	rm -rf $(BUILD) $(ASAN_BUILD) $(STAMP) out

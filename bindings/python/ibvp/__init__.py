@@ -1,0 +1,1 @@
+"""ibvp: Python side of the InfiniBand virtual platform (results, plots)."""

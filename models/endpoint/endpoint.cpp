@@ -1,0 +1,235 @@
+#include "models/endpoint/endpoint.h"
+
+#include <algorithm>
+#include <cassert>
+
+namespace ibvp::ep {
+
+Endpoint::Endpoint(sc_core::sc_module_name name, uint32_t node, uint16_t lid, const EndpointConfig& cfg,
+                   const link::LinkRate& rate, ib::PacketPool& packets, link::PayloadPool& payloads,
+                   sim::Probe& probe)
+    : sc_module(name),
+      tx("tx"),
+      rx("rx"),
+      node_(node),
+      lid_(lid),
+      cfg_(cfg),
+      rate_(rate),
+      packets_(packets),
+      payloads_(payloads),
+      probe_(probe),
+      agenda_("agenda"),
+      arbiter_(cfg.vlarb) {
+  tx.register_nb_transport_bw(this, &Endpoint::on_tx_bw);
+  rx.register_nb_transport_fw(this, &Endpoint::on_rx);
+  for (uint8_t vl = 0; vl < cfg_.data_vls; ++vl) buffers_.set_capacity(vl, cfg_.vl_buffer_bytes);
+  buffers_.set_capacity(ib::kVl15, cfg_.vl15_buffer_bytes);
+  SC_METHOD(wake);
+  sensitive << agenda_.event();
+  dont_initialize();
+}
+
+void Endpoint::add_source(TrafficSource* s) {
+  SourceState st;
+  st.source = s;
+  st.vl = s->vl15 ? ib::kVl15 : cfg_.sl2vl[s->sl & 0xF];
+  assert((st.vl == ib::kVl15 || st.vl < cfg_.data_vls) && "SL2VL maps a source to a VL the port does not operate");
+  ib::Packet probe_size;
+  probe_size.bth.opcode = s->opcode;
+  probe_size.payload_bytes = s->payload_bytes;
+  st.bytes = probe_size.wire_bytes();
+  st.blocks = probe_size.credit_blocks();
+  by_vl_[st.vl].push_back(static_cast<uint32_t>(sources_.size()));
+  sources_.push_back(st);
+  schedule_wake(0);
+}
+
+tlm::tlm_sync_enum Endpoint::on_rx(tlm::tlm_generic_payload& gp, tlm::tlm_phase&, sc_core::sc_time& delay) {
+  link::FabricExt& e = link::PayloadPool::ext(gp);
+  assert(e.kind == link::FabricExt::Kind::packet);
+  const uint64_t head_ps = agenda_.now_ps() + delay.value();
+  e.packet->hop_tail_ps = head_ps + e.duration.value();
+  agenda_.push_at(head_ps, kHead, 0, 0, e.packet);
+  return tlm::TLM_COMPLETED;
+}
+
+void Endpoint::head_arrived(ib::Packet* p) {
+  const uint8_t vl = p->lrh.vl;
+  const uint32_t blocks = p->credit_blocks();
+  counters_.packets_rx++;
+  counters_.bytes_rx += p->wire_bytes();
+  if (vl == ib::kVl15 && !buffers_.fits(vl, blocks)) {
+    // IBA 7.9.4: VL15 is not flow controlled; a packet that does not fit is dropped.
+    counters_.vl15_dropped++;
+    p->drop = ib::DropReason::vl15_overflow;
+    probe_.drop(*p, node_, agenda_.now_ps());
+    packets_.release(p);
+    return;
+  }
+  buffers_.admit(vl, blocks, counters_);
+  agenda_.push_at(p->hop_tail_ps, kDeliver, 0, 0, p);
+}
+
+tlm::tlm_sync_enum Endpoint::on_tx_bw(tlm::tlm_generic_payload& gp, tlm::tlm_phase&, sc_core::sc_time& delay) {
+  const link::FabricExt& e = link::PayloadPool::ext(gp);
+  assert(e.kind == link::FabricExt::Kind::credit);
+  agenda_.push_at(agenda_.now_ps() + delay.value(), kCredit, 0, (e.blocks << 4) | e.vl);
+  return tlm::TLM_COMPLETED;
+}
+
+void Endpoint::wake() {
+  agenda_.serve([this](const sim::Action& a) { dispatch(a); });
+}
+
+void Endpoint::dispatch(const sim::Action& a) {
+  switch (a.kind) {
+    case kWake:
+      if (a.when_ps == wake_ps_) wake_ps_ = ~uint64_t{0};
+      try_send();
+      break;
+    case kTxDone:
+      sending_ = false;
+      try_send();
+      break;
+    case kHead: head_arrived(static_cast<ib::Packet*>(a.ptr)); break;
+    case kDeliver: deliver(static_cast<ib::Packet*>(a.ptr)); break;
+    case kCredit:
+      credits_.restore(static_cast<uint8_t>(a.arg & 0xF), a.arg >> 4);
+      try_send();
+      break;
+    default: assert(false && "unknown endpoint action");
+  }
+}
+
+void Endpoint::schedule_wake(uint64_t when_ps) {
+  if (when_ps >= wake_ps_) return;
+  wake_ps_ = when_ps;
+  agenda_.push_at(when_ps, kWake);
+}
+
+int Endpoint::ready_source(uint8_t vl, uint64_t now, uint64_t& earliest) const {
+  const std::vector<uint32_t>& list = by_vl_[vl];
+  const size_t n = list.size();
+  for (size_t k = 0; k < n; ++k) {
+    const size_t pos = (rr_[vl] + k) % n;
+    const SourceState& s = sources_[list[pos]];
+    const uint64_t ready = std::max(s.source->next_ready_ps(now), s.next_allowed_ps);
+    if (ready <= now) return static_cast<int>(pos);
+    earliest = std::min(earliest, ready);
+  }
+  return -1;
+}
+
+void Endpoint::try_send() {
+  if (sending_) return;
+  const uint64_t now = agenda_.now_ps();
+  uint64_t earliest = TrafficSource::kNever;
+  std::array<int, ib::kMaxVls> pick;
+  uint16_t ready = 0;
+  bool any_blocked = false;
+  for (uint8_t vl = 0; vl < ib::kMaxVls; ++vl) {
+    if (by_vl_[vl].empty()) continue;
+    pick[vl] = ready_source(vl, now, earliest);
+    if (pick[vl] < 0) continue;
+    const SourceState& s = sources_[by_vl_[vl][static_cast<size_t>(pick[vl])]];
+    const bool blocked = !credits_.can_send(vl, s.blocks);
+    credit_wait_.sample(vl, blocked, now, counters_);
+    any_blocked |= blocked;
+    if (!blocked) ready |= static_cast<uint16_t>(1u << vl);
+  }
+  credit_wait_.sample_port(ready == 0 && any_blocked, now, counters_);
+  if (ready == 0) {
+    // Nothing can go now: wake when a source or a paced flow becomes ready. Credits
+    // arriving wake us on their own.
+    if (earliest != TrafficSource::kNever) schedule_wake(earliest);
+    return;
+  }
+  const int vl = arbiter_.choose(ready, [&](uint8_t v) {
+    return sources_[by_vl_[v][static_cast<size_t>(pick[v])]].bytes;
+  });
+  assert(vl >= 0);
+  const size_t pos = static_cast<size_t>(pick[vl]);
+  rr_[vl] = static_cast<uint32_t>((pos + 1) % by_vl_[vl].size());
+  send(by_vl_[vl][pos]);
+}
+
+void Endpoint::send(size_t source_index) {
+  SourceState& s = sources_[source_index];
+  TrafficSource& src = *s.source;
+  const uint64_t now = agenda_.now_ps();
+  PacketSpec spec;
+  src.take(now, spec);
+
+  ib::Packet* p = packets_.acquire();
+  p->lrh.vl = s.vl;
+  p->lrh.sl = src.sl;
+  p->lrh.lnh = ib::Lnh::iba_local;
+  p->lrh.dlid = spec.dlid;
+  p->lrh.slid = lid_;
+  p->bth.opcode = src.opcode;
+  p->bth.dest_qp = spec.dest_qp;
+  p->bth.psn = s.psn;
+  s.psn = (s.psn + 1) & 0xFFFFFF;
+  p->deth.q_key = 0x80010000u;  // the well-known Q_Key range is not special here
+  p->deth.src_qp = 1;
+  p->payload_bytes = src.payload_bytes;
+  p->finalize_lengths();
+  p->flow = src.flow;
+  p->src_node = node_;
+  p->dst_node = spec.dst_node;
+  p->created = sc_core::sc_time::from_value(spec.created_ps);
+  p->injected = sc_core::sc_time::from_value(now);
+
+  const uint32_t bytes = s.bytes;
+  assert(bytes == p->wire_bytes());
+  const uint64_t duration = rate_.serialization_ps(bytes);
+  const uint64_t end = now + duration;
+  // IBA static rate control (9.11.2 / 7.12): the flow is idle for ipd packet times.
+  s.next_allowed_ps = end + uint64_t{src.ipd} * duration;
+  credits_.consume(s.vl, s.blocks);
+  credit_wait_.sample(s.vl, false, now, counters_);
+  credit_wait_.sample_port(false, now, counters_);
+  sending_ = true;
+  injected_++;
+  counters_.packets_tx++;
+  counters_.bytes_tx += bytes;
+  counters_.busy_ps += duration;
+  counters_.vl[s.vl].packets_tx++;
+  counters_.vl[s.vl].bytes_tx += bytes;
+  probe_.inject(*p, now);
+  probe_.transmit(node_, 1, *p, now, end);
+
+  tlm::tlm_generic_payload* gp = payloads_.acquire();
+  link::FabricExt& e = link::PayloadPool::ext(*gp);
+  e.kind = link::FabricExt::Kind::packet;
+  e.packet = p;
+  e.duration = sc_core::sc_time::from_value(duration);
+  tlm::tlm_phase phase = tlm::BEGIN_REQ;
+  sc_core::sc_time delay = sc_core::SC_ZERO_TIME;
+  tx->nb_transport_fw(*gp, phase, delay);
+  gp->release();
+  agenda_.push_at(end, kTxDone);
+}
+
+void Endpoint::deliver(ib::Packet* p) {
+  const uint8_t vl = p->lrh.vl;
+  const uint32_t blocks = p->credit_blocks();
+  delivered_++;
+  probe_.deliver(*p, node_, agenda_.now_ps());
+  buffers_.release(vl, blocks);
+  packets_.release(p);
+  if (vl == ib::kVl15) return;
+  tlm::tlm_generic_payload* gp = payloads_.acquire();
+  link::FabricExt& e = link::PayloadPool::ext(*gp);
+  e.kind = link::FabricExt::Kind::credit;
+  e.vl = vl;
+  e.blocks = blocks;
+  tlm::tlm_phase phase = tlm::BEGIN_RESP;
+  sc_core::sc_time delay = sc_core::SC_ZERO_TIME;
+  rx->nb_transport_bw(*gp, phase, delay);
+  gp->release();
+}
+
+void Endpoint::finish() { credit_wait_.close_all(agenda_.now_ps(), counters_); }
+
+}  // namespace ibvp::ep

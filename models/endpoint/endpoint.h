@@ -1,0 +1,100 @@
+#pragma once
+// A channel-adapter port for fabric-only studies: it injects packets from traffic sources
+// and sinks what arrives. The transmit side is a real CA port: SL2VL, per-VL credits from
+// the switch it is cabled to, IBA VL arbitration, static IPD per flow. The receive side
+// consumes each packet when its tail arrives and returns the credit at once (an ideal sink:
+// host memory is never the bottleneck here). The programmable HCA attaches at the same
+// sockets and replaces this model when firmware matters.
+#include <array>
+#include <memory>
+#include <systemc>
+#include <tlm>
+#include <tlm_utils/simple_initiator_socket.h>
+#include <tlm_utils/simple_target_socket.h>
+#include <vector>
+
+#include "models/endpoint/traffic_source.h"
+#include "models/ib/packet.h"
+#include "models/link/fabric_payload.h"
+#include "models/link/link_rate.h"
+#include "models/link/port_state.h"
+#include "models/link/vl_arbiter.h"
+#include "models/sim/observer.h"
+#include "models/sim/timed_queue.h"
+
+namespace ibvp::ep {
+
+struct EndpointConfig {
+  uint8_t data_vls = 1;
+  uint32_t vl_buffer_bytes = 4 * 2112;   // receive buffer per data VL
+  uint32_t vl15_buffer_bytes = 2 * 320;
+  link::VlArbConfig vlarb = link::VlArbConfig::round_robin(1);
+  std::array<uint8_t, 16> sl2vl{};       // SL -> VL on the CA port
+};
+
+class Endpoint : public sc_core::sc_module {
+ public:
+  tlm_utils::simple_initiator_socket<Endpoint> tx;
+  tlm_utils::simple_target_socket<Endpoint> rx;
+
+  SC_HAS_PROCESS(Endpoint);
+  Endpoint(sc_core::sc_module_name name, uint32_t node, uint16_t lid, const EndpointConfig& cfg,
+           const link::LinkRate& rate, ib::PacketPool& packets, link::PayloadPool& payloads, sim::Probe& probe);
+
+  void set_peer_buffer(uint8_t vl, uint32_t bytes) { credits_.set_limit(vl, bytes / ib::kCreditBlockBytes); }
+  // The endpoint does not own sources; the workload that made them outlives the simulation.
+  void add_source(TrafficSource* s);
+
+  uint32_t node() const { return node_; }
+  uint16_t lid() const { return lid_; }
+  const link::PortCounters& counters() const { return counters_; }
+  uint64_t injected() const { return injected_; }
+  uint64_t delivered() const { return delivered_; }
+  void finish();
+
+ private:
+  struct SourceState {
+    TrafficSource* source;
+    uint8_t vl;
+    uint32_t blocks;
+    uint32_t bytes;
+    uint64_t next_allowed_ps = 0;  // static rate: earliest start of its next packet
+    uint32_t psn = 0;
+  };
+  enum ActionKind : uint16_t { kWake, kTxDone, kHead, kDeliver, kCredit };
+
+  tlm::tlm_sync_enum on_rx(tlm::tlm_generic_payload& gp, tlm::tlm_phase& phase, sc_core::sc_time& delay);
+  tlm::tlm_sync_enum on_tx_bw(tlm::tlm_generic_payload& gp, tlm::tlm_phase& phase, sc_core::sc_time& delay);
+  void wake();
+  void dispatch(const sim::Action& a);
+  void try_send();
+  // The source that VL `vl` would send next (round robin among ready ones), or -1.
+  int ready_source(uint8_t vl, uint64_t now, uint64_t& earliest) const;
+  void send(size_t source_index);
+  void head_arrived(ib::Packet* p);
+  void deliver(ib::Packet* p);
+  void schedule_wake(uint64_t when_ps);
+
+  uint32_t node_;
+  uint16_t lid_;
+  EndpointConfig cfg_;
+  link::LinkRate rate_;
+  ib::PacketPool& packets_;
+  link::PayloadPool& payloads_;
+  sim::Probe& probe_;
+  sim::TimedQueue agenda_;
+  link::VlArbiter arbiter_;
+  link::TxCredits credits_;
+  link::RxBuffers buffers_;
+  link::CreditWaitClock credit_wait_;
+  link::PortCounters counters_;
+  std::vector<SourceState> sources_;
+  std::array<std::vector<uint32_t>, ib::kMaxVls> by_vl_;  // source indices per VL
+  std::array<uint32_t, ib::kMaxVls> rr_{};               // round-robin position per VL
+  bool sending_ = false;
+  uint64_t wake_ps_ = ~uint64_t{0};  // earliest pending kWake
+  uint64_t injected_ = 0;
+  uint64_t delivered_ = 0;
+};
+
+}  // namespace ibvp::ep

@@ -1,0 +1,38 @@
+#pragma once
+// What a fabric-only endpoint sends: a source hands out packet descriptions when they are
+// due. Generators (constant rate, Poisson, saturating; destination patterns) implement it in
+// platform/workload; the endpoint paces them (credits, VL arbitration, static IPD).
+#include <cstdint>
+
+#include "models/ib/headers.h"
+
+namespace ibvp::ep {
+
+struct PacketSpec {
+  uint32_t dst_node = 0;
+  uint16_t dlid = 0;
+  uint32_t dest_qp = 1;
+  uint64_t created_ps = 0;  // when the generator produced it (queueing at the source counts)
+};
+
+class TrafficSource {
+ public:
+  static constexpr uint64_t kNever = ~uint64_t{0};
+  virtual ~TrafficSource() = default;
+  // Earliest time at or after now_ps when a packet is ready, or kNever.
+  virtual uint64_t next_ready_ps(uint64_t now_ps) = 0;
+  // Takes the packet that is ready (only called when next_ready_ps(now) <= now).
+  virtual void take(uint64_t now_ps, PacketSpec& out) = 0;
+
+  // Fixed per source: what every packet of it looks like on the wire.
+  uint32_t flow = 0;
+  uint8_t sl = 0;
+  uint32_t payload_bytes = 2048;
+  ib::Opcode opcode = ib::Opcode::ud_send_only;
+  // IBA static rate control: after a packet, the flow waits ipd packet times (0 = full rate).
+  uint32_t ipd = 0;
+  // Subnet-management traffic: sent on VL15 whatever the SL, uncredited, before data VLs.
+  bool vl15 = false;
+};
+
+}  // namespace ibvp::ep

@@ -1,0 +1,80 @@
+#pragma once
+// A packet as it travels through the simulated fabric: decoded headers (what a switch
+// reads), the payload length, and bookkeeping that observers report (flow, times, hops).
+// Payload bytes are not materialised on the fabric's hot path; wire.h builds the exact
+// bytes (headers, pad, ICRC, VCRC) when a capture or a CRC check asks for them.
+#include <cstdint>
+#include <systemc>
+#include <vector>
+
+#include "models/ib/headers.h"
+
+namespace ibvp::ib {
+
+enum class DropReason : uint8_t {
+  none = 0,
+  no_route,        // DLID has no LFT entry
+  vl15_overflow,   // VL15 packet arrived at a full VL15 buffer (IBA: dropped, not credited)
+  bad_port,        // LFT entry names the input port or a port without a cable
+  sl2vl,           // SL2VL maps the packet's SL to a VL the output does not operate
+};
+const char* drop_reason_name(DropReason r);
+
+struct Packet {
+  // Headers in the order they appear on the wire; which are present follows lrh.lnh and
+  // the BTH opcode (opcode_layout()).
+  Lrh lrh;
+  Grh grh;
+  Bth bth;
+  Deth deth;
+  Reth reth;
+  Aeth aeth;
+  uint32_t immdt = 0;
+  uint32_t payload_bytes = 0;
+  // Payload content, when a model carries real data (HCA DMA, captures). Empty means
+  // zero-filled bytes of payload_bytes length.
+  std::vector<uint8_t> payload;
+
+  // Bookkeeping, not on the wire.
+  uint64_t id = 0;            // unique per simulation
+  uint32_t flow = 0;          // index of the flow that created it
+  uint32_t src_node = 0;      // topology node indices of the source and destination endpoints
+  uint32_t dst_node = 0;
+  sc_core::sc_time created;   // when the generator produced it
+  sc_core::sc_time injected;  // when its first bit left the source port
+  uint16_t hops = 0;          // switches traversed
+  uint64_t hop_tail_ps = 0;   // when its tail reaches the port now receiving it (ps)
+  DropReason drop = DropReason::none;
+
+  // Bytes between LRH and ICRC that depend on the opcode: extended headers + payload + pad.
+  uint32_t wire_bytes() const;            // LRH .. VCRC inclusive, byte-exact
+  uint32_t credit_blocks() const;         // 64-byte flow-control blocks it occupies
+  // Sets bth.pad_cnt and lrh.pkt_len from the headers present and payload_bytes.
+  void finalize_lengths();
+};
+
+constexpr uint32_t kCreditBlockBytes = 64;
+inline uint32_t blocks_for(uint32_t bytes) { return (bytes + kCreditBlockBytes - 1) / kCreditBlockBytes; }
+
+// Packets are pooled: a fabric run allocates each Packet once and reuses it, so the
+// per-hop path never touches the heap (STYLE: the hot path allocates nothing).
+class PacketPool {
+ public:
+  PacketPool() = default;
+  PacketPool(const PacketPool&) = delete;
+  PacketPool& operator=(const PacketPool&) = delete;
+  ~PacketPool();
+
+  Packet* acquire();
+  void release(Packet* p);
+  uint64_t live() const { return live_; }
+  uint64_t allocated() const { return all_.size(); }
+
+ private:
+  std::vector<Packet*> free_;
+  std::vector<Packet*> all_;
+  uint64_t live_ = 0;
+  uint64_t next_id_ = 0;
+};
+
+}  // namespace ibvp::ib

@@ -1,0 +1,115 @@
+#pragma once
+// State a port keeps on either side of a cable, shared by switches and channel adapters:
+// the receive buffers per VL (what the port advertised as credits) and, on the transmit
+// side, the credits the far end advertised, plus the counters observers read at the end.
+#include <array>
+#include <cassert>
+#include <cstdint>
+
+#include "models/ib/packet.h"
+
+namespace ibvp::link {
+
+struct VlCounters {
+  uint64_t packets_tx = 0;
+  uint64_t bytes_tx = 0;
+  uint64_t credit_blocked_ps = 0;  // head packet waited for credits while the port was idle
+  uint32_t buffer_hwm_blocks = 0;  // receive buffer high-water mark
+};
+
+struct PortCounters {
+  uint64_t packets_tx = 0;
+  uint64_t bytes_tx = 0;
+  uint64_t busy_ps = 0;            // time the port's transmitter was sending
+  uint64_t credit_blocked_ps = 0;  // idle with packets waiting, none sendable for lack of credits
+  uint64_t packets_rx = 0;
+  uint64_t bytes_rx = 0;
+  uint64_t vl15_dropped = 0;
+  std::array<VlCounters, ib::kMaxVls> vl{};
+};
+
+// Receive side: buffer space per VL in 64-byte blocks. The sender tracks the same numbers as
+// credits, so `admit` failing for a data VL means a sender broke flow control: a model bug.
+class RxBuffers {
+ public:
+  void set_capacity(uint8_t vl, uint32_t bytes) { cap_[vl] = bytes / ib::kCreditBlockBytes; }
+  uint32_t capacity_blocks(uint8_t vl) const { return cap_[vl]; }
+  uint32_t used_blocks(uint8_t vl) const { return used_[vl]; }
+  bool fits(uint8_t vl, uint32_t blocks) const { return used_[vl] + blocks <= cap_[vl]; }
+  void admit(uint8_t vl, uint32_t blocks, PortCounters& c) {
+    assert(fits(vl, blocks) && "packet exceeds the receive buffer: credit flow control violated");
+    used_[vl] += blocks;
+    if (used_[vl] > c.vl[vl].buffer_hwm_blocks) c.vl[vl].buffer_hwm_blocks = used_[vl];
+  }
+  void release(uint8_t vl, uint32_t blocks) {
+    assert(used_[vl] >= blocks);
+    used_[vl] -= blocks;
+  }
+  uint32_t total_used() const {
+    uint32_t s = 0;
+    for (uint32_t u : used_) s += u;
+    return s;
+  }
+
+ private:
+  std::array<uint32_t, ib::kMaxVls> cap_{};
+  std::array<uint32_t, ib::kMaxVls> used_{};
+};
+
+// Transmit side: credits per data VL, never below zero nor above what the receiver
+// advertised. VL15 is not credited (IBA 7.9.4).
+class TxCredits {
+ public:
+  void set_limit(uint8_t vl, uint32_t blocks) { limit_[vl] = credits_[vl] = blocks; }
+  bool can_send(uint8_t vl, uint32_t blocks) const { return vl == ib::kVl15 || credits_[vl] >= blocks; }
+  void consume(uint8_t vl, uint32_t blocks) {
+    if (vl == ib::kVl15) return;
+    assert(credits_[vl] >= blocks && "credits would go negative");
+    credits_[vl] -= blocks;
+  }
+  void restore(uint8_t vl, uint32_t blocks) {
+    credits_[vl] += blocks;
+    assert(credits_[vl] <= limit_[vl] && "credits above the receiver's buffer size");
+  }
+  uint32_t available(uint8_t vl) const { return credits_[vl]; }
+  uint32_t limit(uint8_t vl) const { return limit_[vl]; }
+
+ private:
+  std::array<uint32_t, ib::kMaxVls> limit_{};
+  std::array<uint32_t, ib::kMaxVls> credits_{};
+};
+
+// Accumulates "waiting for credits" time per VL and per port from state samples.
+class CreditWaitClock {
+ public:
+  static constexpr uint64_t kIdle = ~uint64_t{0};
+  void sample(uint8_t vl, bool waiting, uint64_t now, PortCounters& c) {
+    if (waiting && since_[vl] == kIdle) since_[vl] = now;
+    if (!waiting && since_[vl] != kIdle) {
+      c.vl[vl].credit_blocked_ps += now - since_[vl];
+      since_[vl] = kIdle;
+    }
+  }
+  void sample_port(bool waiting, uint64_t now, PortCounters& c) {
+    if (waiting && port_since_ == kIdle) port_since_ = now;
+    if (!waiting && port_since_ != kIdle) {
+      c.credit_blocked_ps += now - port_since_;
+      port_since_ = kIdle;
+    }
+  }
+  void close_all(uint64_t now, PortCounters& c) {
+    for (uint8_t vl = 0; vl < ib::kMaxVls; ++vl) sample(vl, false, now, c);
+    sample_port(false, now, c);
+  }
+
+ private:
+  std::array<uint64_t, ib::kMaxVls> since_ = filled();
+  uint64_t port_since_ = kIdle;
+  static std::array<uint64_t, ib::kMaxVls> filled() {
+    std::array<uint64_t, ib::kMaxVls> a{};
+    a.fill(kIdle);
+    return a;
+  }
+};
+
+}  // namespace ibvp::link

@@ -1,0 +1,328 @@
+#include "models/switch/switch.h"
+
+#include <algorithm>
+#include <cassert>
+#include <string>
+
+namespace ibvp::sw {
+
+const char* crossbar_policy_name(CrossbarPolicy p) {
+  switch (p) {
+    case CrossbarPolicy::fifo: return "fifo";
+    case CrossbarPolicy::fifo_bypass: return "fifo_bypass";
+  }
+  return "unknown";
+}
+
+Sl2VlTable SwitchConfig::default_sl2vl(uint8_t data_vls) {
+  Sl2VlTable t{};
+  for (uint8_t sl = 0; sl < 16; ++sl) t[sl] = static_cast<uint8_t>(sl % std::max<uint8_t>(data_vls, 1));
+  return t;
+}
+
+Switch::Switch(sc_core::sc_module_name name, uint32_t node, const SwitchConfig& cfg,
+               const std::vector<Cable>& cables, ib::PacketPool& packets, link::PayloadPool& payloads,
+               sim::Probe& probe)
+    : sc_module(name),
+      node_(node),
+      cfg_(cfg),
+      packets_(packets),
+      payloads_(payloads),
+      probe_(probe),
+      agenda_("agenda"),
+      ports_(cfg.num_ports + 1u),
+      sl2vl_(cfg.num_ports + 1u, std::vector<Sl2VlTable>(cfg.num_ports + 1u, cfg.sl2vl)) {
+  for (const Cable& c : cables) attach_port(c.port, c.rate);
+  SC_METHOD(wake);
+  sensitive << agenda_.event();
+  dont_initialize();
+}
+
+void Switch::attach_port(uint16_t port, const link::LinkRate& rate) {
+  assert(port >= 1 && port <= cfg_.num_ports);
+  Port& p = ports_[port];
+  const std::string n = std::to_string(port);
+  p.rx = std::make_unique<InSocket>(("rx" + n).c_str());
+  p.tx = std::make_unique<OutSocket>(("tx" + n).c_str());
+  p.rx->register_nb_transport_fw(this, &Switch::on_rx, port);
+  p.tx->register_nb_transport_bw(this, &Switch::on_tx_bw, port);
+  p.rate = rate;
+  for (uint8_t vl = 0; vl < cfg_.data_vls; ++vl) p.buffers.set_capacity(vl, cfg_.vl_buffer_bytes);
+  p.buffers.set_capacity(ib::kVl15, cfg_.vl15_buffer_bytes);
+  p.arbiter = std::make_unique<link::VlArbiter>(cfg_.vlarb);
+}
+
+void Switch::set_peer_buffer(uint16_t port, uint8_t vl, uint32_t bytes) {
+  ports_.at(port).credits.set_limit(vl, bytes / ib::kCreditBlockBytes);
+}
+
+void Switch::set_sl2vl(uint16_t in_port, uint16_t out_port, const Sl2VlTable& table) {
+  sl2vl_.at(in_port).at(out_port) = table;
+}
+
+void Switch::set_vlarb(uint16_t out_port, const link::VlArbConfig& cfg) {
+  ports_.at(out_port).arbiter = std::make_unique<link::VlArbiter>(cfg);
+}
+
+// ---- TLM boundary -------------------------------------------------------------------
+
+tlm::tlm_sync_enum Switch::on_rx(int port, tlm::tlm_generic_payload& gp, tlm::tlm_phase& phase,
+                                 sc_core::sc_time& delay) {
+  assert(phase == tlm::BEGIN_REQ);
+  (void)phase;
+  link::FabricExt& e = link::PayloadPool::ext(gp);
+  assert(e.kind == link::FabricExt::Kind::packet);
+  const uint64_t head_ps = agenda_.now_ps() + delay.value();
+  e.packet->hop_tail_ps = head_ps + e.duration.value();
+  agenda_.push_at(head_ps, kHead, static_cast<uint16_t>(port), 0, e.packet);
+  return tlm::TLM_COMPLETED;
+}
+
+tlm::tlm_sync_enum Switch::on_tx_bw(int port, tlm::tlm_generic_payload& gp, tlm::tlm_phase& phase,
+                                    sc_core::sc_time& delay) {
+  (void)phase;
+  const link::FabricExt& e = link::PayloadPool::ext(gp);
+  assert(e.kind == link::FabricExt::Kind::credit);
+  agenda_.push_at(agenda_.now_ps() + delay.value(), kCredit, static_cast<uint16_t>(port),
+                  (e.blocks << 4) | e.vl);
+  return tlm::TLM_COMPLETED;
+}
+
+void Switch::wake() {
+  agenda_.serve([this](const sim::Action& a) { dispatch(a); });
+}
+
+void Switch::dispatch(const sim::Action& a) {
+  switch (a.kind) {
+    case kHead: head_arrived(a.port, static_cast<ib::Packet*>(a.ptr)); break;
+    case kRouted: routed(a.port, static_cast<ib::Packet*>(a.ptr)); break;
+    case kTxDone: transmit_done(a.port); break;
+    case kCredit: {
+      Port& out = ports_[a.port];
+      out.credits.restore(static_cast<uint8_t>(a.arg & 0xF), a.arg >> 4);
+      arbitrate(a.port);
+      break;
+    }
+    case kFreeInput: free_input(a.port, static_cast<uint8_t>(a.arg & 0xF), a.arg >> 4); break;
+    case kDeliverLocal: {
+      auto* p = static_cast<ib::Packet*>(a.ptr);
+      probe_.deliver(*p, node_, agenda_.now_ps());
+      free_input(a.port, p->lrh.vl, p->credit_blocks());
+      packets_.release(p);
+      break;
+    }
+    default: assert(false && "unknown switch action");
+  }
+}
+
+// ---- input side -----------------------------------------------------------------------
+
+void Switch::head_arrived(uint16_t in_port, ib::Packet* p) {
+  Port& in = ports_[in_port];
+  const uint8_t vl = p->lrh.vl;
+  const uint32_t blocks = p->credit_blocks();
+  in.counters.packets_rx++;
+  in.counters.bytes_rx += p->wire_bytes();
+  if (vl == ib::kVl15 && !in.buffers.fits(vl, blocks)) {
+    // IBA 7.9.4: VL15 is not flow controlled; a packet that does not fit is dropped.
+    in.counters.vl15_dropped++;
+    p->drop = ib::DropReason::vl15_overflow;
+    dropped_++;
+    probe_.drop(*p, node_, agenda_.now_ps());
+    packets_.release(p);
+    return;
+  }
+  assert((vl == ib::kVl15 || vl < cfg_.data_vls) && "packet on a VL this switch does not operate");
+  in.buffers.admit(vl, blocks, in.counters);
+  buffered_++;
+  agenda_.push_after(cfg_.pipeline_delay, kRouted, in_port, 0, p);
+}
+
+void Switch::routed(uint16_t in_port, ib::Packet* p) {
+  const uint8_t out_port = lft_.lookup(p->lrh.dlid);
+  if (out_port == Lft::kNoRoute) return drop(in_port, p, ib::DropReason::no_route);
+  if (out_port == 0) {
+    // Addressed to this switch's management port: consumed when the tail is in.
+    agenda_.push_at(std::max(p->hop_tail_ps, agenda_.now_ps()), kDeliverLocal, in_port, 0, p);
+    return;
+  }
+  // A route back out of the input port, or to a port without a cable, is a table error.
+  if (out_port == in_port || !attached(out_port)) return drop(in_port, p, ib::DropReason::bad_port);
+  const uint8_t out_vl = p->lrh.vl == ib::kVl15 ? ib::kVl15 : sl2vl_[in_port][out_port][p->lrh.sl];
+  if (out_vl != ib::kVl15 && out_vl >= cfg_.data_vls) return drop(in_port, p, ib::DropReason::sl2vl);
+
+  Port& out = ports_[out_port];
+  Request r;
+  r.packet = p;
+  r.tail_ps = p->hop_tail_ps;
+  r.blocks = p->credit_blocks();
+  r.in_port = in_port;
+  r.in_vl = p->lrh.vl;
+  p->lrh.vl = out_vl;  // the VL it will carry on the next link
+  out.requests[out_vl].push_back(r);
+  out.requested_vls |= static_cast<uint16_t>(1u << out_vl);
+  arbitrate(out_port);
+}
+
+void Switch::drop(uint16_t in_port, ib::Packet* p, ib::DropReason why) {
+  p->drop = why;
+  dropped_++;
+  probe_.drop(*p, node_, agenda_.now_ps());
+  // The buffer holds the packet until its tail has arrived; only then is the space free.
+  const uint32_t arg = (p->credit_blocks() << 4) | p->lrh.vl;
+  agenda_.push_at(std::max(p->hop_tail_ps, agenda_.now_ps()), kFreeInput, in_port, arg);
+  packets_.release(p);
+}
+
+void Switch::free_input(uint16_t in_port, uint8_t vl, uint32_t blocks) {
+  Port& in = ports_[in_port];
+  in.buffers.release(vl, blocks);
+  assert(buffered_ > 0);
+  buffered_--;
+  if (vl == ib::kVl15) return;  // VL15 is not credited
+  tlm::tlm_generic_payload* gp = payloads_.acquire();
+  link::FabricExt& e = link::PayloadPool::ext(*gp);
+  e.kind = link::FabricExt::Kind::credit;
+  e.vl = vl;
+  e.blocks = blocks;
+  tlm::tlm_phase phase = tlm::BEGIN_RESP;
+  sc_core::sc_time delay = sc_core::SC_ZERO_TIME;
+  (*in.rx)->nb_transport_bw(*gp, phase, delay);
+  gp->release();
+}
+
+// ---- output side ----------------------------------------------------------------------
+
+int Switch::candidate(const Port& out, uint8_t vl, bool& credit_blocked) const {
+  const std::deque<Request>& q = out.requests[vl];
+  credit_blocked = false;
+  if (q.empty()) return -1;
+  const Request& head = q.front();
+  if (!ports_[head.in_port].feeding) {
+    if (out.credits.can_send(vl, head.blocks)) return 0;
+    credit_blocked = true;  // the whole VL waits: a packet may not pass its VL's head for credits
+    return -1;
+  }
+  if (cfg_.crossbar == CrossbarPolicy::fifo || head.bypassed >= cfg_.bypass_limit) return -1;
+  // Bypass: the oldest request whose input is free. Requests from one input keep their
+  // order: a request is not eligible if an older one from the same input is still queued.
+  std::bitset<256> seen;
+  seen.set(head.in_port);
+  for (size_t i = 1; i < q.size(); ++i) {
+    const Request& r = q[i];
+    if (!seen.test(r.in_port) && !ports_[r.in_port].feeding && out.credits.can_send(vl, r.blocks))
+      return static_cast<int>(i);
+    seen.set(r.in_port);
+  }
+  return -1;
+}
+
+void Switch::arbitrate(uint16_t out_port) {
+  Port& out = ports_[out_port];
+  if (out.sending || out.requested_vls == 0) return;
+  std::array<int, ib::kMaxVls> pick;
+  uint16_t ready = 0;
+  bool any_credit_blocked = false;
+  const uint64_t now = agenda_.now_ps();
+  for (uint8_t vl = 0; vl < ib::kMaxVls; ++vl) {
+    if (!(out.requested_vls & (1u << vl))) continue;
+    bool blocked = false;
+    pick[vl] = candidate(out, vl, blocked);
+    out.credit_wait.sample(vl, blocked, now, out.counters);
+    any_credit_blocked |= blocked;
+    if (pick[vl] >= 0) ready |= static_cast<uint16_t>(1u << vl);
+  }
+  out.credit_wait.sample_port(ready == 0 && any_credit_blocked, now, out.counters);
+  if (ready == 0) return;
+  const int vl = out.arbiter->choose(ready, [&](uint8_t v) { return out.requests[v][pick[v]].packet->wire_bytes(); });
+  assert(vl >= 0);
+  start_transmit(out_port, static_cast<uint8_t>(vl), pick[vl]);
+}
+
+void Switch::arbitrate_all() {
+  // Offer freed crossbar inputs to outputs in rotating order, so no port number is favoured.
+  const uint16_t n = cfg_.num_ports;
+  for (uint16_t k = 0; k < n; ++k) {
+    const uint16_t port = static_cast<uint16_t>(1 + (rr_start_ - 1 + k) % n);
+    if (ports_[port].requested_vls) arbitrate(port);
+  }
+  rr_start_ = static_cast<uint16_t>(rr_start_ % n + 1);
+}
+
+void Switch::start_transmit(uint16_t out_port, uint8_t vl, int index) {
+  Port& out = ports_[out_port];
+  std::deque<Request>& q = out.requests[vl];
+  if (index > 0) q.front().bypassed++;
+  const Request r = q[static_cast<size_t>(index)];
+  q.erase(q.begin() + index);
+  if (q.empty()) out.requested_vls = static_cast<uint16_t>(out.requested_vls & ~(1u << vl));
+
+  ib::Packet* p = r.packet;
+  const uint32_t bytes = p->wire_bytes();
+  const uint64_t start = agenda_.now_ps();
+  // Cut-through: the tail cannot leave before it has arrived (a faster output waits).
+  const uint64_t end = std::max(start + out.rate.serialization_ps(bytes), r.tail_ps);
+  out.credits.consume(vl, r.blocks);
+  out.credit_wait.sample(vl, false, start, out.counters);
+  out.credit_wait.sample_port(false, start, out.counters);
+  ports_[r.in_port].feeding = true;
+  out.sending = true;
+  out.current = r;
+  p->hops++;
+
+  link::VlCounters& vc = out.counters.vl[vl];
+  vc.packets_tx++;
+  vc.bytes_tx += bytes;
+  out.counters.packets_tx++;
+  out.counters.bytes_tx += bytes;
+  out.counters.busy_ps += end - start;
+  probe_.transmit(node_, out_port, *p, start, end);
+
+  tlm::tlm_generic_payload* gp = payloads_.acquire();
+  link::FabricExt& e = link::PayloadPool::ext(*gp);
+  e.kind = link::FabricExt::Kind::packet;
+  e.packet = p;
+  e.duration = sc_core::sc_time::from_value(end - start);
+  tlm::tlm_phase phase = tlm::BEGIN_REQ;
+  sc_core::sc_time delay = sc_core::SC_ZERO_TIME;
+  (*out.tx)->nb_transport_fw(*gp, phase, delay);
+  gp->release();
+  agenda_.push_at(end, kTxDone, out_port);
+}
+
+void Switch::transmit_done(uint16_t out_port) {
+  Port& out = ports_[out_port];
+  const Request r = out.current;
+  out.sending = false;
+  ports_[r.in_port].feeding = false;
+  free_input(r.in_port, r.in_vl, r.blocks);
+  arbitrate(out_port);
+  arbitrate_all();  // the freed input may unblock other outputs' requests
+}
+
+bool Switch::output_credit_blocked(uint16_t port) const {
+  const Port& out = ports_.at(port);
+  if (out.sending) return false;
+  for (uint8_t vl = 0; vl < ib::kMaxVls; ++vl) {
+    if (!(out.requested_vls & (1u << vl))) continue;
+    bool blocked = false;
+    if (candidate(out, vl, blocked) >= 0) return false;
+    if (blocked) return true;
+  }
+  return false;
+}
+
+bool Switch::has_request(uint16_t out_port, uint16_t in_port) const {
+  const Port& out = ports_.at(out_port);
+  for (const auto& q : out.requests)
+    for (const Request& r : q)
+      if (r.in_port == in_port) return true;
+  return false;
+}
+
+void Switch::finish() {
+  const uint64_t now = agenda_.now_ps();
+  for (Port& p : ports_) p.credit_wait.close_all(now, p.counters);
+}
+
+}  // namespace ibvp::sw

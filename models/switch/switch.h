@@ -1,0 +1,164 @@
+#pragma once
+// The IBA switch: input-buffered, virtual cut-through, with a non-multiplexed crossbar.
+//
+// A packet's header arrives on an input port and takes its VL buffer space (the sender
+// checked credits for the whole packet). After the pipeline delay (header decode, LFT
+// lookup, SL2VL; seed 000 Sec. 2.2 pipelines it in 5 stages, seed 001 uses 100 ns) the packet
+// requests its output. Each output keeps one request FIFO per output VL; the output's VL
+// arbiter chooses the VL and the crossbar policy chooses the request within it. A request
+// can go when its input is not already feeding another output (non-multiplexed crossbar),
+// the output is idle, and the next hop has credits for the whole packet. The input buffer
+// space is freed, and the credit returned upstream, when the tail has left through the
+// output.
+//
+// What is abstracted: header decode and crossbar traversal are folded into the pipeline
+// delay; the crossbar runs at the output link's rate; flow-control packets are
+// instantaneous credit messages delayed by the cable (they take no link bandwidth).
+#include <array>
+#include <bitset>
+#include <deque>
+#include <memory>
+#include <string>
+#include <systemc>
+#include <tlm>
+#include <tlm_utils/simple_initiator_socket.h>
+#include <tlm_utils/simple_target_socket.h>
+#include <vector>
+
+#include "models/ib/packet.h"
+#include "models/link/fabric_payload.h"
+#include "models/link/link_rate.h"
+#include "models/link/port_state.h"
+#include "models/link/vl_arbiter.h"
+#include "models/sim/observer.h"
+#include "models/sim/timed_queue.h"
+#include "models/switch/lft.h"
+
+namespace ibvp::sw {
+
+enum class CrossbarPolicy : uint8_t {
+  fifo,         // per-output FIFO of requests; a head whose input is busy blocks the VL (seed 001)
+  fifo_bypass,  // younger requests may pass a head whose input is busy, at most bypass_limit
+                // times per head (seed 004 Table 1: max bypass 4)
+};
+const char* crossbar_policy_name(CrossbarPolicy p);
+
+using Sl2VlTable = std::array<uint8_t, 16>;  // SL -> VL
+
+struct SwitchConfig {
+  uint16_t num_ports = 8;
+  sc_core::sc_time pipeline_delay = sc_core::sc_time(100, sc_core::SC_NS);
+  uint32_t vl_buffer_bytes = 4 * 2112;  // per input port per data VL
+  uint32_t vl15_buffer_bytes = 2 * 320; // two MADs (256-byte MAD + headers) per input port
+  uint8_t data_vls = 1;                 // operational data VLs 1..15
+  CrossbarPolicy crossbar = CrossbarPolicy::fifo_bypass;
+  uint32_t bypass_limit = 4;
+  link::VlArbConfig vlarb = link::VlArbConfig::round_robin(1);
+  Sl2VlTable sl2vl = default_sl2vl(1);  // for every (input, output) pair unless set per pair
+
+  static Sl2VlTable default_sl2vl(uint8_t data_vls);
+};
+
+class Switch : public sc_core::sc_module {
+ public:
+  using InSocket = tlm_utils::simple_target_socket_tagged<Switch>;
+  using OutSocket = tlm_utils::simple_initiator_socket_tagged<Switch>;
+
+  // A cabled port and the rate of its cable. Only cabled ports get sockets: SystemC requires
+  // every socket to be bound, and sockets can only be made while the module is built.
+  struct Cable {
+    uint16_t port;
+    link::LinkRate rate;
+  };
+
+  SC_HAS_PROCESS(Switch);
+  Switch(sc_core::sc_module_name name, uint32_t node, const SwitchConfig& cfg, const std::vector<Cable>& cables,
+         ib::PacketPool& packets, link::PayloadPool& payloads, sim::Probe& probe);
+
+  InSocket& rx(uint16_t port) { return *ports_.at(port).rx; }
+  OutSocket& tx(uint16_t port) { return *ports_.at(port).tx; }
+  // Credits the next hop advertises on `port` (its receive buffer), per VL, in bytes.
+  void set_peer_buffer(uint16_t port, uint8_t vl, uint32_t bytes);
+
+  // Subnet manager programming.
+  void set_lft(const Lft& lft) { lft_ = lft; }
+  void set_sl2vl(uint16_t in_port, uint16_t out_port, const Sl2VlTable& table);
+  void set_vlarb(uint16_t out_port, const link::VlArbConfig& cfg);
+
+  const SwitchConfig& config() const { return cfg_; }
+  uint32_t node() const { return node_; }
+  bool attached(uint16_t port) const { return port < ports_.size() && ports_[port].tx != nullptr; }
+  const link::PortCounters& counters(uint16_t port) const { return ports_.at(port).counters; }
+  uint64_t dropped() const { return dropped_; }
+  // Packets held in input buffers now (for conservation checks and deadlock reports).
+  uint64_t buffered_packets() const { return buffered_; }
+  // Whether output `port` has requests and sends nothing for lack of credits.
+  bool output_credit_blocked(uint16_t port) const;
+  // Whether output `out_port` holds a request for a packet that came in on `in_port`.
+  bool has_request(uint16_t out_port, uint16_t in_port) const;
+  // Closes time accumulators at the end of a run.
+  void finish();
+
+ private:
+  // A routed packet waiting for its output.
+  struct Request {
+    ib::Packet* packet = nullptr;
+    uint64_t tail_ps = 0;  // when its tail is (or will be) in this switch
+    uint32_t blocks = 0;
+    uint16_t in_port = 0;
+    uint8_t in_vl = 0;
+    uint8_t bypassed = 0;
+  };
+  struct Port {
+    std::unique_ptr<InSocket> rx;
+    std::unique_ptr<OutSocket> tx;
+    link::LinkRate rate{link::LinkConfig{}};
+    // Input side.
+    link::RxBuffers buffers;
+    bool feeding = false;  // the crossbar connects this input to an output now
+    // Output side.
+    std::array<std::deque<Request>, ib::kMaxVls> requests;
+    uint16_t requested_vls = 0;  // bit v set when requests[v] is not empty
+    std::unique_ptr<link::VlArbiter> arbiter;
+    link::TxCredits credits;
+    link::CreditWaitClock credit_wait;
+    bool sending = false;
+    Request current;
+    link::PortCounters counters;
+  };
+  enum ActionKind : uint16_t { kHead, kRouted, kTxDone, kCredit, kFreeInput, kDeliverLocal };
+
+  tlm::tlm_sync_enum on_rx(int port, tlm::tlm_generic_payload& gp, tlm::tlm_phase& phase,
+                           sc_core::sc_time& delay);
+  tlm::tlm_sync_enum on_tx_bw(int port, tlm::tlm_generic_payload& gp, tlm::tlm_phase& phase,
+                              sc_core::sc_time& delay);
+  void attach_port(uint16_t port, const link::LinkRate& rate);
+  void wake();
+  void dispatch(const sim::Action& a);
+
+  void head_arrived(uint16_t in_port, ib::Packet* p);
+  void routed(uint16_t in_port, ib::Packet* p);
+  void drop(uint16_t in_port, ib::Packet* p, ib::DropReason why);
+  void arbitrate(uint16_t out_port);
+  void arbitrate_all();
+  // Index into requests[vl] of the request the crossbar policy would serve, or -1.
+  int candidate(const Port& out, uint8_t vl, bool& credit_blocked) const;
+  void start_transmit(uint16_t out_port, uint8_t vl, int index);
+  void transmit_done(uint16_t out_port);
+  void free_input(uint16_t in_port, uint8_t vl, uint32_t blocks);
+
+  uint32_t node_;
+  SwitchConfig cfg_;
+  ib::PacketPool& packets_;
+  link::PayloadPool& payloads_;
+  sim::Probe& probe_;
+  sim::TimedQueue agenda_;
+  Lft lft_;
+  std::vector<Port> ports_;                 // index = port number; 0 is the management port
+  std::vector<std::vector<Sl2VlTable>> sl2vl_;  // [in][out]
+  uint16_t rr_start_ = 1;                   // rotates which output is offered a freed input first
+  uint64_t dropped_ = 0;
+  uint64_t buffered_ = 0;
+};
+
+}  // namespace ibvp::sw

@@ -1,0 +1,272 @@
+#include "platform/builder/fabric.h"
+
+#include <algorithm>
+#include <cctype>
+#include <map>
+#include <functional>
+#include <set>
+
+#include "platform/params/config_error.h"
+
+namespace ibvp {
+
+namespace {
+
+// SystemC object names allow letters, digits and '_' safely; topology names come from real
+// fabrics ("ibsw-r1 S12", "h1/mlx5_0") and are kept readable but made legal.
+std::string module_name(const std::string& node_name, std::set<std::string>& used) {
+  std::string n;
+  for (char c : node_name) n += std::isalnum(static_cast<unsigned char>(c)) ? c : '_';
+  if (n.empty() || std::isdigit(static_cast<unsigned char>(n[0]))) n = "n_" + n;
+  std::string unique = n;
+  for (int k = 2; used.count(unique); ++k) unique = n + "_" + std::to_string(k);
+  used.insert(unique);
+  return unique;
+}
+
+// Writes every packet crossing one cable, both directions, to a capture file.
+class PcapTap : public link::LinkTap {
+ public:
+  PcapTap(const std::string& path, ib::PcapLinkType type) : writer_(path, type) {}
+  void on_packet(int, const sc_core::sc_time& head_leaves, const ib::Packet& p) override {
+    writer_.write(head_leaves, p);
+  }
+
+ private:
+  ib::PcapWriter writer_;
+};
+
+}  // namespace
+
+Fabric::Fabric(const Scenario& scenario, const std::string& out_dir) : scenario_(scenario) {
+  const topo::Topology& t = scenario_.topology;
+  if (scenario_.endpoint_cfg.data_vls != scenario_.switch_cfg.data_vls)
+    throw ConfigError(scenario_.source, "endpoint.data_vls", 0,
+                      "endpoints operate " + std::to_string(scenario_.endpoint_cfg.data_vls) +
+                          " data VLs but switches " + std::to_string(scenario_.switch_cfg.data_vls),
+                      "give endpoint.data_vls and switch.data_vls the same value");
+  routing_ = sm::make_routing_engine(scenario_.routing)->compute(t);
+  switches_.resize(t.nodes.size());
+  endpoints_.resize(t.nodes.size());
+  build_flows();
+  recorder_ = std::make_unique<metrics::Recorder>(static_cast<uint32_t>(flows_.size()),
+                                                  scenario_.warmup.value(), scenario_.outputs.packets_csv);
+  probe_.attach(recorder_.get());
+  build_nodes();
+  build_links();
+  program_switches();
+  // Sources attach after the endpoints exist.
+  for (auto& s : sources_) {
+    const uint32_t src = t.find(flows_[s->flow].src);
+    endpoints_[src]->add_source(s.get());
+  }
+  if (scenario_.outputs.rate_window.value() > 0) {
+    for (const std::string& spec : scenario_.outputs.rate_ports) {
+      const size_t slash = spec.rfind('/');
+      const uint32_t node = t.find(spec.substr(0, slash));
+      const uint16_t port = static_cast<uint16_t>(std::stoi(spec.substr(slash + 1)));
+      recorder_->track_port(node, port, spec, port_rate_bytes_per_s(node, port));
+    }
+    for (size_t f = 0; f < scenario_.flows.size(); ++f)
+      recorder_->track_flow(static_cast<uint32_t>(f), flows_[f].name);
+  }
+  if (!out_dir.empty()) attach_captures(out_dir);
+}
+
+Fabric::~Fabric() = default;
+
+void Fabric::build_flows() {
+  const topo::Topology& t = scenario_.topology;
+  flows_ = scenario_.flows;
+  if (scenario_.traffic.enabled) {
+    const TrafficConfig& tc = scenario_.traffic;
+    for (uint32_t e : t.endpoints()) {
+      FlowConfig f;
+      f.name = "traffic/" + t.nodes[e].name;
+      f.src = t.nodes[e].name;
+      f.pattern = tc.pattern;
+      f.hotspots = tc.hotspots;
+      f.hotspot_fraction = tc.hotspot_fraction;
+      f.generator = tc.generator;
+      f.load = tc.load;
+      f.payload_bytes = tc.payload_bytes;
+      f.sl = tc.sl;
+      f.start = tc.start;
+      f.stop = tc.stop;
+      flows_.push_back(f);
+    }
+  }
+  const std::vector<uint32_t> endpoints = t.endpoints();
+  for (size_t i = 0; i < flows_.size(); ++i) {
+    const FlowConfig& f = flows_[i];
+    const uint32_t src = t.find(f.src);
+    workload::Destination fixed{src, 0};
+    if (f.pattern == DestinationPattern::fixed) {
+      const uint32_t dst = t.find(f.dst);
+      fixed = {dst, static_cast<uint16_t>(t.nodes[dst].lid + f.dlid_offset)};
+    }
+    std::vector<workload::Destination> others, hot;
+    for (uint32_t e : endpoints)
+      if (e != src) others.push_back({e, t.nodes[e].lid});
+    for (const std::string& h : f.hotspots) {
+      const uint32_t n = t.find(h);
+      if (n != src) hot.push_back({n, t.nodes[n].lid});
+    }
+    if (f.pattern != DestinationPattern::fixed && others.empty())
+      throw ConfigError(scenario_.source, "flows." + f.name, 0, "no destination other than the source itself",
+                        "add endpoints to the topology or use pattern: fixed");
+    const int link = t.link_at(src, 1);
+    const link::LinkRate rate(t.links.at(static_cast<size_t>(link)).cfg);
+    ib::Packet shape;
+    shape.bth.opcode = ib::Opcode::ud_send_only;
+    shape.payload_bytes = f.payload_bytes;
+    sources_.push_back(std::make_unique<workload::FlowSource>(
+        f, static_cast<uint32_t>(i), rate.serialization_ps(shape.wire_bytes()), fixed, std::move(others),
+        std::move(hot), sim::Rng(scenario_.seed, "flow/" + std::to_string(i) + "/" + f.name)));
+  }
+}
+
+void Fabric::build_nodes() {
+  const topo::Topology& t = scenario_.topology;
+  std::set<std::string> used;
+  for (uint32_t n = 0; n < t.nodes.size(); ++n) {
+    const topo::Node& node = t.nodes[n];
+    const std::string name = module_name(node.name, used);
+    if (node.kind == topo::NodeKind::switch_node) {
+      sw::SwitchConfig cfg = scenario_.switch_cfg;
+      cfg.num_ports = node.num_ports;
+      std::vector<sw::Switch::Cable> cables;
+      for (uint16_t p = 1; p <= node.num_ports; ++p) {
+        const int l = t.link_at(n, p);
+        if (l >= 0) cables.push_back({p, link::LinkRate(t.links[static_cast<size_t>(l)].cfg)});
+      }
+      switches_[n] = std::make_unique<sw::Switch>(name.c_str(), n, cfg, cables, packets_, payloads_, probe_);
+    } else {
+      const int l = t.link_at(n, 1);
+      const link::LinkRate rate(t.links.at(static_cast<size_t>(l)).cfg);
+      endpoints_[n] = std::make_unique<ep::Endpoint>(name.c_str(), n, node.lid, scenario_.endpoint_cfg, rate,
+                                                     packets_, payloads_, probe_);
+    }
+  }
+}
+
+void Fabric::build_links() {
+  const topo::Topology& t = scenario_.topology;
+  const uint8_t vls = scenario_.switch_cfg.data_vls;
+  for (size_t i = 0; i < t.links.size(); ++i) {
+    const topo::Link& cable = t.links[i];
+    auto l = std::make_unique<link::Link>(("link" + std::to_string(i)).c_str(), cable.cfg);
+    // Direction 0 carries a -> b, direction 1 carries b -> a.
+    const topo::PortRef ends[2] = {cable.a, cable.b};
+    for (int d = 0; d < 2; ++d) {
+      const topo::PortRef from = ends[d], to = ends[1 - d];
+      if (sw::Switch* s = switches_[from.node].get())
+        s->tx(from.port).bind(l->in[d]);
+      else
+        endpoints_[from.node]->tx.bind(l->in[d]);
+      if (sw::Switch* s = switches_[to.node].get())
+        l->out[d].bind(s->rx(to.port));
+      else
+        l->out[d].bind(endpoints_[to.node]->rx);
+      // Credits the sender starts with: the receiver's buffer per VL (IBA flow-control
+      // initialisation, done here once instead of by initialisation packets).
+      const uint32_t buffer = switches_[to.node] ? scenario_.switch_cfg.vl_buffer_bytes
+                                                 : scenario_.endpoint_cfg.vl_buffer_bytes;
+      for (uint8_t vl = 0; vl < vls; ++vl) {
+        if (sw::Switch* s = switches_[from.node].get())
+          s->set_peer_buffer(from.port, vl, buffer);
+        else
+          endpoints_[from.node]->set_peer_buffer(vl, buffer);
+      }
+    }
+    links_.push_back(std::move(l));
+  }
+}
+
+void Fabric::program_switches() {
+  for (uint32_t n = 0; n < switches_.size(); ++n)
+    if (switches_[n]) switches_[n]->set_lft(routing_.lft.at(n));
+}
+
+void Fabric::attach_captures(const std::string& out_dir) {
+  const topo::Topology& t = scenario_.topology;
+  for (const PcapConfig& pc : scenario_.outputs.pcaps) {
+    const uint32_t node = t.find(pc.node);
+    const int l = t.link_at(node, pc.port);
+    if (node == topo::Topology::npos || l < 0)
+      throw ConfigError(scenario_.source, "outputs.pcaps", 0, "no cable at " + pc.node + "/" + std::to_string(pc.port),
+                        "name a node and a cabled port");
+    auto tap = std::make_unique<PcapTap>(out_dir + "/" + pc.file,
+                                         pc.upper_pdu ? ib::PcapLinkType::upper_pdu : ib::PcapLinkType::infiniband);
+    links_[static_cast<size_t>(l)]->add_tap(tap.get());
+    taps_.push_back(std::move(tap));
+  }
+}
+
+double Fabric::port_rate_bytes_per_s(uint32_t node, uint16_t port) const {
+  const int l = scenario_.topology.link_at(node, port);
+  if (l < 0) return 0.0;
+  return link::LinkRate(scenario_.topology.links[static_cast<size_t>(l)].cfg).data_bits_per_s() / 8.0;
+}
+
+uint64_t Fabric::packets_buffered_in_switches() const {
+  uint64_t n = 0;
+  for (const auto& s : switches_)
+    if (s) n += s->buffered_packets();
+  return n;
+}
+
+std::string Fabric::credit_wait_cycle() const {
+  // Channel dependency at run time: output (S, o) waits for credits from the switch S' at
+  // its far end; S' frees them only when a packet in that input goes out through some
+  // (S', o'), itself waiting. A cycle in this wait-for graph is a deadlock.
+  const topo::Topology& t = scenario_.topology;
+  using Channel = std::pair<uint32_t, uint16_t>;
+  std::vector<Channel> blocked;
+  for (uint32_t n = 0; n < switches_.size(); ++n) {
+    if (!switches_[n]) continue;
+    for (uint16_t p = 1; p <= t.nodes[n].num_ports; ++p)
+      if (switches_[n]->attached(p) && switches_[n]->output_credit_blocked(p)) blocked.push_back({n, p});
+  }
+  auto next_of = [&](const Channel& c) {
+    std::vector<Channel> out;
+    const topo::PortRef peer = t.peer(c.first, c.second);
+    const sw::Switch* s = switches_[peer.node].get();
+    if (!s) return out;
+    for (const Channel& d : blocked)
+      if (d.first == peer.node && s->has_request(d.second, peer.port)) out.push_back(d);
+    return out;
+  };
+  // Depth-first search for a back edge.
+  std::map<Channel, int> state;  // 0 new, 1 on stack, 2 done
+  std::vector<Channel> stack;
+  std::string found;
+  std::function<bool(const Channel&)> dfs = [&](const Channel& c) {
+    state[c] = 1;
+    stack.push_back(c);
+    for (const Channel& d : next_of(c)) {
+      if (state[d] == 1) {
+        auto it = std::find(stack.begin(), stack.end(), d);
+        for (; it != stack.end(); ++it) found += t.nodes[it->first].name + "/" + std::to_string(it->second) + " -> ";
+        found += t.nodes[d.first].name + "/" + std::to_string(d.second);
+        return true;
+      }
+      if (state[d] == 0 && dfs(d)) return true;
+    }
+    state[c] = 2;
+    stack.pop_back();
+    return false;
+  };
+  for (const Channel& c : blocked)
+    if (state[c] == 0 && dfs(c)) return found;
+  return "";
+}
+
+void Fabric::finish() {
+  for (auto& s : switches_)
+    if (s) s->finish();
+  for (auto& e : endpoints_)
+    if (e) e->finish();
+}
+
+}  // namespace ibvp

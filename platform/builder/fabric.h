@@ -1,0 +1,73 @@
+#pragma once
+// Elaborates a scenario into SystemC modules: one Switch or Endpoint per topology node, one
+// Link per cable, forwarding tables from the routing engine, traffic sources from the flows,
+// and the observers that record results. One Fabric per process (SystemC elaborates once).
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "models/endpoint/endpoint.h"
+#include "models/ib/packet.h"
+#include "models/ib/pcap.h"
+#include "models/link/fabric_payload.h"
+#include "models/link/link.h"
+#include "models/sim/observer.h"
+#include "models/switch/switch.h"
+#include "platform/metrics/recorder.h"
+#include "platform/scenario/scenario.h"
+#include "platform/sm/routing.h"
+#include "platform/workload/flow_source.h"
+
+namespace ibvp {
+
+class Fabric {
+ public:
+  explicit Fabric(const Scenario& scenario, const std::string& out_dir = "");
+  ~Fabric();
+  Fabric(const Fabric&) = delete;
+  Fabric& operator=(const Fabric&) = delete;
+
+  const Scenario& scenario() const { return scenario_; }
+  const sm::RoutingTables& routing() const { return routing_; }
+  metrics::Recorder& recorder() { return *recorder_; }
+  sim::Probe& probe() { return probe_; }
+
+  sw::Switch* switch_at(uint32_t node) const { return switches_.at(node).get(); }
+  ep::Endpoint* endpoint_at(uint32_t node) const { return endpoints_.at(node).get(); }
+  link::Link* link_at(size_t index) const { return links_.at(index).get(); }
+  // Data rate of the cable at (node, port), bytes per second.
+  double port_rate_bytes_per_s(uint32_t node, uint16_t port) const;
+  // The flows as simulated: the scenario's flows followed by the expanded traffic streams.
+  const std::vector<FlowConfig>& flows() const { return flows_; }
+
+  uint64_t packets_in_flight() const { return packets_.live(); }
+  uint64_t packets_buffered_in_switches() const;
+  // A cycle of output ports each waiting for credits from the next, "sw/port -> ...", or
+  // "" if there is none (a fabric with no progress and no such cycle is merely idle).
+  std::string credit_wait_cycle() const;
+  // Closes the models' time accumulators; call once after the last sc_start.
+  void finish();
+
+ private:
+  void build_nodes();
+  void build_links();
+  void program_switches();
+  void build_flows();
+  void attach_captures(const std::string& out_dir);
+
+  Scenario scenario_;
+  sm::RoutingTables routing_;
+  ib::PacketPool packets_;
+  link::PayloadPool payloads_;
+  sim::Probe probe_;
+  std::unique_ptr<metrics::Recorder> recorder_;
+  std::vector<std::unique_ptr<sw::Switch>> switches_;     // by node; null for endpoints
+  std::vector<std::unique_ptr<ep::Endpoint>> endpoints_;  // by node; null for switches
+  std::vector<std::unique_ptr<link::Link>> links_;
+  std::vector<FlowConfig> flows_;
+  std::vector<std::unique_ptr<workload::FlowSource>> sources_;
+  std::vector<std::unique_ptr<link::LinkTap>> taps_;
+};
+
+}  // namespace ibvp

@@ -1,0 +1,93 @@
+#include "platform/builder/runner.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+
+#include "models/sim/timed_queue.h"
+#include "platform/builder/fabric.h"
+#include "platform/metrics/report.h"
+
+namespace ibvp {
+
+namespace {
+
+std::string format_time(uint64_t ps) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.3f ms", static_cast<double>(ps) * 1e-9);
+  return buf;
+}
+
+void print_progress(uint64_t now_ps, uint64_t end_ps, double wall_s, uint64_t hops) {
+  const double frac = end_ps ? static_cast<double>(now_ps) / static_cast<double>(end_ps) : 1.0;
+  const int width = 30;
+  const int filled = static_cast<int>(frac * width);
+  std::string bar(static_cast<size_t>(filled), '#');
+  bar.resize(width, '.');
+  const double rate = wall_s > 0 ? static_cast<double>(now_ps) * 1e-9 / wall_s : 0.0;
+  std::fprintf(stderr, "\r[%s] %5.1f%%  sim %s  %.2f sim-ms/s  %.2f M packet-hops/s   ", bar.c_str(),
+               frac * 100.0, format_time(now_ps).c_str(), rate,
+               wall_s > 0 ? static_cast<double>(hops) / wall_s * 1e-6 : 0.0);
+  std::fflush(stderr);
+}
+
+}  // namespace
+
+RunResult run_scenario(const Scenario& scenario, const RunOptions& options) {
+  if (!options.out_dir.empty()) std::filesystem::create_directories(options.out_dir);
+  Fabric fabric(scenario, options.out_dir);
+  const metrics::Recorder& rec = fabric.recorder();
+
+  const auto wall_start = std::chrono::steady_clock::now();
+  auto wall = [&] {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
+  };
+  const uint64_t end_ps = scenario.duration.value();
+  const uint64_t watch_ps = std::max<uint64_t>(scenario.deadlock_timeout.value(), 1);
+  uint64_t slice_ps = watch_ps;
+  const uint64_t progress_ps = scenario.outputs.progress_interval.value();
+  if (options.progress && progress_ps > 0)
+    slice_ps = std::min(slice_ps, progress_ps);
+
+  RunResult result;
+  uint64_t last_moves = 0;
+  uint64_t last_move_ps = 0;
+  while (sc_core::sc_time_stamp().value() < end_ps) {
+    const uint64_t now = sc_core::sc_time_stamp().value();
+    sc_core::sc_start(sc_core::sc_time::from_value(std::min(slice_ps, end_ps - now)));
+    const uint64_t t = sc_core::sc_time_stamp().value();
+    if (options.progress) print_progress(t, end_ps, wall(), rec.transmissions());
+    if (rec.transmissions() != last_moves) {
+      last_moves = rec.transmissions();
+      last_move_ps = t;
+    } else if (t - last_move_ps >= watch_ps && fabric.packets_buffered_in_switches() > 0) {
+      // Nothing crossed any link for a whole timeout while switches hold packets.
+      const std::string cycle = fabric.credit_wait_cycle();
+      result.deadlock = true;
+      result.deadlock_report = "deadlock detected at " + format_time(t) + ": no packet moved for " +
+                               format_time(t - last_move_ps) + " with " +
+                               std::to_string(fabric.packets_buffered_in_switches()) +
+                               " packets held in switch buffers; " +
+                               (cycle.empty() ? std::string("no credit cycle found (packets are blocked otherwise)")
+                                              : "ports waiting for each other's credits: " + cycle);
+      break;
+    }
+  }
+  if (options.progress) std::fprintf(stderr, "\n");
+  fabric.finish();
+
+  result.injected = rec.injected();
+  result.delivered = rec.delivered();
+  result.dropped = rec.dropped();
+  result.in_flight = fabric.packets_in_flight();
+  result.transmissions = rec.transmissions();
+  result.events = sim::TimedQueue::served_total();
+  result.sim_seconds = static_cast<double>(sc_core::sc_time_stamp().value()) * 1e-12;
+  result.wall_seconds = wall();
+  if (!options.out_dir.empty()) metrics::write_results(fabric, result, options.out_dir);
+  if (result.deadlock) throw DeadlockError(result.deadlock_report);
+  return result;
+}
+
+}  // namespace ibvp

@@ -1,0 +1,40 @@
+#pragma once
+// Runs one scenario to its end: elaborates the fabric, advances the SystemC kernel in slices
+// (progress lines, deadlock watch), and writes the results. One run per process.
+#include <cstdint>
+#include <functional>
+#include <stdexcept>
+#include <string>
+
+#include "platform/scenario/scenario.h"
+
+namespace ibvp {
+
+struct RunOptions {
+  std::string out_dir;   // empty: write nothing
+  bool progress = false; // progress lines on stderr, in simulated time with the wall rate
+};
+
+struct RunResult {
+  uint64_t injected = 0;
+  uint64_t delivered = 0;
+  uint64_t dropped = 0;
+  uint64_t in_flight = 0;  // injected - delivered - dropped, checked against the models
+  uint64_t transmissions = 0;  // packet-hops: every packet crossing every link
+  uint64_t events = 0;         // model actions served
+  double sim_seconds = 0;
+  double wall_seconds = 0;
+  bool deadlock = false;
+  std::string deadlock_report;
+};
+
+// A fabric that stopped moving with packets inside: the message says when, how many packets
+// are stuck, and the cycle of ports waiting on each other's credits.
+class DeadlockError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+RunResult run_scenario(const Scenario& scenario, const RunOptions& options);
+
+}  // namespace ibvp

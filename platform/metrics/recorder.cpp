@@ -1,0 +1,117 @@
+#include "platform/metrics/recorder.h"
+
+#include <algorithm>
+#include <cassert>
+
+namespace ibvp::metrics {
+
+Recorder::Recorder(uint32_t flows, uint64_t warmup_ps, bool keep_packets)
+    : warmup_ps_(warmup_ps), keep_packets_(keep_packets), flows_(flows), flow_series_(flows, -1) {}
+
+void Recorder::track_port(uint32_t node, uint16_t port, const std::string& name, double capacity) {
+  port_series_[(uint64_t{node} << 16) | port] = series_.size();
+  series_.push_back(RateSeries{name, capacity, {}});
+}
+
+void Recorder::track_flow(uint32_t flow, const std::string& name) {
+  flow_series_.at(flow) = static_cast<int32_t>(series_.size());
+  series_.push_back(RateSeries{name, 0.0, {}});
+}
+
+PacketRecord* Recorder::record_of(const ib::Packet& p) {
+  if (!keep_packets_) return nullptr;
+  assert(p.id < packets_.size());
+  return &packets_[p.id];
+}
+
+void Recorder::on_inject(const ib::Packet& p, uint64_t t) {
+  injected_++;
+  flows_.at(p.flow).injected++;
+  if (!keep_packets_) return;
+  // Packet ids are dense and handed out in creation order, so records index by id.
+  if (p.id >= packets_.size()) packets_.resize(p.id + 1, PacketRecord{});
+  PacketRecord& r = packets_[p.id];
+  r.id = p.id;
+  r.flow = p.flow;
+  r.src_node = p.src_node;
+  r.dst_node = p.dst_node;
+  r.slid = p.lrh.slid;
+  r.dlid = p.lrh.dlid;
+  r.sl = p.lrh.sl;
+  r.vl = p.lrh.vl;
+  r.wire_bytes = p.wire_bytes();
+  r.payload_bytes = p.payload_bytes;
+  r.created_ps = p.created.value();
+  r.injected_ps = t;
+  r.done_ps = 0;
+  r.hops = 0;
+  r.drop = 0;
+  r.drop_node = 0;
+}
+
+void Recorder::on_deliver(const ib::Packet& p, uint32_t node, uint64_t t) {
+  (void)node;
+  delivered_++;
+  FlowTotals& f = flows_.at(p.flow);
+  f.delivered++;
+  const uint64_t created = p.created.value();
+  if (created >= warmup_ps_) {
+    f.measured_packets++;
+    f.measured_payload_bytes += p.payload_bytes;
+    f.latency_ps.push_back(t - created);
+    f.network_latency_ps.push_back(t - p.injected.value());
+  }
+  if (flow_series_[p.flow] >= 0) series_[flow_series_[p.flow]].events.emplace_back(t, p.payload_bytes);
+  if (PacketRecord* r = record_of(p)) {
+    r->done_ps = t;
+    r->hops = p.hops;
+    r->vl = p.lrh.vl;
+  }
+}
+
+void Recorder::on_drop(const ib::Packet& p, uint32_t node, uint64_t t) {
+  dropped_++;
+  flows_.at(p.flow).dropped++;
+  drops_by_reason_[static_cast<uint8_t>(p.drop)]++;
+  if (PacketRecord* r = record_of(p)) {
+    r->done_ps = t;
+    r->hops = p.hops;
+    r->drop = static_cast<uint8_t>(p.drop);
+    r->drop_node = node;
+  }
+}
+
+void Recorder::on_transmit(uint32_t node, uint16_t port, const ib::Packet& p, uint64_t start, uint64_t end) {
+  (void)start;
+  transmissions_++;
+  if (port_series_.empty()) return;
+  auto it = port_series_.find((uint64_t{node} << 16) | port);
+  // A packet counts in the window that holds its tail: the whole packet has then crossed.
+  if (it != port_series_.end()) series_[it->second].events.emplace_back(end, p.wire_bytes());
+}
+
+std::vector<double> Recorder::sample(const RateSeries& s, uint64_t window_ps, uint64_t step_ps, uint64_t end_ps) {
+  std::vector<double> out;
+  if (step_ps == 0 || window_ps == 0) return out;
+  // Events are appended in time order; transmissions of different packets on one port end
+  // in order, deliveries of one flow too. A prefix sum gives each window in O(log n).
+  std::vector<uint64_t> times;
+  std::vector<uint64_t> prefix{0};
+  times.reserve(s.events.size());
+  for (const auto& [t, bytes] : s.events) {
+    times.push_back(t);
+    prefix.push_back(prefix.back() + bytes);
+  }
+  assert(std::is_sorted(times.begin(), times.end()));
+  for (uint64_t t = step_ps; t <= end_ps; t += step_ps) {
+    const uint64_t lo = t > window_ps / 2 ? t - window_ps / 2 : 0;
+    const uint64_t hi = std::min(t + window_ps / 2, end_ps);
+    const size_t a = std::lower_bound(times.begin(), times.end(), lo) - times.begin();
+    const size_t b = std::lower_bound(times.begin(), times.end(), hi) - times.begin();
+    const double span_s = static_cast<double>(hi - lo) * 1e-12;
+    out.push_back(span_s > 0 ? static_cast<double>(prefix[b] - prefix[a]) / span_s : 0.0);
+  }
+  return out;
+}
+
+}  // namespace ibvp::metrics

@@ -1,0 +1,698 @@
+#include "platform/params/validate.h"
+
+#include <cctype>
+#include <cstdio>
+#include <cmath>
+#include <map>
+#include <set>
+#include <sstream>
+
+namespace ibvp::params {
+
+using sim::ParamDecl;
+using sim::ParamGroup;
+using sim::ParamKind;
+
+// ---------------------------------------------------------------------------------------
+// Key paths
+
+std::string path_text(const Path& path) {
+  std::string s;
+  for (const PathStep& step : path) {
+    if (step.index >= 0) s += "[" + std::to_string(step.index) + "]";
+    else s += (s.empty() ? "" : ".") + step.key;
+  }
+  return s;
+}
+
+Path child(Path path, const std::string& key) {
+  path.push_back({key, -1});
+  return path;
+}
+
+Path item(Path path, size_t index) {
+  path.push_back({"", static_cast<long>(index)});
+  return path;
+}
+
+bool parse_path(const std::string& text, Path& out) {
+  out.clear();
+  size_t i = 0;
+  while (i < text.size()) {
+    if (text[i] == '[') {
+      const size_t close = text.find(']', i);
+      const std::string digits = close == std::string::npos ? "" : text.substr(i + 1, close - i - 1);
+      if (digits.empty() || digits.size() > 9 || digits.find_first_not_of("0123456789") != std::string::npos)
+        return false;
+      out.push_back({"", std::stol(digits)});
+      i = close + 1;
+      if (i < text.size() && text[i] != '.' && text[i] != '[') return false;
+      continue;
+    }
+    if (text[i] == '.') {
+      if (out.empty() || i + 1 >= text.size()) return false;
+      ++i;
+    }
+    size_t j = i;
+    while (j < text.size() && (std::isalnum(static_cast<unsigned char>(text[j])) || text[j] == '_')) ++j;
+    if (j == i) return false;
+    out.push_back({text.substr(i, j - i), -1});
+    i = j;
+  }
+  return !out.empty();
+}
+
+Path join(const Path& base, const std::string& rel) {
+  Path tail;
+  if (rel.empty() || !parse_path(rel, tail)) return base;
+  Path p = base;
+  p.insert(p.end(), tail.begin(), tail.end());
+  return p;
+}
+
+namespace {
+
+bool is_prefix(const Path& prefix, const Path& path) {
+  if (prefix.size() > path.size()) return false;
+  for (size_t i = 0; i < prefix.size(); ++i)
+    if (prefix[i].key != path[i].key || prefix[i].index != path[i].index) return false;
+  return true;
+}
+
+int line_of_node(const YAML::Node& n) {
+  const YAML::Mark m = n.Mark();
+  return m.line >= 0 ? m.line + 1 : 0;
+}
+
+// The value and key of `key` in a mapping (the first, if the document repeats it).
+bool find_key(const YAML::Node& map, const std::string& key, YAML::Node& value, int& line) {
+  if (!map.IsMap()) return false;
+  for (auto it = map.begin(); it != map.end(); ++it) {
+    if (it->first.IsScalar() && it->first.Scalar() == key) {
+      value.reset(it->second);
+      line = line_of_node(it->first);
+      return true;
+    }
+  }
+  return false;
+}
+
+std::string describe(const YAML::Node& n) {
+  if (n.IsMap()) return "a mapping";
+  if (n.IsSequence()) return "a list";
+  if (n.IsNull()) return "nothing";
+  return "\"" + n.Scalar() + "\"";
+}
+
+std::string trim(const std::string& s) {
+  const size_t b = s.find_first_not_of(" \t");
+  const size_t e = s.find_last_not_of(" \t");
+  return b == std::string::npos ? "" : s.substr(b, e - b + 1);
+}
+
+}  // namespace
+
+// ---------------------------------------------------------------------------------------
+// Documents
+
+Document Document::parse(const std::string& text, const std::string& source) {
+  std::vector<YAML::Node> docs;
+  try {
+    docs = YAML::LoadAll(text);
+  } catch (const YAML::Exception& e) {
+    throw ConfigError(source, "", e.mark.line >= 0 ? e.mark.line + 1 : 0, "YAML syntax error: " + e.msg,
+                      "correct the YAML at this line (indentation, brackets, quotes)");
+  }
+  if (docs.empty() || docs[0].IsNull())
+    throw ConfigError(source, "", 0, "the document is empty", "write a mapping of keys, e.g. name: my-run");
+  if (docs.size() > 1)
+    throw ConfigError(source, "", line_of_node(docs[1]), "the input holds " + std::to_string(docs.size()) +
+                      " YAML documents (separated by ---)", "keep one document per scenario file");
+  if (!docs[0].IsMap())
+    throw ConfigError(source, "", line_of_node(docs[0]), "expected a mapping of keys at the top, got " + describe(docs[0]),
+                      "write key: value lines, e.g. name: my-run");
+  return Document(docs[0], source);
+}
+
+bool Document::find(const Path& path, YAML::Node& out) const {
+  YAML::Node n = root_;
+  for (const PathStep& step : path) {
+    YAML::Node next;
+    if (step.index >= 0) {
+      if (!n.IsSequence() || static_cast<size_t>(step.index) >= n.size()) return false;
+      next.reset(n[static_cast<size_t>(step.index)]);
+    } else {
+      int line = 0;
+      if (!find_key(n, step.key, next, line)) return false;
+    }
+    n.reset(next);
+  }
+  out.reset(n);
+  return true;
+}
+
+int Document::line_of(const Path& path) const {
+  YAML::Node n = root_;
+  int line = 0;
+  for (const PathStep& step : path) {
+    YAML::Node next;
+    if (step.index >= 0) {
+      if (!n.IsSequence() || static_cast<size_t>(step.index) >= n.size()) break;
+      next.reset(n[static_cast<size_t>(step.index)]);
+      line = line_of_node(next);
+    } else {
+      int key_line = 0;
+      if (!find_key(n, step.key, next, key_line)) break;
+      line = key_line;
+    }
+    n.reset(next);
+  }
+  return line;
+}
+
+bool Document::overridden(const Path& path) const {
+  for (const Path& o : overridden_)
+    if (is_prefix(o, path)) return true;
+  return false;
+}
+
+void Document::fail(const Path& path, const std::string& problem, const std::string& fix) const {
+  if (overridden(path)) throw ConfigError("--set", path_text(path), 0, problem, fix);
+  throw ConfigError(source_, path_text(path), line_of(path), problem, fix);
+}
+
+void Document::rethrow(const ConfigError& e) const {
+  Path path;
+  if (e.file() == source_ && parse_path(e.key(), path) && overridden(path))
+    throw ConfigError("--set", e.key(), 0, e.problem(), e.fix());
+  throw e;
+}
+
+void Document::apply_override(const std::string& assignment) {
+  const size_t eq = assignment.find('=');
+  const std::string key = trim(assignment.substr(0, eq));
+  if (eq == std::string::npos || key.empty())
+    throw ConfigError("--set", assignment, 0, "expected KEY=VALUE", "write e.g. --set switch.pipeline_delay=40ns");
+  Path path;
+  if (!parse_path(key, path) || path[0].index >= 0)
+    throw ConfigError("--set", key, 0, "malformed key path",
+                      "join keys with dots and give list items in brackets, e.g. flows[2].ipd");
+  const std::string text = assignment.substr(eq + 1);
+  YAML::Node value;
+  try {
+    value = YAML::Load(text);
+  } catch (const YAML::Exception& e) {
+    throw ConfigError("--set", key, 0, "value \"" + text + "\" is not valid YAML: " + e.msg,
+                      "quote the value or write a flow list/mapping such as [0, 1] or {vl: 0, weight: 1}");
+  }
+
+  // Walk to the parent of the last step. Node::reset rebinds a handle; assignment would
+  // overwrite the node it refers to (yaml-cpp's reference semantics).
+  YAML::Node cur = root_;
+  for (size_t i = 0; i < path.size(); ++i) {
+    const PathStep& step = path[i];
+    const bool last = i + 1 == path.size();
+    const Path here(path.begin(), path.begin() + static_cast<long>(i) + 1);
+    const bool next_is_index = !last && path[i + 1].index >= 0;
+    if (step.index >= 0) {
+      const size_t idx = static_cast<size_t>(step.index);
+      if (idx >= cur.size())
+        throw ConfigError("--set", path_text(here), 0,
+                          "no item " + std::to_string(idx) + ": the list has " + std::to_string(cur.size()) + " items",
+                          cur.size() ? "use an index in 0.." + std::to_string(cur.size() - 1) + ", or set the whole list"
+                                     : "set the whole list, e.g. " + path_text(Path(path.begin(), path.begin() + static_cast<long>(i))) + "=[...]");
+      if (last) {
+        cur[idx] = value;
+      } else {
+        YAML::Node next = cur[idx];
+        cur.reset(next);
+      }
+    } else {
+      YAML::Node next;
+      int line = 0;
+      const bool exists = find_key(cur, step.key, next, line);
+      if (last) {
+        cur[step.key] = value;
+        break;
+      }
+      if (next_is_index) {
+        if (!exists || !next.IsSequence())
+          throw ConfigError("--set", path_text(here), 0, "the document has no list here to index",
+                            "set the whole list, e.g. --set " + path_text(here) + "=[...]");
+      } else if (!exists || next.IsNull()) {
+        cur[step.key] = YAML::Node(YAML::NodeType::Map);
+        find_key(cur, step.key, next, line);
+      } else if (!next.IsMap()) {
+        throw ConfigError("--set", path_text(here), 0, "the document has " + describe(next) + " here, not a mapping",
+                          "set the whole value, e.g. --set " + path_text(here) + "={...}");
+      }
+      cur.reset(next);
+    }
+  }
+  overridden_.push_back(path);
+}
+
+// ---------------------------------------------------------------------------------------
+// Validation
+
+namespace {
+
+sim::ParamValue accept_scalar(const ParamDecl& d, const Document& doc, const Path& path, const YAML::Node& n) {
+  if (n.IsNull())
+    doc.fail(path, "no value given", "write " + d.expected());
+  if (!n.IsScalar())
+    doc.fail(path, "expected " + d.expected() + ", got " + describe(n), "write a single value");
+  // yaml-cpp tags quoted scalars "!" and plain ones "?": "40" in quotes is text, not a number.
+  const bool quoted = n.Tag() == "!";
+  try {
+    return d.accept(n.Scalar(), quoted);
+  } catch (const sim::ParamError& e) {
+    doc.fail(path, e.problem(), e.fix());
+  }
+}
+
+std::string count_text(size_t lo, size_t hi) {
+  if (lo == hi) return "exactly " + std::to_string(lo);
+  if (hi == std::numeric_limits<size_t>::max()) return "at least " + std::to_string(lo);
+  if (lo == 0) return "at most " + std::to_string(hi);
+  return std::to_string(lo) + " to " + std::to_string(hi);
+}
+
+void apply_value(const ParamDecl& d, const Document& doc, const Path& path, const YAML::Node& n, void* cfg) {
+  if (n.IsNull()) {
+    std::string fix = "write " + d.expected();
+    if (!d.required && !d.default_text.empty()) fix += ", or remove the key to use the default (" + d.default_text + ")";
+    doc.fail(path, "no value given", fix);
+  }
+  if (d.kind == ParamKind::object) {
+    if (!d.raw) apply(*d.group, doc, path, d.member(cfg));
+    else if (!n.IsMap()) doc.fail(path, "expected a mapping, got " + describe(n), "write key: value pairs");
+    return;
+  }
+  if (d.kind != ParamKind::list) {
+    d.set(cfg, accept_scalar(d, doc, path, n));
+    return;
+  }
+  if (!n.IsSequence())
+    doc.fail(path, "expected a list, got " + describe(n), "write a list, e.g. [a, b] or one '- item' per line");
+  if (d.raw) return;
+  const size_t count = n.size();
+  if (count < d.min_items || count > d.max_items)
+    doc.fail(path, "has " + std::to_string(count) + " items; it needs " + count_text(d.min_items, d.max_items),
+             "give " + count_text(d.min_items, d.max_items) + " items (" + d.doc + ")");
+  if (d.element == ParamKind::object) {
+    d.resize(cfg, count);
+    for (size_t i = 0; i < count; ++i) apply(*d.group, doc, item(path, i), d.item(cfg, i));
+    return;
+  }
+  sim::ParamValue list;
+  list.kind = ParamKind::list;
+  for (size_t i = 0; i < count; ++i) list.items.push_back(accept_scalar(d, doc, item(path, i), n[i]));
+  d.set(cfg, list);
+}
+
+}  // namespace
+
+void apply(const ParamGroup& group, const Document& doc, const Path& path, void* cfg) {
+  YAML::Node node;
+  const bool present = doc.find(path, node);
+  std::set<std::string> given;
+  if (present) {
+    const std::string keys = "allowed keys are " + group.key_list();
+    if (node.IsNull()) doc.fail(path, "no value given", "write a mapping (" + keys + "), or remove the key for the defaults");
+    if (!node.IsMap()) doc.fail(path, "expected a mapping, got " + describe(node), "write key: value pairs; " + keys);
+    if (group.begin) group.begin(cfg);
+    std::map<std::string, int> first_line;
+    std::vector<std::string> names;
+    for (const ParamDecl& d : group.params) names.push_back(d.name);
+    for (auto it = node.begin(); it != node.end(); ++it) {
+      if (!it->first.IsScalar())
+        throw ConfigError(doc.source(), path_text(path), line_of_node(it->first), "a key must be a plain name",
+                          keys);
+      const std::string key = it->first.Scalar();
+      const Path kp = child(path, key);
+      if (!first_line.emplace(key, line_of_node(it->first)).second)
+        doc.fail(kp, "key given twice (lines " + std::to_string(first_line[key]) + " and " +
+                         std::to_string(line_of_node(it->first)) + ")",
+                 "keep one of them");
+      const ParamDecl* d = group.find(key);
+      if (d == nullptr) {
+        const std::string near = sim::closest_match(key, names);
+        doc.fail(kp, "unknown key", (near.empty() ? "" : "did you mean " + near + "? ") + keys);
+      }
+      given.insert(key);
+      apply_value(*d, doc, kp, it->second, cfg);
+    }
+  }
+  for (const ParamDecl& d : group.params) {
+    if (given.count(d.name)) continue;
+    // A section that is absent as a whole has no required keys of its own.
+    if (d.required && present)
+      doc.fail(child(path, d.name), "required key is missing", "add " + d.name + ": " + d.expected() + " — " + d.doc);
+    // Absent sub-sections still complete: their dependent defaults follow values set here.
+    if (d.kind == ParamKind::object && !d.raw) apply(*d.group, doc, child(path, d.name), d.member(cfg));
+  }
+  if (group.complete) {
+    try {
+      group.complete(cfg, given);
+    } catch (const sim::ParamError& e) {
+      doc.fail(join(path, e.key()), e.problem(), e.fix());
+    }
+  }
+}
+
+// ---------------------------------------------------------------------------------------
+// JSON Schema
+
+namespace {
+
+// A JSON value that keeps its members in insertion order (the schema reads like the docs).
+struct Json {
+  enum class Type { raw, string, array, object } type = Type::raw;
+  std::string text;  // raw literal or string content
+  std::vector<std::pair<std::string, Json>> members;
+  std::vector<Json> items;
+
+  static Json raw(std::string t) { return Json{Type::raw, std::move(t), {}, {}}; }
+  static Json str(std::string t) { return Json{Type::string, std::move(t), {}, {}}; }
+  static Json arr() { return Json{Type::array, "", {}, {}}; }
+  static Json obj() { return Json{Type::object, "", {}, {}}; }
+  Json& add(const std::string& key, Json v) {
+    members.emplace_back(key, std::move(v));
+    return members.back().second;
+  }
+};
+
+std::string json_escape(const std::string& s) {
+  std::string out;
+  for (unsigned char c : s) {
+    switch (c) {
+      case '"': out += "\\\""; break;
+      case '\\': out += "\\\\"; break;
+      case '\n': out += "\\n"; break;
+      case '\t': out += "\\t"; break;
+      default:
+        if (c < 0x20) {
+          char buf[8];
+          std::snprintf(buf, sizeof buf, "\\u%04x", c);
+          out += buf;
+        } else {
+          out += static_cast<char>(c);
+        }
+    }
+  }
+  return out;
+}
+
+bool is_flat(const Json& j) {
+  for (const Json& i : j.items)
+    if (i.type == Json::Type::array || i.type == Json::Type::object) return false;
+  return true;
+}
+
+void write_json(std::ostream& os, const Json& j, int indent) {
+  const std::string pad(static_cast<size_t>(indent) * 2, ' ');
+  const std::string inner(static_cast<size_t>(indent + 1) * 2, ' ');
+  switch (j.type) {
+    case Json::Type::raw: os << j.text; return;
+    case Json::Type::string: os << '"' << json_escape(j.text) << '"'; return;
+    case Json::Type::array:
+      if (j.items.empty()) {
+        os << "[]";
+      } else if (is_flat(j)) {  // enums and short value lists stay on one line
+        os << '[';
+        for (size_t i = 0; i < j.items.size(); ++i) {
+          if (i) os << ", ";
+          write_json(os, j.items[i], indent);
+        }
+        os << ']';
+      } else {
+        os << "[\n";
+        for (size_t i = 0; i < j.items.size(); ++i) {
+          os << inner;
+          write_json(os, j.items[i], indent + 1);
+          os << (i + 1 < j.items.size() ? ",\n" : "\n");
+        }
+        os << pad << ']';
+      }
+      return;
+    case Json::Type::object:
+      if (j.members.empty()) {
+        os << "{}";
+        return;
+      }
+      os << "{\n";
+      for (size_t i = 0; i < j.members.size(); ++i) {
+        os << inner << '"' << json_escape(j.members[i].first) << "\": ";
+        write_json(os, j.members[i].second, indent + 1);
+        os << (i + 1 < j.members.size() ? ",\n" : "\n");
+      }
+      os << pad << '}';
+      return;
+  }
+}
+
+std::string description(const ParamDecl& d) {
+  std::string s = d.doc;
+  if (!d.unit.empty()) s += " Unit: " + d.unit + ".";
+  if (d.required) s += " Required.";
+  else if (!d.default_text.empty()) s += " Default: " + d.default_text + ".";
+  return s;
+}
+
+// Matches exactly what sim::parse_time accepts.
+const char* const kTimePattern = "^\\s*([0-9]+(\\.[0-9]+)?\\s*(ps|ns|us|ms|s)|0+(\\.0+)?)\\s*$";
+
+Json group_schema(const ParamGroup& g);
+
+// The schema of one value of kind `kind` as `d` constrains it (no description).
+Json scalar_schema(const ParamDecl& d, ParamKind kind) {
+  Json j = Json::obj();
+  switch (kind) {
+    case ParamKind::integer:
+      j.add("type", Json::str("integer"));
+      if (d.int_min != std::numeric_limits<int64_t>::min()) j.add("minimum", Json::raw(std::to_string(d.int_min)));
+      if (d.int_max != std::numeric_limits<int64_t>::max()) j.add("maximum", Json::raw(std::to_string(d.int_max)));
+      if (d.multiple > 1) j.add("multipleOf", Json::raw(std::to_string(d.multiple)));
+      break;
+    case ParamKind::real:
+      j.add("type", Json::str("number"));
+      if (std::isfinite(d.min)) j.add(d.min_open ? "exclusiveMinimum" : "minimum", Json::raw(sim::format_real(d.min)));
+      if (std::isfinite(d.max)) j.add("maximum", Json::raw(sim::format_real(d.max)));
+      break;
+    case ParamKind::boolean: j.add("type", Json::str("boolean")); break;
+    case ParamKind::time: {
+      // YAML reads a bare 0 as an integer; every other time is a string with a unit.
+      Json any = Json::arr();
+      Json s = Json::obj();
+      s.add("type", Json::str("string"));
+      s.add("pattern", Json::str(kTimePattern));
+      any.items.push_back(s);
+      Json zero = Json::obj();
+      zero.add("const", Json::raw("0"));
+      any.items.push_back(zero);
+      j.add("anyOf", any);
+      break;
+    }
+    case ParamKind::choice: {
+      j.add("type", Json::str("string"));
+      Json e = Json::arr();
+      for (const std::string& c : d.choices) e.items.push_back(Json::str(c));
+      j.add("enum", e);
+      break;
+    }
+    case ParamKind::string: j.add("type", Json::str("string")); break;
+    case ParamKind::object:
+      if (d.raw) {
+        j.add("type", Json::str("object"));
+        break;
+      }
+      return group_schema(*d.group);
+    case ParamKind::list: break;
+  }
+  return j;
+}
+
+// The default as a JSON literal, when the declared default is a plain value of the kind.
+bool json_default(const ParamDecl& d, Json& out) {
+  if (d.required || d.default_text.empty()) return false;
+  switch (d.kind) {
+    case ParamKind::integer: {
+      int64_t v;
+      if (!sim::parse_integer(d.default_text, v)) return false;
+      out = Json::raw(std::to_string(v));
+      return true;
+    }
+    case ParamKind::real: {
+      double v;
+      if (!sim::parse_real(d.default_text, v)) return false;
+      out = Json::raw(sim::format_real(v));
+      return true;
+    }
+    case ParamKind::boolean: out = Json::raw(d.default_text); return true;
+    case ParamKind::time: {
+      sc_core::sc_time t;
+      std::string problem;
+      if (!sim::parse_time(d.default_text, t, problem)) return false;
+      out = Json::str(d.default_text);
+      return true;
+    }
+    case ParamKind::choice:
+    case ParamKind::string: out = Json::str(d.default_text); return true;
+    default: return false;
+  }
+}
+
+Json decl_schema(const ParamDecl& d) {
+  Json j;
+  if (d.kind == ParamKind::list) {
+    j = Json::obj();
+    j.add("type", Json::str("array"));
+    if (d.raw) {
+      Json any = Json::obj();
+      any.add("type", Json::str("object"));
+      j.add("items", any);
+    } else {
+      j.add("items", scalar_schema(d, d.element));
+    }
+    if (d.min_items > 0) j.add("minItems", Json::raw(std::to_string(d.min_items)));
+    if (d.max_items != std::numeric_limits<size_t>::max()) j.add("maxItems", Json::raw(std::to_string(d.max_items)));
+  } else {
+    j = scalar_schema(d, d.kind);
+  }
+  // Description first: editors show it above the constraints.
+  j.members.insert(j.members.begin(), {"description", Json::str(description(d))});
+  Json def;
+  if (json_default(d, def)) j.add("default", def);
+  return j;
+}
+
+Json group_schema(const ParamGroup& g) {
+  Json j = Json::obj();
+  j.add("type", Json::str("object"));
+  j.add("description", Json::str(g.doc));
+  Json props = Json::obj();
+  Json required = Json::arr();
+  for (const ParamDecl& d : g.params) {
+    props.add(d.name, decl_schema(d));
+    if (d.required) required.items.push_back(Json::str(d.name));
+  }
+  j.add("properties", props);
+  if (!required.items.empty()) j.add("required", required);
+  j.add("additionalProperties", Json::raw("false"));
+  return j;
+}
+
+}  // namespace
+
+std::string json_schema(const ParamGroup& root, const std::string& title) {
+  Json j = Json::obj();
+  j.add("$schema", Json::str("https://json-schema.org/draft/2020-12/schema"));
+  j.add("title", Json::str(title));
+  for (auto& m : group_schema(root).members) j.members.push_back(m);
+  std::ostringstream os;
+  write_json(os, j, 0);
+  os << '\n';
+  return os.str();
+}
+
+// ---------------------------------------------------------------------------------------
+// Markdown reference
+
+namespace {
+
+std::string cell(std::string s) {
+  std::string out;
+  for (char c : s) {
+    if (c == '|') out += "\\|";
+    else out += c;
+  }
+  return out;
+}
+
+std::string heading_path(const std::string& path) { return path.empty() ? "Top level" : "`" + path + "`"; }
+
+// GitHub's anchor for a heading: lower case, punctuation dropped, blanks to hyphens.
+std::string anchor(const std::string& heading) {
+  std::string a;
+  for (char c : heading) {
+    const unsigned char u = static_cast<unsigned char>(c);
+    if (std::isalnum(u) || c == '_' || c == '-') a += static_cast<char>(std::tolower(u));
+    else if (c == ' ') a += '-';
+  }
+  return a;
+}
+
+std::string type_text(const ParamDecl& d) {
+  if (d.kind == ParamKind::list) {
+    if (d.raw) return "list";
+    if (d.element == ParamKind::object) return "list of objects";
+    return std::string("list of ") + sim::param_kind_name(d.element);
+  }
+  return sim::param_kind_name(d.kind);
+}
+
+std::string allowed_text(const ParamDecl& d) {
+  std::vector<std::string> parts;
+  if (d.scalar_kind() == ParamKind::choice) {
+    std::string c;
+    for (const std::string& v : d.choices) c += (c.empty() ? "" : ", ") + ("`" + v + "`");
+    parts.push_back(c);
+  }
+  const std::string r = d.range_text();
+  if (!r.empty()) parts.push_back(r);
+  if (d.kind == ParamKind::list && (d.min_items > 0 || d.max_items != std::numeric_limits<size_t>::max()))
+    parts.push_back(count_text(d.min_items, d.max_items) + " items");
+  std::string s;
+  for (const std::string& p : parts) s += (s.empty() ? "" : "; ") + p;
+  return s;
+}
+
+struct Section {
+  std::string path;
+  const ParamGroup* group;
+};
+
+void collect(const ParamGroup& g, const std::string& path, std::vector<Section>& out,
+             std::map<const ParamGroup*, std::string>& first) {
+  first.emplace(&g, path);
+  out.push_back({path, &g});
+  for (const ParamDecl& d : g.params) {
+    if (d.group == nullptr || first.count(d.group)) continue;
+    const std::string sub = (path.empty() ? "" : path + ".") + d.name + (d.kind == ParamKind::list ? "[]" : "");
+    collect(*d.group, sub, out, first);
+  }
+}
+
+}  // namespace
+
+std::string markdown_reference(const ParamGroup& root, const std::string& title, const std::string& intro) {
+  std::vector<Section> sections;
+  std::map<const ParamGroup*, std::string> first;
+  collect(root, "", sections, first);
+
+  std::ostringstream os;
+  os << "# " << title << "\n\n" << intro << "\n";
+  for (const Section& s : sections) {
+    os << "\n## " << heading_path(s.path) << "\n\n" << s.group->doc << "\n\n";
+    os << "| Key | Type | Unit | Default | Allowed | Description |\n";
+    os << "|---|---|---|---|---|---|\n";
+    for (const ParamDecl& d : s.group->params) {
+      std::string type = type_text(d);
+      if (d.group != nullptr) {
+        const std::string target = heading_path(first.at(d.group));
+        type += " ([" + target + "](#" + anchor(target) + "))";
+      }
+      const std::string def = d.required ? "required" : d.default_text.empty() ? "" : "`" + d.default_text + "`";
+      os << "| `" << d.name << "` | " << cell(type) << " | " << cell(d.unit) << " | " << cell(def) << " | "
+         << cell(allowed_text(d)) << " | " << cell(d.doc) << " |\n";
+    }
+    if (!s.group->rules.empty()) {
+      os << "\n";
+      for (const std::string& r : s.group->rules) os << "- " << r << "\n";
+    }
+  }
+  return os.str();
+}
+
+}  // namespace ibvp::params

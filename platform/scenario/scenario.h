@@ -1,0 +1,94 @@
+#pragma once
+// A scenario: everything one simulation run needs, as loaded and validated from a YAML
+// document (scenario_loader.h) or built in code. Units are in the types (sc_time) or in
+// the names (_bytes, _m).
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "models/endpoint/endpoint.h"
+#include "models/link/link_rate.h"
+#include "models/switch/switch.h"
+#include "platform/topology/topology.h"
+
+namespace ibvp {
+
+enum class GeneratorKind : uint8_t {
+  saturating,  // always has a packet ready: the flow sends whenever credits and IPD allow
+  constant,    // one packet every payload-time / load (deterministic inter-arrival)
+  poisson,     // exponential inter-arrival times with mean payload-time / load
+};
+enum class DestinationPattern : uint8_t {
+  fixed,    // always `dst`
+  uniform,  // any other endpoint, uniformly at random per packet
+  hotspot,  // with probability hotspot_fraction one of `hotspots`, otherwise uniform
+};
+
+// One flow, or (with pattern != fixed) a traffic stream whose destinations vary per packet.
+struct FlowConfig {
+  std::string name;
+  std::string src;                 // endpoint name
+  std::string dst;                 // endpoint name (pattern fixed)
+  DestinationPattern pattern = DestinationPattern::fixed;
+  std::vector<std::string> hotspots;
+  double hotspot_fraction = 0.0;
+  GeneratorKind generator = GeneratorKind::saturating;
+  double load = 1.0;               // offered load as a fraction of the source link's data rate
+  uint32_t payload_bytes = 2048;
+  uint8_t sl = 0;
+  uint32_t ipd = 0;                // static inter-packet delay, in packet times
+  sc_core::sc_time start = sc_core::SC_ZERO_TIME;
+  sc_core::sc_time stop = sc_core::sc_max_time();  // no packet is created at or after stop
+  uint32_t dlid_offset = 0;        // LMC path bits: dlid = base LID + offset
+  bool vl15 = false;               // management traffic on VL15: uncredited, dropped on overflow
+};
+
+// Traffic on every endpoint at once (the pattern-based studies of seed 001): expands into
+// one FlowConfig per endpoint.
+struct TrafficConfig {
+  bool enabled = false;
+  GeneratorKind generator = GeneratorKind::poisson;
+  DestinationPattern pattern = DestinationPattern::uniform;
+  double load = 0.3;
+  uint32_t payload_bytes = 256;
+  uint8_t sl = 0;
+  std::vector<std::string> hotspots;
+  double hotspot_fraction = 0.0;
+  sc_core::sc_time start = sc_core::SC_ZERO_TIME;
+  sc_core::sc_time stop = sc_core::sc_max_time();
+};
+
+struct PcapConfig {
+  std::string node;      // capture what node's port transmits and receives
+  uint16_t port = 1;
+  std::string file;      // relative to the output directory
+  bool upper_pdu = true; // link type 252 (exported PDU, "infiniband"); false: 247
+};
+
+struct OutputConfig {
+  bool packets_csv = true;
+  sc_core::sc_time rate_window = sc_core::sc_time(2, sc_core::SC_MS);  // sliding window width
+  sc_core::sc_time rate_step = sc_core::sc_time(100, sc_core::SC_US);  // sample spacing
+  // Ports whose transmit rate is sampled over time, as "node/port" (plus all flows).
+  std::vector<std::string> rate_ports;
+  std::vector<PcapConfig> pcaps;
+  sc_core::sc_time progress_interval = sc_core::SC_ZERO_TIME;  // 0: no progress lines
+};
+
+struct Scenario {
+  std::string source = "<memory>";  // file it came from
+  std::string name;
+  topo::Topology topology;
+  std::string routing = "minhop";
+  uint64_t seed = 1;
+  sc_core::sc_time duration = sc_core::sc_time(10, sc_core::SC_MS);
+  sc_core::sc_time warmup = sc_core::SC_ZERO_TIME;  // statistics ignore packets created before
+  sc_core::sc_time deadlock_timeout = sc_core::sc_time(1, sc_core::SC_MS);  // no progress this long = deadlock
+  sw::SwitchConfig switch_cfg;
+  ep::EndpointConfig endpoint_cfg;
+  std::vector<FlowConfig> flows;
+  TrafficConfig traffic;
+  OutputConfig outputs;
+};
+
+}  // namespace ibvp

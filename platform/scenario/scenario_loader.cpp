@@ -1,0 +1,344 @@
+#include "platform/scenario/scenario_loader.h"
+
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <sstream>
+#include <stdexcept>
+
+#include "models/ib/packet.h"
+#include "models/link/link_params.h"
+#include "platform/params/validate.h"
+#include "platform/topology/generators.h"
+#include "platform/topology/topology_yaml.h"
+
+namespace ibvp {
+
+namespace {
+
+using params::child;
+using params::Document;
+using params::item;
+using params::Path;
+
+Path key(const std::string& a) { return child({}, a); }
+Path key(const std::string& a, const std::string& b) { return child(key(a), b); }
+
+std::string quoted(const std::string& s) { return "\"" + s + "\""; }
+
+topo::Topology generate(const ScenarioDocument& sd, const Document& doc) {
+  const TopologySpec& t = sd.topology_spec;
+  // Without `link` each generator keeps its own cable (random_irregular's is seed 001's 1X).
+  const bool own_link = t.given.count("link") != 0;
+  const link::LinkConfig cfg = own_link ? t.link : link::LinkConfig{};
+  try {
+    if (t.generator == "two_switch") return topo::two_switch_congestion(t.local, t.remote, cfg);
+    if (t.generator == "single_switch") return topo::single_switch(t.hosts, cfg);
+    if (t.generator == "fat_tree") return topo::kary_ntree(t.k, t.n, cfg);
+    if (t.generator == "mesh") return topo::mesh2d(t.x, t.y, t.hosts_per_switch, cfg);
+    if (t.generator == "torus") return topo::torus2d(t.x, t.y, t.hosts_per_switch, cfg);
+    if (t.generator == "random_irregular") {
+      topo::RandomIrregularOptions opt;
+      opt.switch_ports = static_cast<uint16_t>(t.switch_ports);
+      opt.host_ports = static_cast<uint16_t>(t.host_ports);
+      if (own_link) opt.cfg = t.link;
+      const uint32_t seed = t.given.count("seed") ? t.seed : static_cast<uint32_t>(sd.seed);
+      return topo::random_irregular(t.switches, seed, opt);
+    }
+  } catch (const ConfigError& e) {
+    // A generator names its own parameter; point at that key of the scenario.
+    doc.fail(key("topology", t.given.count(e.key()) ? e.key() : "generator"), e.problem(), e.fix());
+  }
+  throw std::logic_error("topology generator '" + t.generator + "' is declared but not built");
+}
+
+topo::Topology build_topology(const ScenarioDocument& sd, const Document& doc, const std::string& base_dir) {
+  const TopologySpec& t = sd.topology_spec;
+  if (t.given.count("file")) {
+    namespace fs = std::filesystem;
+    fs::path p(t.file);
+    if (p.is_relative()) p = fs::path(base_dir) / p;
+    std::error_code ec;
+    if (t.file.empty() || !fs::is_regular_file(p, ec))
+      doc.fail(key("topology", "file"), "no topology file at " + p.lexically_normal().string(),
+               "give a path relative to the scenario file's directory (" + base_dir + ") or an absolute one");
+    return topo::load_topology_yaml(p.lexically_normal().string());
+  }
+  if (t.given.count("inline")) {
+    YAML::Node node;
+    doc.find(key("topology", "inline"), node);
+    try {
+      return topo::topology_from_yaml(node, doc.source(), "topology.inline");
+    } catch (const ConfigError& e) {
+      doc.rethrow(e);
+    }
+  }
+  return generate(sd, doc);
+}
+
+// "h1, h2, h3, ... (16 in all)": enough names to see the naming scheme.
+std::string some_names(const topo::Topology& t, const std::vector<uint32_t>& nodes) {
+  std::string s;
+  const size_t shown = std::min<size_t>(nodes.size(), 6);
+  for (size_t i = 0; i < shown; ++i) s += (i ? ", " : "") + t.nodes[nodes[i]].name;
+  if (nodes.size() > shown) s += ", ... (" + std::to_string(nodes.size()) + " in all)";
+  return s;
+}
+
+std::vector<uint32_t> all_nodes(const topo::Topology& t) {
+  std::vector<uint32_t> v;
+  for (uint32_t i = 0; i < t.nodes.size(); ++i) v.push_back(i);
+  return v;
+}
+
+class ScenarioChecker {
+ public:
+  ScenarioChecker(const Scenario& s, const Document& doc)
+      : s_(s), t_(s.topology), doc_(doc), endpoints_(t_.endpoints()) {}
+
+  void run() {
+    if (s_.warmup >= s_.duration)
+      doc_.fail(key("warmup"),
+                "warmup " + sim::format_time(s_.warmup) + " is not before the end of the run (duration " +
+                    sim::format_time(s_.duration) + ")",
+                "give a warmup shorter than duration");
+    if (s_.flows.empty() && !s_.traffic.enabled)
+      doc_.fail({}, "nothing would be sent: the scenario has neither flows nor a traffic section",
+                "add flows: [...] or traffic: {...}");
+    flows();
+    if (s_.traffic.enabled) traffic();
+    buffers();
+    outputs();
+  }
+
+ private:
+  uint32_t endpoint(const std::string& name, const Path& at) const {
+    const uint32_t n = t_.find(name);
+    const std::string fix = "name an endpoint of the topology: " + some_names(t_, endpoints_);
+    if (n == topo::Topology::npos) doc_.fail(at, "no endpoint named " + quoted(name) + " in the topology", fix);
+    if (t_.nodes[n].kind != topo::NodeKind::endpoint)
+      doc_.fail(at, name + " is a switch, not an endpoint", fix);
+    return n;
+  }
+
+  // A flow whose VL no arbitration table serves would stay silent: refuse it here.
+  void served(uint8_t sl, const Path& at) const {
+    const struct {
+      const char* name;
+      const std::array<uint8_t, 16>& sl2vl;
+      const link::VlArbConfig& vlarb;
+    } ports[] = {{"endpoint", s_.endpoint_cfg.sl2vl, s_.endpoint_cfg.vlarb},
+                 {"switch", s_.switch_cfg.sl2vl, s_.switch_cfg.vlarb}};
+    for (const auto& p : ports) {
+      const uint8_t vl = p.sl2vl[sl];
+      if (!link::vlarb_serves(p.vlarb, vl)) {
+        const std::string n = p.name;
+        doc_.fail(at,
+                  "SL " + std::to_string(sl) + " maps to VL " + std::to_string(vl) + " (" + n + ".sl2vl), but " + n +
+                      ".vlarb has no entry for VL " + std::to_string(vl) +
+                      " with a weight above 0, so these packets would never be sent",
+                  "add {vl: " + std::to_string(vl) + ", weight: 255} to " + n + ".vlarb, or map SL " +
+                      std::to_string(sl) + " to a VL that " + n + ".vlarb serves");
+      }
+    }
+  }
+
+  void starts_in_run(const sc_core::sc_time& start, const Path& at) const {
+    if (start >= s_.duration)
+      doc_.fail(at,
+                "starts at " + sim::format_time(start) + ", at or after the end of the run (duration " +
+                    sim::format_time(s_.duration) + "), so it would send nothing",
+                "start it before duration, or lengthen the run");
+  }
+
+  void patterned(DestinationPattern pattern, const std::vector<std::string>& hotspots, const Path& at) const {
+    if (pattern != DestinationPattern::fixed && endpoints_.size() < 2)
+      doc_.fail(child(at, "pattern"), "the topology has fewer than two endpoints to choose destinations from",
+                "use a topology with more endpoints");
+    for (size_t j = 0; j < hotspots.size(); ++j) endpoint(hotspots[j], item(child(at, "hotspots"), j));
+  }
+
+  void flows() const {
+    std::map<std::string, size_t> names;
+    for (size_t i = 0; i < s_.flows.size(); ++i) {
+      const FlowConfig& f = s_.flows[i];
+      const Path at = item(key("flows"), i);
+      const auto [prev, fresh] = names.emplace(f.name, i);
+      if (!fresh)
+        doc_.fail(child(at, "name"), "flow name " + quoted(f.name) + " is also used by flows[" + std::to_string(prev->second) + "]",
+                  "give every flow its own name");
+      const uint32_t src = endpoint(f.src, child(at, "src"));
+      if (f.pattern == DestinationPattern::fixed) {
+        const uint32_t dst = endpoint(f.dst, child(at, "dst"));
+        if (dst == src)
+          doc_.fail(child(at, "dst"), "dst is the source itself; its packets would never enter the fabric",
+                    "choose another endpoint");
+        paths_of(dst, f.dlid_offset, child(at, "dlid_offset"));
+      } else {
+        for (uint32_t e : endpoints_)
+          if (e != src) paths_of(e, f.dlid_offset, child(at, "dlid_offset"));
+      }
+      patterned(f.pattern, f.hotspots, at);
+      starts_in_run(f.start, child(at, "start"));
+      served(f.sl, child(at, "sl"));
+    }
+  }
+
+  void paths_of(uint32_t dst, uint32_t offset, const Path& at) const {
+    const uint32_t lids = 1u << t_.nodes[dst].lmc;
+    if (offset >= lids)
+      doc_.fail(at,
+                "offset " + std::to_string(offset) + " is not a path of " + t_.nodes[dst].name + ", which answers to " +
+                    std::to_string(lids) + " LID(s) (lmc " + std::to_string(t_.nodes[dst].lmc) + ")",
+                "use an offset in 0.." + std::to_string(lids - 1) + " or give " + t_.nodes[dst].name + " a larger lmc");
+  }
+
+  void traffic() const {
+    const Path at = key("traffic");
+    patterned(s_.traffic.pattern, s_.traffic.hotspots, at);
+    starts_in_run(s_.traffic.start, child(at, "start"));
+    served(s_.traffic.sl, child(at, "sl"));
+  }
+
+  void buffers() const {
+    // The largest packet any source sends; virtual cut-through needs room for all of it.
+    uint32_t payload = 0;
+    std::string who;
+    for (size_t i = 0; i < s_.flows.size(); ++i)
+      if (who.empty() || s_.flows[i].payload_bytes > payload) {
+        payload = s_.flows[i].payload_bytes;
+        who = "flow " + s_.flows[i].name;
+      }
+    if (s_.traffic.enabled && (who.empty() || s_.traffic.payload_bytes > payload)) {
+      payload = s_.traffic.payload_bytes;
+      who = "traffic";
+    }
+    if (who.empty()) return;
+    ib::Packet p;  // the workload sends UD SEND-only packets (platform/builder)
+    p.bth.opcode = ib::Opcode::ud_send_only;
+    p.payload_bytes = payload;
+    const uint32_t need = p.credit_blocks() * ib::kCreditBlockBytes;
+    const struct {
+      const char* name;
+      uint32_t bytes;
+    } ports[] = {{"switch", s_.switch_cfg.vl_buffer_bytes}, {"endpoint", s_.endpoint_cfg.vl_buffer_bytes}};
+    for (const auto& port : ports) {
+      if (port.bytes >= need) continue;
+      doc_.fail(key(port.name, "vl_buffer_bytes"),
+                std::to_string(port.bytes) + " bytes cannot hold the largest packet: " + who + " sends " +
+                    std::to_string(payload) + "-byte payloads, " + std::to_string(p.wire_bytes()) +
+                    " bytes on the wire, " + std::to_string(need) + " bytes in 64-byte credit blocks",
+                "raise " + std::string(port.name) + ".vl_buffer_bytes to at least " + std::to_string(need) +
+                    " (payload + LRH 8, BTH 12, DETH 8, pad, ICRC 4, VCRC 2, rounded up to 64-byte blocks), "
+                    "or send smaller payloads");
+    }
+  }
+
+  // A port that exists and has a cable: anything else would capture or measure nothing.
+  void cabled(uint32_t node, uint32_t port, const Path& at) const {
+    const topo::Node& n = t_.nodes[node];
+    if (port < 1 || port > n.num_ports)
+      doc_.fail(at, n.name + " has no port " + std::to_string(port) + " (its ports are 1.." + std::to_string(n.num_ports) + ")",
+                "use a port in 1.." + std::to_string(n.num_ports));
+    if (t_.link_at(node, static_cast<uint16_t>(port)) < 0)
+      doc_.fail(at, "port " + std::to_string(port) + " of " + n.name + " has no cable, so nothing passes it",
+                "choose a cabled port of " + n.name);
+  }
+
+  uint32_t node(const std::string& name, const Path& at) const {
+    const uint32_t n = t_.find(name);
+    if (n == topo::Topology::npos)
+      doc_.fail(at, "no node named " + quoted(name) + " in the topology",
+                "name a switch or endpoint: " + some_names(t_, all_nodes(t_)));
+    return n;
+  }
+
+  void outputs() const {
+    const Path rates = key("outputs", "rate_ports");
+    for (size_t j = 0; j < s_.outputs.rate_ports.size(); ++j) {
+      const std::string& rp = s_.outputs.rate_ports[j];
+      const Path at = item(rates, j);
+      const size_t slash = rp.rfind('/');
+      const std::string digits = slash == std::string::npos ? "" : rp.substr(slash + 1);
+      if (slash == std::string::npos || digits.empty() || digits.size() > 3 ||
+          digits.find_first_not_of("0123456789") != std::string::npos)
+        doc_.fail(at, quoted(rp) + " is not node/port", "write the node name, a slash and the port number, e.g. B/1");
+      cabled(node(rp.substr(0, slash), at), static_cast<uint32_t>(std::stoul(digits)), at);
+    }
+    std::map<std::string, size_t> files;
+    for (size_t j = 0; j < s_.outputs.pcaps.size(); ++j) {
+      const PcapConfig& pc = s_.outputs.pcaps[j];
+      const Path at = item(key("outputs", "pcaps"), j);
+      cabled(node(pc.node, child(at, "node")), pc.port, child(at, "port"));
+      const auto [prev, fresh] = files.emplace(pc.file, j);
+      if (!fresh)
+        doc_.fail(child(at, "file"), "pcaps[" + std::to_string(prev->second) + "] writes " + quoted(pc.file) + " too",
+                  "give every capture its own file");
+    }
+  }
+
+  const Scenario& s_;
+  const topo::Topology& t_;
+  const Document& doc_;
+  std::vector<uint32_t> endpoints_;
+};
+
+std::string default_name(const std::string& source) {
+  const std::string stem = std::filesystem::path(source).stem().string();
+  return stem.empty() || stem[0] == '<' ? "scenario" : stem;
+}
+
+}  // namespace
+
+Scenario scenario_from_yaml(const std::string& yaml_text, const std::string& source,
+                            const std::vector<std::string>& overrides, const std::string& base_dir) {
+  Document doc = Document::parse(yaml_text, source);
+  for (const std::string& o : overrides) doc.apply_override(o);
+
+  ScenarioDocument sd;
+  params::apply(scenario_params(), doc, {}, sd);
+
+  // Defaults that depend on other values of the document.
+  if (sd.name.empty()) sd.name = default_name(source);
+  for (size_t i = 0; i < sd.flows.size(); ++i)
+    if (sd.flows[i].name.empty()) sd.flows[i].name = "flow" + std::to_string(i);
+  for (PcapConfig& pc : sd.outputs.pcaps)
+    if (pc.file.empty()) pc.file = pc.node + "-" + std::to_string(pc.port) + ".pcap";
+
+  topo::Topology topology = build_topology(sd, doc, base_dir);
+  Scenario s = sd;  // the Scenario part; the topology section became `topology`
+  s.source = source;
+  s.topology = std::move(topology);
+  ScenarioChecker(s, doc).run();
+  return s;
+}
+
+Scenario load_scenario(const std::string& path, const std::vector<std::string>& overrides) {
+  std::ifstream in(path);
+  if (!in) throw ConfigError(path, "", 0, "cannot read the scenario file", "check the path and that the file is readable");
+  std::ostringstream text;
+  text << in.rdbuf();
+  const std::string dir = std::filesystem::path(path).parent_path().string();
+  return scenario_from_yaml(text.str(), path, overrides, dir.empty() ? "." : dir);
+}
+
+std::string scenario_json_schema() { return params::json_schema(scenario_params(), "ibvp scenario"); }
+
+std::string parameter_reference_markdown() {
+  const std::string intro =
+      "Every key a scenario file may hold, generated from the parameter declarations next to the models\n"
+      "(`models/*/*_params.cpp`) and `platform/scenario/scenario_params.cpp` by\n"
+      "`ibvp-sim --reference docs/parameters.md`; `docs/scenario.schema.json` is the matching JSON Schema\n"
+      "(`--schema`). Do not edit either by hand: a test fails when they differ from the code.\n"
+      "\n"
+      "- A key that is not listed, a value of the wrong type or out of range is refused with the file,\n"
+      "  line, key path and the allowed values. A key may be left out to take its default; a key written\n"
+      "  with no value is an error.\n"
+      "- Times are a number and a unit (`ps`, `ns`, `us`, `ms`, `s`): `40ns`, `2 ms`, `1.5us`. Only `0`\n"
+      "  may omit the unit.\n"
+      "- `ibvp-sim --set key=value` replaces one value before validation, e.g. `--set switch.pipeline_delay=40ns`,\n"
+      "  `--set flows[2].ipd=3`, `--set topology.local=10`; the value is YAML (`[0, 1]`, `{vl: 0, weight: 1}`).";
+  return params::markdown_reference(scenario_params(), "Scenario parameters", intro);
+}
+
+}  // namespace ibvp

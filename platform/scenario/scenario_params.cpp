@@ -1,0 +1,280 @@
+// Declarations of a scenario document's keys: the top level, flows, traffic, outputs and the
+// topology section. The models' own parameters (switch, endpoint, link) are declared next
+// to the models and only referenced here.
+#include <string>
+#include <vector>
+
+#include "models/endpoint/endpoint_params.h"
+#include "models/link/link_params.h"
+#include "models/switch/switch_params.h"
+#include "platform/scenario/scenario_loader.h"
+#include "platform/sm/routing.h"
+#include "platform/topology/topology.h"
+
+namespace ibvp {
+
+namespace {
+
+using sim::GroupBuilder;
+using sim::ParamError;
+
+const std::vector<std::pair<std::string, GeneratorKind>> kGenerators = {
+    {"saturating", GeneratorKind::saturating}, {"constant", GeneratorKind::constant}, {"poisson", GeneratorKind::poisson}};
+
+std::string join(const std::vector<std::string>& words) {
+  std::string s;
+  for (const std::string& w : words) s += (s.empty() ? "" : ", ") + w;
+  return s;
+}
+
+// The keys `pattern` controls, shared by flows and traffic: a key that the chosen pattern
+// ignores is refused rather than silently unused.
+template <class Cfg>
+void check_pattern(const Cfg& c, const std::set<std::string>& given) {
+  if (c.pattern == DestinationPattern::hotspot) {
+    if (c.hotspots.empty())
+      throw ParamError("hotspots", "pattern hotspot needs at least one hot-spot endpoint",
+                       "list endpoint names, e.g. hotspots: [h1]");
+    if (c.hotspot_fraction <= 0.0)
+      throw ParamError("hotspot_fraction", "pattern hotspot needs a hotspot_fraction above 0",
+                       "give the share of packets sent to the hot spots, e.g. hotspot_fraction: 0.2");
+  } else {
+    for (const char* k : {"hotspots", "hotspot_fraction"})
+      if (given.count(k))
+        throw ParamError(k, std::string(k) + " is only used with pattern hotspot",
+                         "remove it or set pattern: hotspot");
+  }
+  if (c.start >= c.stop)
+    throw ParamError("stop", "stop " + sim::format_time(c.stop) + " is not after start " + sim::format_time(c.start),
+                     "give a stop time later than start");
+}
+
+template <class Cfg>
+void declare_traffic_shape(GroupBuilder<Cfg>& b) {
+  b.choice("generator", &Cfg::generator, kGenerators,
+           "saturating: always ready; constant: fixed spacing; poisson: exponential spacing (mean from load).");
+  b.real("load", &Cfg::load, "fraction", "Offered load as a fraction of the source link's data rate.")
+      .real_range(0.0, 1.0, true);
+  // 4096 bytes is the largest IBA MTU.
+  b.integer("payload_bytes", &Cfg::payload_bytes, "bytes", "Payload of every packet (headers come on top).")
+      .range(0, 4096);
+  b.integer("sl", &Cfg::sl, "", "Service level of the packets.").range(0, 15);
+  b.strings("hotspots", &Cfg::hotspots, "pattern hotspot: the hot-spot destination endpoints.");
+  b.real("hotspot_fraction", &Cfg::hotspot_fraction, "fraction",
+         "pattern hotspot: share of packets sent to a hot spot (the rest go uniformly).")
+      .real_range(0.0, 1.0);
+  b.time("start", &Cfg::start, "No packet is created before this time.");
+  b.time("stop", &Cfg::stop, "No packet is created at or after this time.").defaults_to("end of run");
+  b.rule("start is before stop; pattern hotspot needs hotspots and a hotspot_fraction above 0, other patterns take neither.");
+}
+
+const sim::ParamGroup& flow_params() {
+  static const sim::ParamGroup group = [] {
+    GroupBuilder<FlowConfig> b("flow", "One traffic flow from one endpoint.");
+    b.string("name", &FlowConfig::name, "Name in reports; unique among flows.").defaults_to("flow<index>");
+    b.string("src", &FlowConfig::src, "Source endpoint.").require();
+    b.string("dst", &FlowConfig::dst, "Destination endpoint (pattern fixed only).");
+    b.choice("pattern", &FlowConfig::pattern,
+             {{"fixed", DestinationPattern::fixed},
+              {"uniform", DestinationPattern::uniform},
+              {"hotspot", DestinationPattern::hotspot}},
+             "Destination per packet: fixed (dst), uniform (any other endpoint), hotspot.");
+    declare_traffic_shape(b);
+    b.integer("ipd", &FlowConfig::ipd, "packet times",
+              "IBA static rate control: idle time after each packet (0: full rate).")
+        .range(0, 255);
+    b.integer("dlid_offset", &FlowConfig::dlid_offset, "",
+              "LMC path bits added to the destination's base LID (selects one of its paths).")
+        .range(0, (1 << topo::Topology::kMaxLmc) - 1);
+    b.rule("pattern fixed needs dst; the other patterns take no dst.");
+    b.rule("src, dst and hotspots name endpoints of the topology; dst differs from src; dlid_offset is below 2^lmc of dst.");
+    b.on_complete([](FlowConfig& c, const std::set<std::string>& given) {
+      if (given.count("name") && c.name.empty())
+        throw ParamError("name", "the name is empty", "give the flow a name, or leave name out for flow<index>");
+      if (c.pattern == DestinationPattern::fixed && !given.count("dst"))
+        throw ParamError("dst", "pattern fixed needs a destination", "add dst: <endpoint name>, or choose pattern uniform");
+      if (c.pattern != DestinationPattern::fixed && given.count("dst"))
+        throw ParamError("dst", "dst is only used with pattern fixed", "remove dst or set pattern: fixed");
+      check_pattern(c, given);
+    });
+    return b.build();
+  }();
+  return group;
+}
+
+const sim::ParamGroup& traffic_params() {
+  static const sim::ParamGroup group = [] {
+    GroupBuilder<TrafficConfig> b(
+        "traffic", "Traffic from every endpoint at once (one flow each); present means enabled.");
+    b.choice("pattern", &TrafficConfig::pattern,
+             {{"uniform", DestinationPattern::uniform}, {"hotspot", DestinationPattern::hotspot}},
+             "Destination per packet: uniform (any other endpoint) or hotspot.");
+    declare_traffic_shape(b);
+    b.on_begin([](TrafficConfig& c) { c.enabled = true; });
+    b.on_complete([](TrafficConfig& c, const std::set<std::string>& given) {
+      if (c.enabled) check_pattern(c, given);
+    });
+    return b.build();
+  }();
+  return group;
+}
+
+const sim::ParamGroup& pcap_params() {
+  static const sim::ParamGroup group = [] {
+    GroupBuilder<PcapConfig> b("pcap", "A packet capture of one port (both directions).");
+    b.string("node", &PcapConfig::node, "Node whose port is captured.").require();
+    b.integer("port", &PcapConfig::port, "", "Port number on that node.").range(1, topo::Topology::kMaxPorts);
+    b.string("file", &PcapConfig::file, "Capture file, relative to the output directory.")
+        .defaults_to("<node>-<port>.pcap");
+    b.choice_with("link_type", {"upper_pdu", "infiniband"},
+                  [](PcapConfig& c, const std::string& v) { c.upper_pdu = v == "upper_pdu"; }, "upper_pdu",
+                  "pcap link type: upper_pdu (252, Wireshark exported PDU) or infiniband (247).");
+    b.on_complete([](PcapConfig& c, const std::set<std::string>& given) {
+      if (given.count("file") && c.file.empty())
+        throw ParamError("file", "the file name is empty", "name the capture file, or leave file out for <node>-<port>.pcap");
+    });
+    return b.build();
+  }();
+  return group;
+}
+
+const sim::ParamGroup& output_params() {
+  static const sim::ParamGroup group = [] {
+    GroupBuilder<OutputConfig> b("outputs", "What a run writes besides its summary.");
+    b.boolean("packets_csv", &OutputConfig::packets_csv, "Write one line per delivered packet (packets.csv).");
+    b.time("rate_window", &OutputConfig::rate_window, "Width of the sliding window rates are averaged over.")
+        .positive();
+    b.time("rate_step", &OutputConfig::rate_step, "Spacing of rate samples.").positive();
+    b.strings("rate_ports", &OutputConfig::rate_ports,
+              "Ports whose transmit rate is sampled over time, as node/port (flows are always sampled).");
+    b.objects("pcaps", &OutputConfig::pcaps, pcap_params(), "Packet captures.");
+    b.time("progress_interval", &OutputConfig::progress_interval, "Print a progress line this often (0: never).");
+    b.rule("rate_ports and pcaps name cabled ports of existing nodes; pcap files are distinct.");
+    return b.build();
+  }();
+  return group;
+}
+
+struct GeneratorKeys {
+  const char* name;
+  std::vector<std::string> required;
+  std::vector<std::string> optional;
+};
+
+const std::vector<GeneratorKeys>& generator_keys() {
+  static const std::vector<GeneratorKeys> table = {
+      {"two_switch", {"local", "remote"}, {}},
+      {"random_irregular", {"switches"}, {"seed", "switch_ports", "host_ports"}},
+      {"single_switch", {"hosts"}, {}},
+      {"fat_tree", {"k", "n"}, {}},
+      {"mesh", {"x", "y"}, {"hosts_per_switch"}},
+      {"torus", {"x", "y"}, {"hosts_per_switch"}},
+  };
+  return table;
+}
+
+const sim::ParamGroup& topology_params() {
+  static const sim::ParamGroup group = [] {
+    GroupBuilder<TopologySpec> b(
+        "topology", "The fabric: exactly one of file, generator (with its parameters) or inline.");
+    b.string("file", &TopologySpec::file,
+             "Topology file (docs/topology.md), relative to the scenario file's directory.");
+    std::vector<std::string> names;
+    for (const GeneratorKeys& g : generator_keys()) names.push_back(g.name);
+    b.choice_with("generator", names, [](TopologySpec& t, const std::string& v) { t.generator = v; }, "",
+                  "Generated fabric; its parameters are the keys below marked with its name.");
+    const uint32_t max_ports = topo::Topology::kMaxPorts;
+    // two_switch: B has the inter-switch cable, B_C and B_V besides its local sources; A has
+    // the cable and A_V besides its remote sources.
+    b.integer("local", &TopologySpec::local, "hosts", "two_switch: local sources B_L1.. on switch B.")
+        .range(0, max_ports - 3);
+    b.integer("remote", &TopologySpec::remote, "hosts", "two_switch: remote sources A_R1.. on switch A.")
+        .range(0, max_ports - 2);
+    b.integer("switches", &TopologySpec::switches, "switches", "random_irregular: number of switches.")
+        .range(1, 4096);
+    b.integer("switch_ports", &TopologySpec::switch_ports, "ports",
+              "random_irregular: ports per switch cabled to other switches.")
+        .range(1, max_ports - 1);
+    b.integer("host_ports", &TopologySpec::host_ports, "ports", "random_irregular: hosts per switch.")
+        .range(0, max_ports - 1);
+    b.integer("seed", &TopologySpec::seed, "", "random_irregular: seed of the random graph.")
+        .defaults_to("the scenario's seed (low 32 bits)");
+    b.integer("hosts", &TopologySpec::hosts, "hosts", "single_switch: hosts h1.. on one switch.").range(1, max_ports);
+    b.integer("k", &TopologySpec::k, "", "fat_tree: arity of the k-ary n-tree (k^n hosts).").range(1, max_ports / 2);
+    b.integer("n", &TopologySpec::n, "", "fat_tree: levels of the k-ary n-tree.").range(1, 16);
+    b.integer("x", &TopologySpec::x, "switches", "mesh, torus: switches along x.").range(1, 1024);
+    b.integer("y", &TopologySpec::y, "switches", "mesh, torus: switches along y.").range(1, 1024);
+    b.integer("hosts_per_switch", &TopologySpec::hosts_per_switch, "hosts", "mesh, torus: hosts on each switch.")
+        .range(0, max_ports - 4);
+    b.object("link", &TopologySpec::link, link::link_params(), "Generators: settings of every cable.")
+        .defaults_to("the generator's own (4X SDR 1 m; random_irregular 1X SDR 1 m)");
+    b.raw_object("inline", "A topology in the topology file format (defaults, switches, hosts, links).");
+    b.rule("Give exactly one of file, generator, inline.");
+    b.rule("A generator takes only its own parameters and needs all but seed, switch_ports, host_ports, "
+           "hosts_per_switch; link applies to generators only (a topology file sets its own cables).");
+    b.on_complete([](TopologySpec& t, const std::set<std::string>& given) {
+      t.given = given;
+      const int sources = static_cast<int>(given.count("file") + given.count("generator") + given.count("inline"));
+      if (sources != 1)
+        throw ParamError("", sources == 0 ? "no topology given" : "more than one of file, generator and inline given",
+                         "give exactly one of file: <path>, generator: <name> with its parameters, or inline: {...}");
+      const GeneratorKeys* gen = nullptr;
+      for (const GeneratorKeys& g : generator_keys())
+        if (t.generator == g.name) gen = &g;
+      std::vector<std::string> allowed;
+      if (gen != nullptr) {
+        allowed = gen->required;
+        allowed.insert(allowed.end(), gen->optional.begin(), gen->optional.end());
+        allowed.push_back("link");
+        for (const std::string& k : gen->required)
+          if (!given.count(k))
+            throw ParamError(k, "generator " + t.generator + " needs " + k,
+                             "add " + k + ": <value>; " + t.generator + " takes " + join(allowed));
+      }
+      for (const std::string& k : given) {
+        if (k == "file" || k == "generator" || k == "inline") continue;
+        bool ok = false;
+        for (const std::string& a : allowed) ok = ok || a == k;
+        if (!ok)
+          throw ParamError(k, gen ? k + " is not a parameter of generator " + t.generator
+                                  : k + " is a generator parameter, but no generator is given",
+                           gen ? "remove it; " + t.generator + " takes " + join(allowed) : "remove it");
+      }
+    });
+    return b.build();
+  }();
+  return group;
+}
+
+}  // namespace
+
+const sim::ParamGroup& scenario_params() {
+  static const sim::ParamGroup group = [] {
+    GroupBuilder<ScenarioDocument> b("scenario", "One simulation run: fabric, models, traffic and outputs.");
+    b.string("name", &Scenario::name, "Name of the run in reports and output files.")
+        .defaults_to("the scenario file's name without extension");
+    b.integer("seed", &Scenario::seed, "", "Seed of every random choice of the run.");
+    b.time("duration", &Scenario::duration, "Simulated time of the run.").positive();
+    b.time("warmup", &Scenario::warmup, "Statistics ignore packets created before this time.");
+    b.time("deadlock_timeout", &Scenario::deadlock_timeout,
+           "A fabric with packets buffered and no progress for this long is reported as deadlocked.")
+        .positive();
+    b.object("topology", &ScenarioDocument::topology_spec, topology_params(), "The fabric.").require();
+    b.choice_with("routing", sm::routing_engine_names(), [](ScenarioDocument& d, const std::string& v) { d.routing = v; },
+                  Scenario{}.routing, "Routing engine that fills the switches' forwarding tables.");
+    b.object("switch", &Scenario::switch_cfg, sw::switch_params(), "Every switch.");
+    b.object("endpoint", &Scenario::endpoint_cfg, ep::endpoint_params(), "Every endpoint (channel adapter port).");
+    b.objects("flows", &Scenario::flows, flow_params(), "Traffic flows.");
+    b.object("traffic", &Scenario::traffic, traffic_params(), "Traffic from every endpoint.")
+        .defaults_to("absent: disabled");
+    b.object("outputs", &Scenario::outputs, output_params(), "What the run writes.");
+    b.rule("warmup is before duration; flows or traffic (or both) are given; flows and traffic start before duration.");
+    b.rule("switch.vl_buffer_bytes and endpoint.vl_buffer_bytes hold the largest packet of any flow "
+           "(payload + LRH, BTH, DETH, pad, ICRC, VCRC, rounded up to 64-byte credit blocks).");
+    b.rule("The VL that each flow's SL maps to (endpoint.sl2vl, switch.sl2vl) has a vlarb entry with a weight above 0.");
+    return b.build();
+  }();
+  return group;
+}
+
+}  // namespace ibvp

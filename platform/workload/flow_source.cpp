@@ -1,0 +1,67 @@
+#include "platform/workload/flow_source.h"
+
+#include <cassert>
+#include <cmath>
+
+namespace ibvp::workload {
+
+FlowSource::FlowSource(const FlowConfig& cfg, uint32_t flow_index, uint64_t packet_time_ps, Destination fixed,
+                       std::vector<Destination> others, std::vector<Destination> hotspots, sim::Rng rng)
+    : generator_(cfg.generator),
+      pattern_(cfg.pattern),
+      start_ps_(cfg.start.value()),
+      stop_ps_(cfg.stop.value()),
+      mean_interval_ps_(static_cast<double>(packet_time_ps) / cfg.load),
+      fixed_(fixed),
+      others_(std::move(others)),
+      hotspots_(std::move(hotspots)),
+      hotspot_fraction_(cfg.hotspot_fraction),
+      rng_(rng) {
+  flow = flow_index;
+  sl = cfg.sl;
+  payload_bytes = cfg.payload_bytes;
+  ipd = cfg.ipd;
+  vl15 = cfg.vl15;
+  assert(cfg.load > 0.0);
+  // A Poisson process observed from `start` has its first arrival one interval later; a
+  // constant-rate source sends its first packet at `start`.
+  next_gen_ps_ = static_cast<double>(start_ps_) +
+                 (generator_ == GeneratorKind::poisson ? rng_.exponential(mean_interval_ps_) : 0.0);
+}
+
+uint64_t FlowSource::next_ready_ps(uint64_t now_ps) {
+  if (generator_ == GeneratorKind::saturating) {
+    if (now_ps >= stop_ps_) return kNever;
+    return now_ps < start_ps_ ? start_ps_ : now_ps;
+  }
+  const uint64_t g = static_cast<uint64_t>(std::ceil(next_gen_ps_));
+  return g < stop_ps_ ? g : kNever;
+}
+
+void FlowSource::take(uint64_t now_ps, ep::PacketSpec& out) {
+  const Destination d = pick_destination();
+  out.dst_node = d.node;
+  out.dlid = d.dlid;
+  out.dest_qp = 1;
+  if (generator_ == GeneratorKind::saturating) {
+    out.created_ps = now_ps;
+  } else {
+    out.created_ps = static_cast<uint64_t>(std::ceil(next_gen_ps_));
+    assert(out.created_ps <= now_ps);
+    next_gen_ps_ += generator_ == GeneratorKind::poisson ? rng_.exponential(mean_interval_ps_) : mean_interval_ps_;
+  }
+  ++taken_;
+}
+
+Destination FlowSource::pick_destination() {
+  switch (pattern_) {
+    case DestinationPattern::fixed: return fixed_;
+    case DestinationPattern::hotspot:
+      if (!hotspots_.empty() && rng_.uniform() < hotspot_fraction_) return hotspots_[rng_.below(hotspots_.size())];
+      [[fallthrough]];
+    case DestinationPattern::uniform: return others_[rng_.below(others_.size())];
+  }
+  return fixed_;
+}
+
+}  // namespace ibvp::workload

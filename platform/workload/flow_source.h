@@ -1,0 +1,52 @@
+#pragma once
+// The generators of fabric-only studies: constant-rate, Poisson and saturating sources,
+// each with a destination pattern (fixed, uniform, hot-spot).
+//
+// Open-loop sources (constant, Poisson) produce packets at generation times g0 < g1 < ...;
+// the packets not yet sent are the backlog at the source, and a packet's latency counts from
+// its generation time. The backlog is never stored: its oldest entry is the one generation
+// time kept, and the next is drawn when that one is taken.
+#include <cstdint>
+#include <vector>
+
+#include "models/endpoint/traffic_source.h"
+#include "models/sim/rng.h"
+#include "platform/scenario/scenario.h"
+
+namespace ibvp::workload {
+
+struct Destination {
+  uint32_t node;
+  uint16_t dlid;
+};
+
+class FlowSource : public ep::TrafficSource {
+ public:
+  // `packet_time_ps`: serialization time of one packet on the source's link, from which an
+  // offered load becomes an inter-arrival time. `others` are the uniform-pattern candidates.
+  FlowSource(const FlowConfig& cfg, uint32_t flow_index, uint64_t packet_time_ps, Destination fixed,
+             std::vector<Destination> others, std::vector<Destination> hotspots, sim::Rng rng);
+
+  uint64_t next_ready_ps(uint64_t now_ps) override;
+  void take(uint64_t now_ps, ep::PacketSpec& out) override;
+
+  uint64_t generated() const { return taken_; }
+
+ private:
+  Destination pick_destination();
+
+  GeneratorKind generator_;
+  DestinationPattern pattern_;
+  uint64_t start_ps_;
+  uint64_t stop_ps_;
+  double mean_interval_ps_;
+  double next_gen_ps_;  // exact (fractional) generation time of the oldest backlog packet
+  Destination fixed_;
+  std::vector<Destination> others_;
+  std::vector<Destination> hotspots_;
+  double hotspot_fraction_;
+  sim::Rng rng_;
+  uint64_t taken_ = 0;
+};
+
+}  // namespace ibvp::workload

@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# Installs the Debian packages ibvp builds and tests with. Runs apt-get only when something
+# is missing, so `make` on a prepared machine costs nothing here.
+set -euo pipefail
+packages=(build-essential cmake ninja-build ccache pkg-config
+          libsystemc-dev libgtest-dev libyaml-cpp-dev
+          python3 python3-venv python3-dev tshark)
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+[ ${#missing[@]} -eq 0 ] && exit 0
+echo "ibvp: installing Debian packages: ${missing[*]}"
+SUDO=""
+if [ "$(id -u)" -ne 0 ]; then
+  command -v sudo >/dev/null || { echo "ibvp: need root (or sudo) to install: ${missing[*]}" >&2; exit 1; }
+  SUDO=sudo
+fi
+export DEBIAN_FRONTEND=noninteractive
+# tshark asks whether non-root users may capture; the answer does not matter here.
+echo "wireshark-common wireshark-common/install-setuid boolean false" | $SUDO debconf-set-selections
+$SUDO apt-get update -qq
+$SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"

@@ -1,0 +1,21 @@
+#pragma once
+// Small fabrics for tests, built in code: the smallest topology that shows a property.
+#include <string>
+#include <vector>
+
+#include "platform/scenario/scenario.h"
+
+namespace ibvp::tb {
+
+// One switch with `hosts` endpoints h1..hN on ports 1..N, all cables `cable`.
+topo::Topology star(uint32_t hosts, const link::LinkConfig& cable = {});
+// A chain h_src - s1 - s2 - ... - sK - h_dst (K switches), plus extra hosts on s1 named a1..aM.
+topo::Topology chain(uint32_t switches, const link::LinkConfig& cable = {});
+
+// A scenario over `topology` with 1 data VL, buffers for 4 maximal packets, no captures.
+Scenario basic_scenario(topo::Topology topology);
+
+FlowConfig saturating_flow(const std::string& name, const std::string& src, const std::string& dst,
+                           uint32_t payload_bytes = 2048, uint8_t sl = 0);
+
+}  // namespace ibvp::tb
