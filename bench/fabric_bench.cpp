@@ -92,7 +92,6 @@ double median(std::vector<double> v) {
 }  // namespace
 
 int sc_main(int argc, char** argv) {
-  setenv("SYSTEMC_DISABLE_COPYRIGHT_MESSAGE", "1", 0);
   int runs = 5;
   double sim_ms = 5.0;
   std::string only;
@@ -130,4 +129,10 @@ int sc_main(int argc, char** argv) {
     std::fflush(stdout);
   }
   return failures ? 1 : 0;
+}
+
+// Ahead of libsystemc's main: silence the banner, then run sc_main as the library would.
+int main(int argc, char** argv) {
+  setenv("SYSTEMC_DISABLE_COPYRIGHT_MESSAGE", "1", 0);
+  return sc_core::sc_elab_and_sim(argc, argv);
 }

@@ -171,7 +171,7 @@ void Endpoint::send(size_t source_index) {
   p->bth.psn = s.psn;
   s.psn = (s.psn + 1) & 0xFFFFFF;
   p->deth.q_key = 0x80010000u;  // the well-known Q_Key range is not special here
-  p->deth.src_qp = 1;
+  p->deth.src_qp = 0x100 + src.flow;
   p->payload_bytes = src.payload_bytes;
   p->finalize_lengths();
   p->flow = src.flow;

@@ -11,7 +11,7 @@ namespace ibvp::ep {
 struct PacketSpec {
   uint32_t dst_node = 0;
   uint16_t dlid = 0;
-  uint32_t dest_qp = 1;
+  uint32_t dest_qp = 0x100;  // QPs 0 and 1 are the SMI and GSI (IBA 3.5.1): not for data
   uint64_t created_ps = 0;  // when the generator produced it (queueing at the source counts)
 };
 

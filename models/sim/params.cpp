@@ -63,9 +63,8 @@ std::string quoted(const std::string& s) { return "\"" + s + "\""; }
 
 bool parse_time(const std::string& text, sc_core::sc_time& out, std::string& problem) {
   const std::string s = trim(text);
-  const std::string examples = "write a number and a unit (ps, ns, us, ms, s), e.g. 40ns, 2ms, 1.5us";
   if (s.empty()) {
-    problem = "empty time; " + examples;
+    problem = "empty time";
     return false;
   }
   if (s[0] == '-') {
@@ -81,7 +80,7 @@ bool parse_time(const std::string& text, sc_core::sc_time& out, std::string& pro
   const std::string whole = number.substr(0, dot);
   const std::string frac = dot == std::string::npos ? "" : number.substr(dot + 1);
   if (!all_digits(whole) || (dot != std::string::npos && !all_digits(frac))) {
-    problem = "not a time: " + quoted(s) + "; " + examples;
+    problem = "not a time: " + quoted(s);
     return false;
   }
   const std::string digits = whole + frac;
@@ -92,14 +91,14 @@ bool parse_time(const std::string& text, sc_core::sc_time& out, std::string& pro
       out = sc_core::SC_ZERO_TIME;
       return true;
     }
-    problem = "time " + quoted(s) + " has no unit; " + examples;
+    problem = "time " + quoted(s) + " has no unit";
     return false;
   }
   const TimeUnit* u = nullptr;
   for (const TimeUnit& t : kTimeUnits)
     if (unit == t.name) u = &t;
   if (u == nullptr) {
-    problem = "unknown time unit " + quoted(unit) + " in " + quoted(s) + "; " + examples;
+    problem = "unknown time unit " + quoted(unit) + " in " + quoted(s);
     return false;
   }
   // Exact decimal arithmetic in picoseconds: "1.5us" is 1500000 ps, not a rounded double.
@@ -127,7 +126,8 @@ bool parse_time(const std::string& text, sc_core::sc_time& out, std::string& pro
   }
   const uint64_t res = resolution_ps();
   if (overflow || ps / res > sc_core::sc_max_time().value()) {
-    problem = "time " + quoted(s) + " is beyond the longest simulated time " + format_time(sc_core::sc_max_time());
+    problem = "time " + quoted(s) + " is beyond the longest time the simulator can represent (" +
+              std::to_string(static_cast<uint64_t>(sc_core::sc_max_time().to_seconds() / 86400)) + " days)";
     return false;
   }
   if (ps % res != 0) {
@@ -228,6 +228,13 @@ ParamDecl& ParamDecl::require() {
 
 ParamDecl& ParamDecl::defaults_to(std::string text) {
   default_text = std::move(text);
+  default_is_prose = true;
+  return *this;
+}
+
+ParamDecl& ParamDecl::no_default() {
+  default_text.clear();
+  default_is_prose = true;
   return *this;
 }
 
@@ -337,7 +344,8 @@ ParamValue ParamDecl::accept(const std::string& text, bool is_quoted) const {
     case ParamKind::time: {
       std::string problem;
       if (!parse_time(text, v.time, problem))
-        throw ParamError("", problem, "write e.g. 40ns, 2 ms, 1.5us, 100ms (0 needs no unit)");
+        throw ParamError("", problem,
+                         "write a number and a unit (ps, ns, us, ms, s), e.g. 40ns, 2 ms, 1.5us; only 0 may omit the unit");
       const double ps = static_cast<double>(v.time.value() * resolution_ps());
       const bool below = min_open ? ps <= min : ps < min;
       if (below || ps > max)

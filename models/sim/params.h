@@ -72,6 +72,7 @@ struct ParamDecl {
   ParamKind kind = ParamKind::string;
   std::string unit;          // "bytes", "m", "ns/m", "packet times", "fraction"; empty: none
   std::string default_text;  // as the reference shows it; ignored when required
+  bool default_is_prose = false;  // default_text describes a computed default, it is no value
   std::string doc;           // one line
   bool required = false;
 
@@ -109,7 +110,10 @@ struct ParamDecl {
   ParamDecl& multiple_of(int64_t m);
   ParamDecl& items(size_t lo, size_t hi);
   ParamDecl& require();
-  ParamDecl& defaults_to(std::string text);
+  ParamDecl& defaults_to(std::string text);  // a computed default, described in words
+  // Optional, but without a default of its own: another key decides when it is needed
+  // (a generator's parameters).
+  ParamDecl& no_default();
 
   ParamKind scalar_kind() const { return kind == ParamKind::list ? element : kind; }
   bool is_scalar() const { return kind != ParamKind::object && kind != ParamKind::list; }

@@ -41,8 +41,6 @@ bool write_file(const std::string& path, const std::string& text) {
 }  // namespace
 
 int sc_main(int argc, char** argv) {
-  // SystemC's copyright banner would precede every run's output.
-  setenv("SYSTEMC_DISABLE_COPYRIGHT_MESSAGE", "1", 0);
   std::string scenario_path, out_dir = "out", schema_path, reference_path;
   std::vector<std::string> overrides;
   bool quiet = false;
@@ -98,4 +96,11 @@ int sc_main(int argc, char** argv) {
     std::fprintf(stderr, "ibvp-sim: %s\n", e.what());
     return 1;
   }
+}
+
+// Our own entry point, ahead of the one in libsystemc: it silences SystemC's banner, which
+// the library prints before sc_main runs, then hands over to the kernel as its main would.
+int main(int argc, char** argv) {
+  setenv("SYSTEMC_DISABLE_COPYRIGHT_MESSAGE", "1", 0);
+  return sc_core::sc_elab_and_sim(argc, argv);
 }

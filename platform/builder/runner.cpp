@@ -4,6 +4,7 @@
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
+#include <unistd.h>
 
 #include "models/sim/timed_queue.h"
 #include "platform/builder/fabric.h"
@@ -19,6 +20,7 @@ std::string format_time(uint64_t ps) {
   return buf;
 }
 
+// On a terminal the bar redraws in place; in a log (CI, a pipe) each report is one line.
 void print_progress(uint64_t now_ps, uint64_t end_ps, double wall_s, uint64_t hops) {
   const double frac = end_ps ? static_cast<double>(now_ps) / static_cast<double>(end_ps) : 1.0;
   const int width = 30;
@@ -26,9 +28,10 @@ void print_progress(uint64_t now_ps, uint64_t end_ps, double wall_s, uint64_t ho
   std::string bar(static_cast<size_t>(filled), '#');
   bar.resize(width, '.');
   const double rate = wall_s > 0 ? static_cast<double>(now_ps) * 1e-9 / wall_s : 0.0;
-  std::fprintf(stderr, "\r[%s] %5.1f%%  sim %s  %.2f sim-ms/s  %.2f M packet-hops/s   ", bar.c_str(),
+  static const bool tty = isatty(fileno(stderr));
+  std::fprintf(stderr, "%s[%s] %5.1f%%  sim %s  %.2f sim-ms/s  %.2f M packet-hops/s%s", tty ? "\r" : "", bar.c_str(),
                frac * 100.0, format_time(now_ps).c_str(), rate,
-               wall_s > 0 ? static_cast<double>(hops) / wall_s * 1e-6 : 0.0);
+               wall_s > 0 ? static_cast<double>(hops) / wall_s * 1e-6 : 0.0, tty ? "   " : "\n");
   std::fflush(stderr);
 }
 
@@ -46,9 +49,12 @@ RunResult run_scenario(const Scenario& scenario, const RunOptions& options) {
   const uint64_t end_ps = scenario.duration.value();
   const uint64_t watch_ps = std::max<uint64_t>(scenario.deadlock_timeout.value(), 1);
   uint64_t slice_ps = watch_ps;
-  const uint64_t progress_ps = scenario.outputs.progress_interval.value();
-  if (options.progress && progress_ps > 0)
-    slice_ps = std::min(slice_ps, progress_ps);
+  // Progress every progress_interval of simulated time, or every 2 % of the run by default.
+  const uint64_t progress_ps = scenario.outputs.progress_interval.value() > 0
+                                   ? scenario.outputs.progress_interval.value()
+                                   : std::max<uint64_t>(end_ps / 50, 1);
+  if (options.progress) slice_ps = std::min(slice_ps, progress_ps);
+  uint64_t next_progress_ps = progress_ps;
 
   RunResult result;
   uint64_t last_moves = 0;
@@ -57,7 +63,10 @@ RunResult run_scenario(const Scenario& scenario, const RunOptions& options) {
     const uint64_t now = sc_core::sc_time_stamp().value();
     sc_core::sc_start(sc_core::sc_time::from_value(std::min(slice_ps, end_ps - now)));
     const uint64_t t = sc_core::sc_time_stamp().value();
-    if (options.progress) print_progress(t, end_ps, wall(), rec.transmissions());
+    if (options.progress && (t >= next_progress_ps || t >= end_ps)) {
+      print_progress(t, end_ps, wall(), rec.transmissions());
+      next_progress_ps = t + progress_ps;
+    }
     if (rec.transmissions() != last_moves) {
       last_moves = rec.transmissions();
       last_move_ps = t;
@@ -74,7 +83,7 @@ RunResult run_scenario(const Scenario& scenario, const RunOptions& options) {
       break;
     }
   }
-  if (options.progress) std::fprintf(stderr, "\n");
+  if (options.progress && isatty(fileno(stderr))) std::fprintf(stderr, "\n");
   fabric.finish();
 
   result.injected = rec.injected();

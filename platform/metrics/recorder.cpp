@@ -61,7 +61,8 @@ void Recorder::on_deliver(const ib::Packet& p, uint32_t node, uint64_t t) {
     f.latency_ps.push_back(t - created);
     f.network_latency_ps.push_back(t - p.injected.value());
   }
-  if (flow_series_[p.flow] >= 0) series_[flow_series_[p.flow]].events.emplace_back(t, p.payload_bytes);
+  // Wire bytes, like the port series: a flow's rate and a link's utilisation add up.
+  if (flow_series_[p.flow] >= 0) series_[flow_series_[p.flow]].events.emplace_back(t, p.wire_bytes());
   if (PacketRecord* r = record_of(p)) {
     r->done_ps = t;
     r->hops = p.hops;

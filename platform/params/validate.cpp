@@ -280,7 +280,7 @@ std::string count_text(size_t lo, size_t hi) {
 
 void apply_value(const ParamDecl& d, const Document& doc, const Path& path, const YAML::Node& n, void* cfg) {
   if (n.IsNull()) {
-    std::string fix = "write " + d.expected();
+    std::string fix = "write " + std::string(d.kind == ParamKind::list ? "a list" : d.expected());
     if (!d.required && !d.default_text.empty()) fix += ", or remove the key to use the default (" + d.default_text + ")";
     doc.fail(path, "no value given", fix);
   }
@@ -348,7 +348,7 @@ void apply(const ParamGroup& group, const Document& doc, const Path& path, void*
     if (given.count(d.name)) continue;
     // A section that is absent as a whole has no required keys of its own.
     if (d.required && present)
-      doc.fail(child(path, d.name), "required key is missing", "add " + d.name + ": " + d.expected() + " — " + d.doc);
+      doc.fail(child(path, d.name), "required key is missing", "add " + d.name + ": " + d.expected() + " (" + d.doc + ")");
     // Absent sub-sections still complete: their dependent defaults follow values set here.
     if (d.kind == ParamKind::object && !d.raw) apply(*d.group, doc, child(path, d.name), d.member(cfg));
   }
@@ -463,7 +463,7 @@ std::string description(const ParamDecl& d) {
 // Matches exactly what sim::parse_time accepts.
 const char* const kTimePattern = "^\\s*([0-9]+(\\.[0-9]+)?\\s*(ps|ns|us|ms|s)|0+(\\.0+)?)\\s*$";
 
-Json group_schema(const ParamGroup& g);
+Json group_schema(const ParamGroup& g, const std::string& description);
 
 // The schema of one value of kind `kind` as `d` constrains it (no description).
 Json scalar_schema(const ParamDecl& d, ParamKind kind) {
@@ -507,7 +507,8 @@ Json scalar_schema(const ParamDecl& d, ParamKind kind) {
         j.add("type", Json::str("object"));
         break;
       }
-      return group_schema(*d.group);
+      // List items (the only way here): the group's own description says what an item is.
+      return group_schema(*d.group, d.group->doc);
     case ParamKind::list: break;
   }
   return j;
@@ -515,7 +516,7 @@ Json scalar_schema(const ParamDecl& d, ParamKind kind) {
 
 // The default as a JSON literal, when the declared default is a plain value of the kind.
 bool json_default(const ParamDecl& d, Json& out) {
-  if (d.required || d.default_text.empty()) return false;
+  if (d.required || d.default_text.empty() || d.default_is_prose) return false;
   switch (d.kind) {
     case ParamKind::integer: {
       int64_t v;
@@ -544,6 +545,8 @@ bool json_default(const ParamDecl& d, Json& out) {
 }
 
 Json decl_schema(const ParamDecl& d) {
+  // A mapping: the key's description, then what the group is.
+  if (d.kind == ParamKind::object && !d.raw) return group_schema(*d.group, description(d) + " " + d.group->doc);
   Json j;
   if (d.kind == ParamKind::list) {
     j = Json::obj();
@@ -567,10 +570,10 @@ Json decl_schema(const ParamDecl& d) {
   return j;
 }
 
-Json group_schema(const ParamGroup& g) {
+Json group_schema(const ParamGroup& g, const std::string& description) {
   Json j = Json::obj();
   j.add("type", Json::str("object"));
-  j.add("description", Json::str(g.doc));
+  j.add("description", Json::str(description));
   Json props = Json::obj();
   Json required = Json::arr();
   for (const ParamDecl& d : g.params) {
@@ -589,7 +592,7 @@ std::string json_schema(const ParamGroup& root, const std::string& title) {
   Json j = Json::obj();
   j.add("$schema", Json::str("https://json-schema.org/draft/2020-12/schema"));
   j.add("title", Json::str(title));
-  for (auto& m : group_schema(root).members) j.members.push_back(m);
+  for (auto& m : group_schema(root, root.doc).members) j.members.push_back(m);
   std::ostringstream os;
   write_json(os, j, 0);
   os << '\n';
@@ -648,48 +651,57 @@ std::string allowed_text(const ParamDecl& d) {
   return s;
 }
 
-struct Section {
-  std::string path;
-  const ParamGroup* group;
-};
-
-void collect(const ParamGroup& g, const std::string& path, std::vector<Section>& out,
-             std::map<const ParamGroup*, std::string>& first) {
-  first.emplace(&g, path);
-  out.push_back({path, &g});
+// Every path at which each group appears, groups in the order they are first met.
+void collect(const ParamGroup& g, const std::string& path, std::vector<const ParamGroup*>& order,
+             std::map<const ParamGroup*, std::vector<std::string>>& paths) {
+  if (paths[&g].empty()) order.push_back(&g);
+  paths[&g].push_back(path);
   for (const ParamDecl& d : g.params) {
-    if (d.group == nullptr || first.count(d.group)) continue;
-    const std::string sub = (path.empty() ? "" : path + ".") + d.name + (d.kind == ParamKind::list ? "[]" : "");
-    collect(*d.group, sub, out, first);
+    if (d.group == nullptr) continue;
+    collect(*d.group, (path.empty() ? "" : path + ".") + d.name + (d.kind == ParamKind::list ? "[]" : ""), order,
+            paths);
   }
+}
+
+std::string default_cell(const ParamDecl& d) {
+  if (d.required) return "required";
+  if (d.default_text.empty()) return "";
+  return d.default_is_prose ? d.default_text : "`" + d.default_text + "`";
 }
 
 }  // namespace
 
 std::string markdown_reference(const ParamGroup& root, const std::string& title, const std::string& intro) {
-  std::vector<Section> sections;
-  std::map<const ParamGroup*, std::string> first;
-  collect(root, "", sections, first);
+  std::vector<const ParamGroup*> order;
+  std::map<const ParamGroup*, std::vector<std::string>> paths;
+  collect(root, "", order, paths);
 
+  // A group shared by several keys (VL arbitration of switches and endpoints) has one
+  // section, under the first path that uses it; the others are listed and link to it.
   std::ostringstream os;
   os << "# " << title << "\n\n" << intro << "\n";
-  for (const Section& s : sections) {
-    os << "\n## " << heading_path(s.path) << "\n\n" << s.group->doc << "\n\n";
-    os << "| Key | Type | Unit | Default | Allowed | Description |\n";
+  for (const ParamGroup* g : order) {
+    const std::vector<std::string>& at = paths.at(g);
+    os << "\n## " << heading_path(at[0]) << "\n\n" << g->doc << "\n";
+    if (at.size() > 1) {
+      os << "\nAlso at:";
+      for (size_t i = 1; i < at.size(); ++i) os << (i > 1 ? "," : "") << " `" << at[i] << "`";
+      os << ".\n";
+    }
+    os << "\n| Key | Type | Unit | Default | Allowed | Description |\n";
     os << "|---|---|---|---|---|---|\n";
-    for (const ParamDecl& d : s.group->params) {
+    for (const ParamDecl& d : g->params) {
       std::string type = type_text(d);
       if (d.group != nullptr) {
-        const std::string target = heading_path(first.at(d.group));
+        const std::string target = heading_path(paths.at(d.group)[0]);
         type += " ([" + target + "](#" + anchor(target) + "))";
       }
-      const std::string def = d.required ? "required" : d.default_text.empty() ? "" : "`" + d.default_text + "`";
-      os << "| `" << d.name << "` | " << cell(type) << " | " << cell(d.unit) << " | " << cell(def) << " | "
+      os << "| `" << d.name << "` | " << cell(type) << " | " << cell(d.unit) << " | " << cell(default_cell(d)) << " | "
          << cell(allowed_text(d)) << " | " << cell(d.doc) << " |\n";
     }
-    if (!s.group->rules.empty()) {
+    if (!g->rules.empty()) {
       os << "\n";
-      for (const std::string& r : s.group->rules) os << "- " << r << "\n";
+      for (const std::string& r : g->rules) os << "- " << r << "\n";
     }
   }
   return os.str();

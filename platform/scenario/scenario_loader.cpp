@@ -105,6 +105,7 @@ class ScenarioChecker {
     if (s_.flows.empty() && !s_.traffic.enabled)
       doc_.fail({}, "nothing would be sent: the scenario has neither flows nor a traffic section",
                 "add flows: [...] or traffic: {...}");
+    same_vls();
     flows();
     if (s_.traffic.enabled) traffic();
     buffers();
@@ -112,6 +113,17 @@ class ScenarioChecker {
   }
 
  private:
+  // Both ends of a cable operate the same data VLs (the fabric builder relies on it).
+  void same_vls() const {
+    if (s_.endpoint_cfg.data_vls == s_.switch_cfg.data_vls) return;
+    YAML::Node written;
+    const Path at = doc_.find(key("endpoint", "data_vls"), written) ? key("endpoint", "data_vls") : key("switch", "data_vls");
+    doc_.fail(at,
+              "endpoints operate " + std::to_string(s_.endpoint_cfg.data_vls) + " data VL(s) but switches " +
+                  std::to_string(s_.switch_cfg.data_vls) + "; a cable's two ends must agree",
+              "give endpoint.data_vls and switch.data_vls the same value");
+  }
+
   uint32_t endpoint(const std::string& name, const Path& at) const {
     const uint32_t n = t_.find(name);
     const std::string fix = "name an endpoint of the topology: " + some_names(t_, endpoints_);

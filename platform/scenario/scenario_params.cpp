@@ -187,11 +187,14 @@ const sim::ParamGroup& topology_params() {
     // two_switch: B has the inter-switch cable, B_C and B_V besides its local sources; A has
     // the cable and A_V besides its remote sources.
     b.integer("local", &TopologySpec::local, "hosts", "two_switch: local sources B_L1.. on switch B.")
-        .range(0, max_ports - 3);
+        .range(0, max_ports - 3)
+        .no_default();
     b.integer("remote", &TopologySpec::remote, "hosts", "two_switch: remote sources A_R1.. on switch A.")
-        .range(0, max_ports - 2);
+        .range(0, max_ports - 2)
+        .no_default();
     b.integer("switches", &TopologySpec::switches, "switches", "random_irregular: number of switches.")
-        .range(1, 4096);
+        .range(1, 4096)
+        .no_default();
     b.integer("switch_ports", &TopologySpec::switch_ports, "ports",
               "random_irregular: ports per switch cabled to other switches.")
         .range(1, max_ports - 1);
@@ -199,11 +202,21 @@ const sim::ParamGroup& topology_params() {
         .range(0, max_ports - 1);
     b.integer("seed", &TopologySpec::seed, "", "random_irregular: seed of the random graph.")
         .defaults_to("the scenario's seed (low 32 bits)");
-    b.integer("hosts", &TopologySpec::hosts, "hosts", "single_switch: hosts h1.. on one switch.").range(1, max_ports);
-    b.integer("k", &TopologySpec::k, "", "fat_tree: arity of the k-ary n-tree (k^n hosts).").range(1, max_ports / 2);
-    b.integer("n", &TopologySpec::n, "", "fat_tree: levels of the k-ary n-tree.").range(1, 16);
-    b.integer("x", &TopologySpec::x, "switches", "mesh, torus: switches along x.").range(1, 1024);
-    b.integer("y", &TopologySpec::y, "switches", "mesh, torus: switches along y.").range(1, 1024);
+    b.integer("hosts", &TopologySpec::hosts, "hosts", "single_switch: hosts h1.. on one switch.")
+        .range(1, max_ports)
+        .no_default();
+    b.integer("k", &TopologySpec::k, "", "fat_tree: arity of the k-ary n-tree (k^n hosts).")
+        .range(1, max_ports / 2)
+        .no_default();
+    b.integer("n", &TopologySpec::n, "", "fat_tree: levels of the k-ary n-tree.")
+        .range(1, 16)
+        .no_default();
+    b.integer("x", &TopologySpec::x, "switches", "mesh, torus: switches along x.")
+        .range(1, 1024)
+        .no_default();
+    b.integer("y", &TopologySpec::y, "switches", "mesh, torus: switches along y.")
+        .range(1, 1024)
+        .no_default();
     b.integer("hosts_per_switch", &TopologySpec::hosts_per_switch, "hosts", "mesh, torus: hosts on each switch.")
         .range(0, max_ports - 4);
     b.object("link", &TopologySpec::link, link::link_params(), "Generators: settings of every cable.")
@@ -271,6 +284,7 @@ const sim::ParamGroup& scenario_params() {
     b.rule("warmup is before duration; flows or traffic (or both) are given; flows and traffic start before duration.");
     b.rule("switch.vl_buffer_bytes and endpoint.vl_buffer_bytes hold the largest packet of any flow "
            "(payload + LRH, BTH, DETH, pad, ICRC, VCRC, rounded up to 64-byte credit blocks).");
+    b.rule("endpoint.data_vls equals switch.data_vls (both ends of a cable operate the same VLs).");
     b.rule("The VL that each flow's SL maps to (endpoint.sl2vl, switch.sl2vl) has a vlarb entry with a weight above 0.");
     return b.build();
   }();

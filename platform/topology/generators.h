@@ -18,9 +18,10 @@ struct RandomIrregularOptions {
 };
 
 // Seed 001 Sec. 3: `switches` switches with switch_ports + host_ports ports each, joined by
-// a random connected graph without self-links or parallel links, in which every switch uses
-// all its switch ports when such a graph exists (a few ports stay free otherwise, e.g. with
-// fewer than switch_ports + 1 switches). Switch i is "sw<i>"; its switch cables take ports
+// a random connected graph without self-links or parallel links. Free switch ports are
+// rewired until none is left where possible: a few stay free with fewer than switch_ports + 1
+// switches (the graph is then complete) or an odd port total; 8..64 switches with 4 switch
+// ports use all of them (docs/topology.md has the method). Switch i is "sw<i>"; its switch cables take ports
 // 1..switch_ports, host h is "h<i>_<h>" on port switch_ports + 1 + h. The same seed gives the
 // same fabric on every platform (std::mt19937_64 and an own uniform draw).
 Topology random_irregular(uint32_t switches, uint32_t seed, const RandomIrregularOptions& opt = {});

@@ -65,7 +65,10 @@ std::string format_double(double v) {
     std::snprintf(buf, sizeof buf, "%.*g", precision, v);
     if (std::strtod(buf, nullptr) == v) break;
   }
-  return buf;
+  std::string text = buf;
+  // "1.0" rather than "1": a length reads as a real number in the file.
+  if (std::isfinite(v) && text.find_first_of(".e") == std::string::npos) text += ".0";
+  return text;
 }
 
 bool same_link_settings(const link::LinkConfig& x, const link::LinkConfig& y) {
@@ -187,19 +190,18 @@ class Reader {
       const std::string at = item(path, i);
       Node node;
       node.kind = kind;
-      YAML::Node name_node = e;
-      if (e.IsScalar() && !is_switch) {
-        // "- h1": a host with everything left to defaults.
-        node.name = e.Scalar();
-      } else {
+      // "- h1" is a host with everything left to defaults. (yaml-cpp nodes are references:
+      // assigning one Node to another would overwrite the document, so none is reassigned.)
+      const bool short_host = e.IsScalar() && !is_switch;
+      if (!short_host) {
         if (!e.IsMap())
           fail(at, e, "an entry must be a mapping",
                is_switch ? "write - {name: sw1, ports: 8}" : "write - {name: h1} or just - h1");
         check_keys(e, at, is_switch ? kSwitchKeys : kHostKeys);
-        name_node = e["name"];
-        if (!name_node) fail(sub(at, "name"), e, "entry has no name", "add name: ...");
-        node.name = scalar(name_node, sub(at, "name"), "name");
+        if (!e["name"]) fail(sub(at, "name"), e, "entry has no name", "add name: ...");
       }
+      const YAML::Node name_node = short_host ? e : e["name"];
+      node.name = scalar(name_node, sub(at, "name"), "name");
       if (node.name.empty()) fail(sub(at, "name"), name_node, "the name is empty", "give the node a name");
       auto [prev, fresh] = names_.emplace(node.name, static_cast<uint32_t>(topo_.nodes.size()));
       if (!fresh)
@@ -271,22 +273,19 @@ class Reader {
       const std::string at = item("links", i);
       Link link;
       link.cfg = defaults_;
-      YAML::Node a, b;
       if (e.IsSequence()) {
         if (e.size() != 2) fail(at, e, "a link has two ends, this has " + std::to_string(e.size()), "write [A/1, B/2]");
-        a = e[0];
-        b = e[1];
       } else if (e.IsMap()) {
         check_keys(e, at, kLinkKeys);
-        a = e["a"];
-        b = e["b"];
-        if (!a || !b) fail(at, e, "a link needs both ends a: and b:", "write {a: A/1, b: B/2}");
+        if (!e["a"] || !e["b"]) fail(at, e, "a link needs both ends a: and b:", "write {a: A/1, b: B/2}");
         read_link_settings(e, at, link.cfg);
         for (const std::string& k : kLinkSettingKeys)
           if (e[k]) lines_[sub(at, k)] = line_of(e[k]);
       } else {
         fail(at, e, "a link must be [a, b] or a mapping", "write [A/1, B/2] or {a: A/1, b: B/2, speed: QDR}");
       }
+      const YAML::Node a = e.IsSequence() ? e[0] : e["a"];
+      const YAML::Node b = e.IsSequence() ? e[1] : e["b"];
       lines_[at] = line_of(e);
       lines_[sub(at, "a")] = line_of(a);
       lines_[sub(at, "b")] = line_of(b);

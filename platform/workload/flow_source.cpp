@@ -42,7 +42,8 @@ void FlowSource::take(uint64_t now_ps, ep::PacketSpec& out) {
   const Destination d = pick_destination();
   out.dst_node = d.node;
   out.dlid = d.dlid;
-  out.dest_qp = 1;
+  // One data QP per flow at both ends; QPs 0 and 1 are reserved for management.
+  out.dest_qp = 0x100 + flow;
   if (generator_ == GeneratorKind::saturating) {
     out.created_ps = now_ps;
   } else {

@@ -38,7 +38,7 @@ def test_capture_of_a_run_dissects_as_the_packets_were_sent(tmp_path: Path) -> N
     assert capture.exists()
     fields = ["infiniband.lrh.slid", "infiniband.lrh.dlid", "infiniband.lrh.sl", "infiniband.lrh.vl",
               "infiniband.bth.opcode", "infiniband.bth.psn", "_ws.malformed", "_ws.expert.severity"]
-    rows = tshark_fields(capture, fields)
+    rows = [[v if i >= 6 else str(int(v, 0)) for i, v in enumerate(r)] for r in tshark_fields(capture, fields)]
     assert len(rows) > 20
     for r in rows:
         assert r[6] == "" and r[7] == "", f"tshark reports a malformed packet or expert error: {r}"

@@ -1,0 +1,441 @@
+// Scenario documents in, a Scenario or a ConfigError out (platform/scenario/scenario_loader.h).
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <unistd.h>
+#include <vector>
+
+#include <yaml-cpp/yaml.h>
+
+#include "common/testing.h"
+#include "models/switch/switch.h"
+#include "platform/params/config_error.h"
+#include "platform/scenario/scenario_loader.h"
+
+namespace ibvp {
+namespace {
+
+using sc_core::sc_time;
+using sc_core::SC_MS;
+using sc_core::SC_NS;
+using sc_core::SC_US;
+
+// A valid scenario; tests append sections. Line numbers: name 1, duration 2, topology 3,
+// flows 4, the flow 5.
+const std::string kBase =
+    "name: t\n"
+    "duration: 1ms\n"
+    "topology: {generator: single_switch, hosts: 4}\n"
+    "flows:\n"
+    "  - {name: f1, src: h1, dst: h2}\n";
+
+Scenario load(const std::string& yaml, const std::vector<std::string>& overrides = {}) {
+  return scenario_from_yaml(yaml, "test.yaml", overrides);
+}
+
+ConfigError error_of(const std::string& yaml, const std::vector<std::string>& overrides = {}) {
+  try {
+    load(yaml, overrides);
+  } catch (const ConfigError& e) {
+    return e;
+  }
+  ADD_FAILURE() << "accepted:\n" << yaml;
+  return ConfigError("", "", 0, "", "");
+}
+
+TEST(ScenarioLoader, ExampleMinimalLoadsWithItsValues) {
+  const Scenario s = load_scenario(testing::source_path("configs/examples/minimal.yaml"));
+  EXPECT_EQ(s.name, "minimal");
+  EXPECT_EQ(s.seed, 7u);
+  EXPECT_EQ(s.duration, sc_time(2, SC_MS));
+  EXPECT_EQ(s.warmup, sc_time(100, SC_US));
+  EXPECT_EQ(s.topology.endpoints().size(), 4u);
+  EXPECT_EQ(s.topology.switches().size(), 1u);
+  for (const topo::Link& l : s.topology.links) {
+    EXPECT_EQ(l.cfg.speed, link::Speed::qdr);
+    EXPECT_EQ(l.cfg.width, link::Width::x4);
+  }
+  EXPECT_EQ(s.switch_cfg.pipeline_delay, sc_time(40, SC_NS));
+  EXPECT_EQ(s.switch_cfg.crossbar, sw::CrossbarPolicy::fifo);
+  ASSERT_EQ(s.flows.size(), 2u);
+  EXPECT_EQ(s.flows[0].name, "f1");
+  EXPECT_EQ(s.flows[0].generator, GeneratorKind::constant);
+  EXPECT_DOUBLE_EQ(s.flows[0].load, 0.5);
+  EXPECT_EQ(s.flows[0].payload_bytes, 1024u);
+  EXPECT_EQ(s.flows[1].generator, GeneratorKind::saturating);
+  EXPECT_EQ(s.flows[1].stop, sc_time(1, SC_MS));
+  EXPECT_FALSE(s.outputs.packets_csv);
+  EXPECT_EQ(s.outputs.rate_ports, std::vector<std::string>{"sw/3"});
+  EXPECT_FALSE(s.traffic.enabled);
+  EXPECT_NE(s.source.find("minimal.yaml"), std::string::npos);
+}
+
+TEST(ScenarioLoader, KeysLeftOutTakeTheDeclaredDefaults) {
+  const Scenario s = load(kBase);
+  const Scenario d;
+  EXPECT_EQ(s.seed, d.seed);
+  EXPECT_EQ(s.routing, "minhop");
+  EXPECT_EQ(s.warmup, d.warmup);
+  EXPECT_EQ(s.deadlock_timeout, d.deadlock_timeout);
+  EXPECT_EQ(s.switch_cfg.pipeline_delay, d.switch_cfg.pipeline_delay);
+  EXPECT_EQ(s.switch_cfg.vl_buffer_bytes, d.switch_cfg.vl_buffer_bytes);
+  EXPECT_EQ(s.switch_cfg.crossbar, d.switch_cfg.crossbar);
+  EXPECT_EQ(s.endpoint_cfg.vl_buffer_bytes, d.endpoint_cfg.vl_buffer_bytes);
+  const FlowConfig& f = s.flows[0];
+  EXPECT_EQ(f.generator, GeneratorKind::saturating);
+  EXPECT_EQ(f.pattern, DestinationPattern::fixed);
+  EXPECT_EQ(f.payload_bytes, 2048u);
+  EXPECT_EQ(f.stop, sc_core::sc_max_time());
+  EXPECT_TRUE(s.outputs.packets_csv);
+  EXPECT_EQ(s.outputs.rate_window, d.outputs.rate_window);
+  // Single-switch links are the generator's default cable.
+  EXPECT_EQ(s.topology.links[0].cfg.width, link::Width::x4);
+  EXPECT_EQ(s.topology.links[0].cfg.speed, link::Speed::sdr);
+}
+
+TEST(ScenarioLoader, DependentDefaultsFollowDataVlsOnSwitchAndEndpoint) {
+  const Scenario s = load(kBase + "switch: {data_vls: 4}\nendpoint: {data_vls: 4}\n");
+  EXPECT_EQ(s.switch_cfg.vlarb.low.size(), 4u);
+  EXPECT_EQ(s.switch_cfg.sl2vl, sw::SwitchConfig::default_sl2vl(4));
+  EXPECT_EQ(s.endpoint_cfg.vlarb.low.size(), 4u);
+  EXPECT_EQ(s.endpoint_cfg.sl2vl, sw::SwitchConfig::default_sl2vl(4));
+  EXPECT_EQ(s.endpoint_cfg.sl2vl[5], 1);
+}
+
+TEST(ScenarioLoader, UnnamedFlowsAndCapturesGetNamesFromTheirPlace) {
+  const Scenario s = load(
+      "duration: 1ms\n"
+      "topology: {generator: single_switch, hosts: 2}\n"
+      "flows: [{src: h1, dst: h2}]\n"
+      "outputs: {pcaps: [{node: h1, link_type: infiniband}]}\n");
+  EXPECT_EQ(s.name, "test");  // from test.yaml
+  EXPECT_EQ(s.flows[0].name, "flow0");
+  EXPECT_EQ(s.outputs.pcaps[0].file, "h1-1.pcap");
+  EXPECT_FALSE(s.outputs.pcaps[0].upper_pdu);
+}
+
+TEST(ScenarioLoader, TwoSwitchGeneratorAppliesTheLinkSettingsToEveryCable) {
+  const Scenario s = load(
+      "duration: 1ms\n"
+      "topology:\n"
+      "  generator: two_switch\n"
+      "  local: 5\n"
+      "  remote: 1\n"
+      "  link: {width: 4X, speed: DDR, length_m: 2, propagation_ns_per_m: 5}\n"
+      "flows: [{name: L1, src: B_L1, dst: B_C}]\n");
+  EXPECT_NE(s.topology.find("B_L5"), topo::Topology::npos);
+  EXPECT_NE(s.topology.find("A_R1"), topo::Topology::npos);
+  for (const topo::Link& l : s.topology.links) {
+    EXPECT_EQ(l.cfg.speed, link::Speed::ddr);
+    EXPECT_DOUBLE_EQ(l.cfg.length_m, 2.0);
+  }
+}
+
+TEST(ScenarioLoader, RandomIrregularTakesTheScenarioSeedUnlessGiven) {
+  const std::string base =
+      "duration: 1ms\nseed: 5\ntopology: {generator: random_irregular, switches: 8}\n"
+      "traffic: {load: 0.1}\n";
+  const Scenario a = load(base);
+  const Scenario b = load(base, {"topology.seed=5"});
+  ASSERT_EQ(a.topology.links.size(), b.topology.links.size());
+  for (size_t i = 0; i < a.topology.links.size(); ++i) EXPECT_TRUE(a.topology.links[i].a == b.topology.links[i].a);
+  EXPECT_TRUE(a.traffic.enabled);
+  EXPECT_EQ(a.topology.links[0].cfg.width, link::Width::x1);  // seed 001's cable unless link is given
+}
+
+TEST(ScenarioLoader, TopologyFileIsRelativeToTheScenarioFile) {
+  const std::filesystem::path dir = std::filesystem::temp_directory_path() / ("ibvp_scn_" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir / "topo");
+  std::ofstream(dir / "topo" / "pair.yaml") << "switches: [{name: s, ports: 2}]\nhosts: [a, b]\nlinks: [[s/1, a], [s/2, b]]\n";
+  std::ofstream(dir / "run.yaml") << "duration: 1ms\ntopology: {file: topo/pair.yaml}\nflows: [{src: a, dst: b}]\n";
+  const Scenario s = load_scenario((dir / "run.yaml").string());
+  EXPECT_EQ(s.topology.nodes.size(), 3u);
+  EXPECT_EQ(s.name, "run");
+
+  std::ofstream(dir / "bad.yaml") << "duration: 1ms\ntopology:\n  file: nowhere.yaml\nflows: [{src: a, dst: b}]\n";
+  try {
+    load_scenario((dir / "bad.yaml").string());
+    ADD_FAILURE() << "missing topology file accepted";
+  } catch (const ConfigError& e) {
+    EXPECT_EQ(e.key(), "topology.file");
+    EXPECT_EQ(e.line(), 3);
+    EXPECT_NE(e.problem().find("nowhere.yaml"), std::string::npos);
+  }
+  std::filesystem::remove_all(dir);
+}
+
+TEST(ScenarioLoader, InlineTopologyErrorsPointIntoTheScenario) {
+  const Scenario s = load(
+      "duration: 1ms\n"
+      "topology:\n"
+      "  inline:\n"
+      "    switches: [{name: s, ports: 2}]\n"
+      "    hosts: [a, b]\n"
+      "    links: [[s/1, a], [s/2, b]]\n"
+      "flows: [{src: a, dst: b}]\n");
+  EXPECT_EQ(s.topology.nodes.size(), 3u);
+  const ConfigError e = error_of(
+      "duration: 1ms\n"
+      "topology:\n"
+      "  inline:\n"
+      "    switches: [{name: s, ports: 2}]\n"
+      "    hosts: [a, b]\n"
+      "    links: [[s/1, a], [s/2, c]]\n"
+      "flows: [{src: a, dst: b}]\n");
+  EXPECT_EQ(e.file(), "test.yaml");
+  EXPECT_EQ(e.line(), 6);
+  EXPECT_EQ(e.key().rfind("topology.inline.links[1]", 0), 0u) << e.what();
+}
+
+// --- Each kind of error names the file, the key path, the line and the fix.
+
+TEST(ScenarioErrors, UnknownTopLevelKey) {
+  const ConfigError e = error_of(kBase + "durration: 2ms\n");
+  EXPECT_EQ(e.file(), "test.yaml");
+  EXPECT_EQ(e.key(), "durration");
+  EXPECT_EQ(e.line(), 6);
+  EXPECT_NE(e.fix().find("did you mean duration?"), std::string::npos);
+  EXPECT_NE(e.fix().find("name, seed, duration"), std::string::npos);
+}
+
+TEST(ScenarioErrors, UnknownKeyInAFlow) {
+  const ConfigError e = error_of(kBase + "  - {name: f2, src: h1, dst: h3, bandwidth: 1}\n");
+  EXPECT_EQ(e.key(), "flows[1].bandwidth");
+  EXPECT_EQ(e.line(), 6);
+  EXPECT_NE(e.fix().find("allowed keys are name, src, dst"), std::string::npos);
+}
+
+TEST(ScenarioErrors, WrongTypeAndRangeInAFlow) {
+  ConfigError e = error_of(kBase + "  - {name: f2, src: h1, dst: h3, load: high}\n");
+  EXPECT_EQ(e.key(), "flows[1].load");
+  EXPECT_EQ(e.problem(), "expected a number, got \"high\"");
+  e = error_of(kBase + "  - {name: f2, src: h1, dst: h3, load: 0}\n");
+  EXPECT_EQ(e.problem(), "0 is out of range (0, 1]");
+  e = error_of(kBase + "  - {name: f2, src: h1, dst: h3, payload_bytes: 5000}\n");
+  EXPECT_EQ(e.problem(), "5000 is out of range 0..4096");
+  EXPECT_EQ(e.line(), 6);
+}
+
+TEST(ScenarioErrors, UnknownChoiceListsAllowedValues) {
+  const ConfigError e = error_of(kBase + "routing: updn\n");
+  EXPECT_EQ(e.key(), "routing");
+  EXPECT_EQ(e.line(), 6);
+  EXPECT_NE(e.fix().find("allowed values are minhop"), std::string::npos);
+}
+
+TEST(ScenarioErrors, MissingRequiredKeys) {
+  ConfigError e = error_of("duration: 1ms\nflows: []\n");
+  EXPECT_EQ(e.key(), "topology");
+  EXPECT_EQ(e.problem(), "required key is missing");
+  e = error_of(kBase + "  - {name: f2, dst: h3}\n");
+  EXPECT_EQ(e.key(), "flows[1].src");
+  EXPECT_EQ(e.line(), 6);
+  e = error_of(kBase + "  - {name: f2, src: h1}\n");
+  EXPECT_EQ(e.key(), "flows[1].dst");
+  EXPECT_NE(e.fix().find("pattern uniform"), std::string::npos);
+}
+
+TEST(ScenarioErrors, FlowEndpointsMustExistAndTheFixListsSome) {
+  const ConfigError e = error_of(kBase + "  - {name: f2, src: h9, dst: h3}\n");
+  EXPECT_EQ(e.key(), "flows[1].src");
+  EXPECT_EQ(e.line(), 6);
+  EXPECT_EQ(e.problem(), "no endpoint named \"h9\" in the topology");
+  EXPECT_NE(e.fix().find("h1, h2, h3, h4"), std::string::npos);
+  EXPECT_EQ(error_of(kBase + "  - {name: f2, src: sw, dst: h3}\n").problem(), "sw is a switch, not an endpoint");
+  EXPECT_EQ(error_of(kBase + "  - {name: f2, src: h1, dst: h1}\n").key(), "flows[1].dst");
+  EXPECT_EQ(error_of(kBase + "  - {name: f1, src: h1, dst: h3}\n").key(), "flows[1].name");
+}
+
+TEST(ScenarioErrors, PatternKeysMustFitThePattern) {
+  EXPECT_EQ(error_of(kBase + "  - {name: f2, src: h1, pattern: hotspot}\n").key(), "flows[1].hotspots");
+  EXPECT_EQ(error_of(kBase + "  - {name: f2, src: h1, pattern: uniform, dst: h2}\n").key(), "flows[1].dst");
+  EXPECT_EQ(error_of(kBase + "  - {name: f2, src: h1, dst: h2, hotspots: [h3]}\n").key(), "flows[1].hotspots");
+  EXPECT_EQ(error_of(kBase + "  - {name: f2, src: h1, pattern: hotspot, hotspots: [h7], hotspot_fraction: 0.5}\n").key(),
+            "flows[1].hotspots[0]");
+  const Scenario s = load(kBase + "  - {name: f2, src: h1, pattern: hotspot, hotspots: [h3], hotspot_fraction: 0.5}\n");
+  EXPECT_EQ(s.flows[1].hotspots, std::vector<std::string>{"h3"});
+}
+
+TEST(ScenarioErrors, TimesMustBeOrdered) {
+  ConfigError e = error_of(kBase + "warmup: 1ms\n");
+  EXPECT_EQ(e.key(), "warmup");
+  EXPECT_EQ(e.line(), 6);
+  e = error_of(kBase + "  - {name: f2, src: h1, dst: h3, start: 50us, stop: 10us}\n");
+  EXPECT_EQ(e.key(), "flows[1].stop");
+  e = error_of(kBase + "  - {name: f2, src: h1, dst: h3, start: 2ms}\n");
+  EXPECT_EQ(e.key(), "flows[1].start");
+  EXPECT_NE(e.problem().find("send nothing"), std::string::npos);
+  e = error_of("duration: 0s\ntopology: {generator: single_switch, hosts: 2}\nflows: [{src: h1, dst: h2}]\n");
+  EXPECT_EQ(e.key(), "duration");
+  EXPECT_NE(e.problem().find("out of range"), std::string::npos);
+}
+
+TEST(ScenarioErrors, BufferMustHoldTheLargestPacketAndTheFixSaysWhy) {
+  const ConfigError e = error_of(kBase + "  - {name: big, src: h1, dst: h3, payload_bytes: 4096}\nswitch:\n  vl_buffer_bytes: 4096\n");
+  EXPECT_EQ(e.key(), "switch.vl_buffer_bytes");
+  EXPECT_EQ(e.line(), 8);
+  // 4096 + LRH 8 + BTH 12 + DETH 8 + ICRC 4 + VCRC 2 = 4130 bytes = 65 blocks.
+  EXPECT_NE(e.problem().find("flow big sends 4096-byte payloads, 4130 bytes on the wire, 4160 bytes"),
+            std::string::npos)
+      << e.problem();
+  EXPECT_NE(e.fix().find("at least 4160"), std::string::npos);
+  EXPECT_NE(e.fix().find("LRH"), std::string::npos);
+  EXPECT_EQ(error_of(kBase + "endpoint: {vl_buffer_bytes: 1024}\n").key(), "endpoint.vl_buffer_bytes");
+}
+
+TEST(ScenarioErrors, FlowSlMustMapToAnArbitratedVl) {
+  const ConfigError e = error_of(kBase +
+                                 "  - {name: f2, src: h1, dst: h3, sl: 1}\n"
+                                 "switch:\n"
+                                 "  data_vls: 2\n"
+                                 "  vlarb: {low: [{vl: 0, weight: 255}]}\n"
+                                 "endpoint: {data_vls: 2}\n");
+  EXPECT_EQ(e.key(), "flows[1].sl");
+  EXPECT_NE(e.problem().find("switch.vlarb has no entry for VL 1"), std::string::npos) << e.problem();
+}
+
+TEST(ScenarioErrors, TopologySectionTakesExactlyOneSourceAndOnlyItsGeneratorsKeys) {
+  ConfigError e = error_of("duration: 1ms\ntopology: {generator: single_switch, hosts: 4, file: x.yaml}\nflows: []\n");
+  EXPECT_EQ(e.key(), "topology");
+  EXPECT_EQ(e.line(), 2);
+  EXPECT_NE(e.fix().find("exactly one of"), std::string::npos);
+  e = error_of("duration: 1ms\ntopology: {generator: single_switch, hosts: 4, local: 3}\nflows: []\n");
+  EXPECT_EQ(e.key(), "topology.local");
+  EXPECT_EQ(e.problem(), "local is not a parameter of generator single_switch");
+  EXPECT_NE(e.fix().find("single_switch takes hosts, link"), std::string::npos);
+  e = error_of("duration: 1ms\ntopology: {generator: two_switch, local: 3}\nflows: []\n");
+  EXPECT_EQ(e.key(), "topology.remote");
+  EXPECT_EQ(e.problem(), "generator two_switch needs remote");
+  e = error_of("duration: 1ms\ntopology: {generator: star}\nflows: []\n");
+  EXPECT_EQ(e.key(), "topology.generator");
+  EXPECT_NE(e.fix().find("two_switch, random_irregular, single_switch, fat_tree, mesh, torus"), std::string::npos);
+}
+
+TEST(ScenarioErrors, EndpointsAndSwitchesMustOperateTheSameVls) {
+  ConfigError e = error_of(kBase + "switch:\n  data_vls: 2\n");
+  EXPECT_EQ(e.key(), "switch.data_vls");
+  EXPECT_EQ(e.line(), 7);
+  e = error_of(kBase + "switch: {data_vls: 2}\nendpoint: {data_vls: 3}\n");
+  EXPECT_EQ(e.key(), "endpoint.data_vls");
+  EXPECT_EQ(e.line(), 7);
+  EXPECT_EQ(e.fix(), "give endpoint.data_vls and switch.data_vls the same value");
+}
+
+TEST(ScenarioErrors, NothingToSendIsRefused) {
+  const ConfigError e = error_of("duration: 1ms\ntopology: {generator: single_switch, hosts: 4}\n");
+  EXPECT_NE(e.problem().find("neither flows nor a traffic section"), std::string::npos);
+}
+
+TEST(ScenarioErrors, OutputsMustNameCabledPorts) {
+  ConfigError e = error_of(kBase + "outputs:\n  rate_ports: [sw/1, sw/9]\n");
+  EXPECT_EQ(e.key(), "outputs.rate_ports[1]");
+  EXPECT_EQ(e.line(), 7);
+  EXPECT_NE(e.problem().find("sw has no port 9"), std::string::npos);
+  e = error_of(kBase + "outputs:\n  rate_ports: [sw]\n");
+  EXPECT_NE(e.fix().find("e.g. B/1"), std::string::npos);
+  e = error_of(kBase + "outputs:\n  rate_ports: [S/1]\n");
+  EXPECT_NE(e.problem().find("no node named \"S\""), std::string::npos);
+  e = error_of(kBase + "outputs:\n  pcaps: [{node: hx}]\n");
+  EXPECT_EQ(e.key(), "outputs.pcaps[0].node");
+  e = error_of(kBase + "outputs:\n  pcaps: [{node: h1, file: a.pcap}, {node: h2, file: a.pcap}]\n");
+  EXPECT_EQ(e.key(), "outputs.pcaps[1].file");
+}
+
+// --- --set overrides
+
+TEST(ScenarioOverrides, ReplaceValuesBeforeValidation) {
+  const Scenario s = load(kBase, {"switch.pipeline_delay=40ns", "flows[0].ipd=3", "topology.hosts=6",
+                                  "endpoint.sl2vl=[0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0]", "name=other"});
+  EXPECT_EQ(s.switch_cfg.pipeline_delay, sc_time(40, SC_NS));
+  EXPECT_EQ(s.flows[0].ipd, 3u);
+  EXPECT_EQ(s.topology.endpoints().size(), 6u);
+  EXPECT_EQ(s.name, "other");
+}
+
+TEST(ScenarioOverrides, CanAddFlowMappingsAndLaterOverridesWin) {
+  const Scenario s = load(kBase, {"flows=[{src: h2, dst: h3}, {src: h3, dst: h4}]", "flows[1].sl=0",
+                                  "duration=2ms", "duration=3ms"});
+  ASSERT_EQ(s.flows.size(), 2u);
+  EXPECT_EQ(s.flows[0].src, "h2");
+  EXPECT_EQ(s.duration, sc_time(3, SC_MS));
+}
+
+TEST(ScenarioOverrides, UnknownKeyIsRefusedNamingSet) {
+  const ConfigError e = error_of(kBase, {"switch.crosbar=fifo"});
+  EXPECT_EQ(e.file(), "--set");
+  EXPECT_EQ(e.key(), "switch.crosbar");
+  EXPECT_EQ(e.line(), 0);
+  EXPECT_EQ(e.problem(), "unknown key");
+  EXPECT_NE(e.fix().find("did you mean crossbar?"), std::string::npos);
+  EXPECT_EQ(std::string(e.what()).rfind("--set: switch.crosbar: unknown key", 0), 0u) << e.what();
+}
+
+TEST(ScenarioOverrides, BadValuesAndCrossFieldErrorsAtTheOverriddenKeyNameSet) {
+  ConfigError e = error_of(kBase, {"switch.bypass_limit=four"});
+  EXPECT_EQ(e.file(), "--set");
+  EXPECT_EQ(e.problem(), "expected an integer, got \"four\"");
+  e = error_of(kBase, {"flows[0].src=h9"});
+  EXPECT_EQ(e.file(), "--set");
+  EXPECT_EQ(e.key(), "flows[0].src");
+  // An error elsewhere in the file still names the file.
+  e = error_of(kBase + "switch: {crosbar: fifo}\n", {"seed=3"});
+  EXPECT_EQ(e.file(), "test.yaml");
+  EXPECT_EQ(e.line(), 6);
+}
+
+TEST(ScenarioOverrides, MalformedOverridesAreRefused) {
+  ConfigError e = error_of(kBase, {"switch.pipeline_delay"});
+  EXPECT_EQ(e.file(), "--set");
+  EXPECT_EQ(e.problem(), "expected KEY=VALUE");
+  e = error_of(kBase, {"flows[5].ipd=3"});
+  EXPECT_EQ(e.key(), "flows[5]");
+  EXPECT_NE(e.problem().find("the list has 1 items"), std::string::npos);
+  e = error_of(kBase, {"switch..x=1"});
+  EXPECT_EQ(e.problem(), "malformed key path");
+  e = error_of(kBase, {"name=[1"});
+  EXPECT_NE(e.problem().find("not valid YAML"), std::string::npos);
+  e = error_of(kBase, {"duration="});
+  EXPECT_EQ(e.problem(), "no value given");
+}
+
+// --- Robustness: any junk in any place is a ConfigError, never a crash or another exception.
+
+void scalar_paths(const YAML::Node& n, const std::string& path, std::vector<std::string>& out) {
+  if (n.IsMap()) {
+    for (auto it = n.begin(); it != n.end(); ++it)
+      scalar_paths(it->second, (path.empty() ? "" : path + ".") + it->first.Scalar(), out);
+  } else if (n.IsSequence()) {
+    for (size_t i = 0; i < n.size(); ++i) scalar_paths(n[i], path + "[" + std::to_string(i) + "]", out);
+  }
+  if (!path.empty()) out.push_back(path);
+}
+
+TEST(ScenarioRobustness, JunkAtEveryKeyIsAConfigErrorOrAValidScenario) {
+  const std::string path = testing::source_path("configs/examples/minimal.yaml");
+  std::vector<std::string> paths;
+  scalar_paths(YAML::LoadFile(path), "", paths);
+  ASSERT_GT(paths.size(), 20u);
+  const char* junk[] = {"",     "~",      "[]",     "{}",        "-1",    "0",         "1e400", "-0.0",
+                        "99999999999999999999",   "ns",     "'x'",   "[1, [2]]",  "{a: 1}", "0x10",
+                        "true", ".nan",   "1ms",    "18446744073709551615s", "h1/1", "\"\\u0000\""};
+  size_t refused = 0;
+  for (const std::string& p : paths) {
+    for (const char* j : junk) {
+      try {
+        load_scenario(path, {p + "=" + j});
+      } catch (const ConfigError& e) {
+        ++refused;
+        EXPECT_FALSE(e.problem().empty()) << p << "=" << j;
+      } catch (const std::exception& e) {
+        ADD_FAILURE() << p << "=" << j << " threw a non-ConfigError: " << e.what();
+      }
+    }
+  }
+  EXPECT_GT(refused, paths.size() * 10);
+}
+
+}  // namespace
+}  // namespace ibvp
