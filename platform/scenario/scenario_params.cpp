@@ -86,6 +86,8 @@ const sim::ParamGroup& flow_params() {
     b.integer("dlid_offset", &FlowConfig::dlid_offset, "",
               "LMC path bits added to the destination's base LID (selects one of its paths).")
         .range(0, (1 << topo::Topology::kMaxLmc) - 1);
+    b.boolean("vl15", &FlowConfig::vl15,
+              "Management traffic: sent on VL15 whatever the SL, not credited, dropped where it overflows.");
     b.rule("pattern fixed needs dst; the other patterns take no dst.");
     b.rule("src, dst and hotspots name endpoints of the topology; dst differs from src; dlid_offset is below 2^lmc of dst.");
     b.on_complete([](FlowConfig& c, const std::set<std::string>& given) {
