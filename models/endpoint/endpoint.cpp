@@ -34,11 +34,10 @@ void Endpoint::add_source(TrafficSource* s) {
   st.source = s;
   st.vl = s->vl15 ? ib::kVl15 : cfg_.sl2vl[s->sl & 0xF];
   assert((st.vl == ib::kVl15 || st.vl < cfg_.data_vls) && "SL2VL maps a source to a VL the port does not operate");
-  ib::Packet probe_size;
-  probe_size.bth.opcode = s->opcode;
-  probe_size.payload_bytes = s->payload_bytes;
-  st.bytes = probe_size.wire_bytes();
-  st.blocks = probe_size.credit_blocks();
+  ib::Packet empty;
+  empty.bth.opcode = s->opcode;
+  empty.payload_bytes = 0;
+  st.header_bytes = empty.wire_bytes();
   by_vl_[st.vl].push_back(static_cast<uint32_t>(sources_.size()));
   sources_.push_back(st);
   schedule_wake(0);
@@ -125,6 +124,7 @@ void Endpoint::try_send() {
   const uint64_t now = agenda_.now_ps();
   uint64_t earliest = TrafficSource::kNever;
   std::array<int, ib::kMaxVls> pick;
+  std::array<uint32_t, ib::kMaxVls> payload, bytes;
   uint16_t ready = 0;
   bool any_blocked = false;
   for (uint8_t vl = 0; vl < ib::kMaxVls; ++vl) {
@@ -132,7 +132,9 @@ void Endpoint::try_send() {
     pick[vl] = ready_source(vl, now, earliest);
     if (pick[vl] < 0) continue;
     const SourceState& s = sources_[by_vl_[vl][static_cast<size_t>(pick[vl])]];
-    const bool blocked = !credits_.can_send(vl, s.blocks);
+    payload[vl] = s.source->next_payload_bytes();
+    bytes[vl] = wire_bytes(s, payload[vl]);
+    const bool blocked = !credits_.can_send(vl, ib::blocks_for(bytes[vl]));
     credit_wait_.sample(vl, blocked, now, counters_);
     any_blocked |= blocked;
     if (!blocked) ready |= static_cast<uint16_t>(1u << vl);
@@ -144,16 +146,14 @@ void Endpoint::try_send() {
     if (earliest != TrafficSource::kNever) schedule_wake(earliest);
     return;
   }
-  const int vl = arbiter_.choose(ready, [&](uint8_t v) {
-    return sources_[by_vl_[v][static_cast<size_t>(pick[v])]].bytes;
-  });
+  const int vl = arbiter_.choose(ready, [&](uint8_t v) { return bytes[v]; });
   assert(vl >= 0);
   const size_t pos = static_cast<size_t>(pick[vl]);
   rr_[vl] = static_cast<uint32_t>((pos + 1) % by_vl_[vl].size());
-  send(by_vl_[vl][pos]);
+  send(by_vl_[vl][pos], payload[vl]);
 }
 
-void Endpoint::send(size_t source_index) {
+void Endpoint::send(size_t source_index, uint32_t payload_bytes) {
   SourceState& s = sources_[source_index];
   TrafficSource& src = *s.source;
   const uint64_t now = agenda_.now_ps();
@@ -172,7 +172,7 @@ void Endpoint::send(size_t source_index) {
   s.psn = (s.psn + 1) & 0xFFFFFF;
   p->deth.q_key = 0x80010000u;  // the well-known Q_Key range is not special here
   p->deth.src_qp = 0x100 + src.flow;
-  p->payload_bytes = src.payload_bytes;
+  p->payload_bytes = payload_bytes;
   p->finalize_lengths();
   p->flow = src.flow;
   p->src_node = node_;
@@ -180,13 +180,14 @@ void Endpoint::send(size_t source_index) {
   p->created = sc_core::sc_time::from_value(spec.created_ps);
   p->injected = sc_core::sc_time::from_value(now);
 
-  const uint32_t bytes = s.bytes;
+  const uint32_t bytes = wire_bytes(s, payload_bytes);
+  const uint32_t blocks = ib::blocks_for(bytes);
   assert(bytes == p->wire_bytes());
   const uint64_t duration = rate_.serialization_ps(bytes);
   const uint64_t end = now + duration;
   // IBA static rate control (9.11.2 / 7.12): the flow is idle for ipd packet times.
   s.next_allowed_ps = end + uint64_t{src.ipd} * duration;
-  credits_.consume(s.vl, s.blocks);
+  credits_.consume(s.vl, blocks);
   credit_wait_.sample(s.vl, false, now, counters_);
   credit_wait_.sample_port(false, now, counters_);
   sending_ = true;

@@ -56,8 +56,7 @@ class Endpoint : public sc_core::sc_module {
   struct SourceState {
     TrafficSource* source;
     uint8_t vl;
-    uint32_t blocks;
-    uint32_t bytes;
+    uint32_t header_bytes;  // wire bytes of its packets less payload and pad
     uint64_t next_allowed_ps = 0;  // static rate: earliest start of its next packet
     uint32_t psn = 0;
   };
@@ -70,7 +69,8 @@ class Endpoint : public sc_core::sc_module {
   void try_send();
   // The source that VL `vl` would send next (round robin among ready ones), or -1.
   int ready_source(uint8_t vl, uint64_t now, uint64_t& earliest) const;
-  void send(size_t source_index);
+  void send(size_t source_index, uint32_t payload_bytes);
+  static uint32_t wire_bytes(const SourceState& s, uint32_t payload) { return s.header_bytes + payload + (4 - payload % 4) % 4; }
   void head_arrived(ib::Packet* p);
   void deliver(ib::Packet* p);
   void schedule_wake(uint64_t when_ps);

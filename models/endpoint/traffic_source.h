@@ -23,8 +23,11 @@ class TrafficSource {
   virtual uint64_t next_ready_ps(uint64_t now_ps) = 0;
   // Takes the packet that is ready (only called when next_ready_ps(now) <= now).
   virtual void take(uint64_t now_ps, PacketSpec& out) = 0;
+  // Payload of the packet take() would hand out next; sources of one size keep the default.
+  virtual uint32_t next_payload_bytes() const { return payload_bytes; }
 
-  // Fixed per source: what every packet of it looks like on the wire.
+  // Fixed per source: what every packet of it looks like on the wire (payload_bytes unless
+  // next_payload_bytes() says otherwise).
   uint32_t flow = 0;
   uint8_t sl = 0;
   uint32_t payload_bytes = 2048;

@@ -49,6 +49,7 @@ Fabric::Fabric(const Scenario& scenario, const std::string& out_dir) : scenario_
   switches_.resize(t.nodes.size());
   endpoints_.resize(t.nodes.size());
   build_flows();
+  build_trace_flows();
   recorder_ = std::make_unique<metrics::Recorder>(static_cast<uint32_t>(flows_.size()),
                                                   scenario_.warmup.value(), scenario_.outputs.packets_csv);
   probe_.attach(recorder_.get());
@@ -123,6 +124,24 @@ void Fabric::build_flows() {
     sources_.push_back(std::make_unique<workload::FlowSource>(
         f, static_cast<uint32_t>(i), rate.serialization_ps(shape.wire_bytes()), fixed, std::move(others),
         std::move(hot), sim::Rng(scenario_.seed, "flow/" + std::to_string(i) + "/" + f.name)));
+  }
+}
+
+void Fabric::build_trace_flows() {
+  const topo::Topology& t = scenario_.topology;
+  // One source per (endpoint, SL): an endpoint's SLs may map to different VLs.
+  std::map<std::pair<uint32_t, uint8_t>, std::vector<workload::TraceSource::Item>> groups;
+  for (const TracePacket& p : scenario_.trace.packets)
+    groups[{p.src, p.sl}].push_back({p.time_ps, p.dst, t.nodes[p.dst].lid, p.payload_bytes});
+  for (auto& [key, items] : groups) {
+    FlowConfig f;
+    f.name = "trace/" + t.nodes[key.first].name + "/sl" + std::to_string(key.second);
+    f.src = t.nodes[key.first].name;
+    f.dst = "*trace";
+    f.sl = key.second;
+    const uint32_t index = static_cast<uint32_t>(flows_.size());
+    flows_.push_back(f);
+    sources_.push_back(std::make_unique<workload::TraceSource>(index, key.second, std::move(items)));
   }
 }
 

@@ -18,6 +18,7 @@
 #include "platform/scenario/scenario.h"
 #include "platform/sm/routing.h"
 #include "platform/workload/flow_source.h"
+#include "platform/workload/trace_source.h"
 
 namespace ibvp {
 
@@ -54,6 +55,7 @@ class Fabric {
   void build_links();
   void program_switches();
   void build_flows();
+  void build_trace_flows();
   void attach_captures(const std::string& out_dir);
 
   Scenario scenario_;
@@ -66,7 +68,7 @@ class Fabric {
   std::vector<std::unique_ptr<ep::Endpoint>> endpoints_;  // by node; null for switches
   std::vector<std::unique_ptr<link::Link>> links_;
   std::vector<FlowConfig> flows_;
-  std::vector<std::unique_ptr<workload::FlowSource>> sources_;
+  std::vector<std::unique_ptr<ep::TrafficSource>> sources_;
   std::vector<std::unique_ptr<link::LinkTap>> taps_;
 };
 

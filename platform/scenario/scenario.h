@@ -58,6 +58,20 @@ struct TrafficConfig {
   sc_core::sc_time stop = sc_core::sc_max_time();
 };
 
+// Packets listed one by one (a trace, or a Python generator's output): CSV with the header
+// time_s,src,dst,payload_bytes,sl. Each (source, SL) becomes one flow named trace/<src>/sl<sl>.
+struct TracePacket {
+  uint64_t time_ps = 0;
+  uint32_t src = 0;  // topology node indices
+  uint32_t dst = 0;
+  uint32_t payload_bytes = 0;
+  uint8_t sl = 0;
+};
+struct TraceConfig {
+  std::string file;                  // as written, relative to the scenario file
+  std::vector<TracePacket> packets;  // loaded from it, in time order
+};
+
 struct PcapConfig {
   std::string node;      // capture what node's port transmits and receives
   uint16_t port = 1;
@@ -88,6 +102,7 @@ struct Scenario {
   ep::EndpointConfig endpoint_cfg;
   std::vector<FlowConfig> flows;
   TrafficConfig traffic;
+  TraceConfig trace;
   OutputConfig outputs;
 };
 

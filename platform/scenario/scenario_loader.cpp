@@ -1,5 +1,7 @@
 #include "platform/scenario/scenario_loader.h"
 
+#include <algorithm>
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -102,9 +104,9 @@ class ScenarioChecker {
                 "warmup " + sim::format_time(s_.warmup) + " is not before the end of the run (duration " +
                     sim::format_time(s_.duration) + ")",
                 "give a warmup shorter than duration");
-    if (s_.flows.empty() && !s_.traffic.enabled)
-      doc_.fail({}, "nothing would be sent: the scenario has neither flows nor a traffic section",
-                "add flows: [...] or traffic: {...}");
+    if (s_.flows.empty() && !s_.traffic.enabled && s_.trace.file.empty())
+      doc_.fail({}, "nothing would be sent: the scenario has neither flows nor a traffic section nor a trace",
+                "add flows: [...], traffic: {...} or trace: {file: ...}");
     same_vls();
     flows();
     if (s_.traffic.enabled) traffic();
@@ -300,6 +302,79 @@ std::string default_name(const std::string& source) {
   return stem.empty() || stem[0] == '<' ? "scenario" : stem;
 }
 
+// Reads trace.file: each row becomes one packet. Errors name the CSV file, the row's line
+// and the column.
+std::vector<TracePacket> load_trace(const Scenario& s, const Document& doc, const std::string& base_dir) {
+  namespace fs = std::filesystem;
+  fs::path path = s.trace.file;
+  if (path.is_relative()) path = fs::path(base_dir) / path;
+  std::ifstream in(path);
+  if (!in)
+    doc.fail(key("trace", "file"), "cannot read the trace file " + path.string(),
+             "give a path relative to the scenario file's directory (" + base_dir + ") or an absolute one");
+  const std::string file = path.string();
+  std::string line;
+  int line_no = 1;
+  if (!std::getline(in, line) || line.rfind("time_s,src,dst,payload_bytes,sl", 0) != 0)
+    throw ConfigError(file, "header", 1, "the first line is not the header time_s,src,dst,payload_bytes,sl",
+                      "start the file with that header line");
+  // The largest packet must fit a receive buffer whole (virtual cut-through).
+  const uint32_t buffer = std::min(s.switch_cfg.vl_buffer_bytes, s.endpoint_cfg.vl_buffer_bytes);
+  std::vector<TracePacket> packets;
+  while (std::getline(in, line)) {
+    ++line_no;
+    if (line.empty()) continue;
+    std::vector<std::string> cols;
+    std::stringstream ss(line);
+    for (std::string c; std::getline(ss, c, ',');) cols.push_back(c);
+    auto bad = [&](const std::string& column, const std::string& problem, const std::string& fix) {
+      throw ConfigError(file, column, line_no, problem, fix);
+    };
+    if (cols.size() != 5) bad("row", "expected 5 columns, got " + std::to_string(cols.size()), "write time_s,src,dst,payload_bytes,sl");
+    TracePacket p;
+    double t = 0;
+    try {
+      size_t used = 0;
+      t = std::stod(cols[0], &used);
+      if (used != cols[0].size()) throw std::invalid_argument("trailing");
+    } catch (const std::exception&) {
+      bad("time_s", "\"" + cols[0] + "\" is not a number of seconds", "write e.g. 1.5e-6");
+    }
+    if (!(t >= 0) || t * 1e12 >= static_cast<double>(s.duration.value()))
+      bad("time_s", cols[0] + " s is outside the run (0 .. duration " + sim::format_time(s.duration) + ")",
+          "drop the row or lengthen duration");
+    p.time_ps = static_cast<uint64_t>(std::llround(t * 1e12));
+    for (int k : {1, 2}) {
+      const uint32_t n = s.topology.find(cols[static_cast<size_t>(k)]);
+      if (n == topo::Topology::npos || s.topology.nodes[n].kind != topo::NodeKind::endpoint)
+        bad(k == 1 ? "src" : "dst", "\"" + cols[static_cast<size_t>(k)] + "\" is not an endpoint of the topology",
+            "use an endpoint name");
+      (k == 1 ? p.src : p.dst) = n;
+    }
+    if (p.src == p.dst) bad("dst", "dst is the source itself", "choose another endpoint");
+    int64_t payload = -1, sl = -1;
+    try {
+      payload = std::stoll(cols[3]);
+      sl = std::stoll(cols[4]);
+    } catch (const std::exception&) {
+    }
+    if (payload < 0 || payload > 4096) bad("payload_bytes", "\"" + cols[3] + "\" is not 0..4096", "give a payload of 0..4096 bytes");
+    if (sl < 0 || sl > 15) bad("sl", "\"" + cols[4] + "\" is not 0..15", "give an SL of 0..15");
+    p.payload_bytes = static_cast<uint32_t>(payload);
+    p.sl = static_cast<uint8_t>(sl);
+    ib::Packet shape;
+    shape.bth.opcode = ib::Opcode::ud_send_only;
+    shape.payload_bytes = p.payload_bytes;
+    if (shape.credit_blocks() * ib::kCreditBlockBytes > buffer)
+      bad("payload_bytes", "a " + cols[3] + "-byte payload does not fit the " + std::to_string(buffer) + "-byte VL buffers",
+          "raise switch.vl_buffer_bytes and endpoint.vl_buffer_bytes");
+    packets.push_back(p);
+  }
+  std::stable_sort(packets.begin(), packets.end(),
+                   [](const TracePacket& a, const TracePacket& b) { return a.time_ps < b.time_ps; });
+  return packets;
+}
+
 }  // namespace
 
 Scenario scenario_from_yaml(const std::string& yaml_text, const std::string& source,
@@ -322,6 +397,7 @@ Scenario scenario_from_yaml(const std::string& yaml_text, const std::string& sou
   s.source = source;
   s.topology = std::move(topology);
   ScenarioChecker(s, doc).run();
+  if (!s.trace.file.empty()) s.trace.packets = load_trace(s, doc, base_dir);
   return s;
 }
 

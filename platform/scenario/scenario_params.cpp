@@ -121,6 +121,19 @@ const sim::ParamGroup& traffic_params() {
   return group;
 }
 
+const sim::ParamGroup& trace_params() {
+  static const sim::ParamGroup group = [] {
+    GroupBuilder<TraceConfig> b("trace", "Packets listed one by one: a trace file, or a Python generator's output.");
+    b.string("file", &TraceConfig::file,
+             "CSV with the header time_s,src,dst,payload_bytes,sl; relative to the scenario file.")
+        .require();
+    b.rule("every row names two different endpoints, a payload of 0..4096 bytes, an SL of 0..15 and a time "
+           "before duration; each (src, sl) becomes the flow trace/<src>/sl<sl>.");
+    return b.build();
+  }();
+  return group;
+}
+
 const sim::ParamGroup& pcap_params() {
   static const sim::ParamGroup group = [] {
     GroupBuilder<PcapConfig> b("pcap", "A packet capture of one port (both directions).");
@@ -282,8 +295,9 @@ const sim::ParamGroup& scenario_params() {
     b.objects("flows", &Scenario::flows, flow_params(), "Traffic flows.");
     b.object("traffic", &Scenario::traffic, traffic_params(), "Traffic from every endpoint.")
         .defaults_to("absent: disabled");
+    b.object("trace", &Scenario::trace, trace_params(), "Packets from a trace file.").defaults_to("absent: none");
     b.object("outputs", &Scenario::outputs, output_params(), "What the run writes.");
-    b.rule("warmup is before duration; flows or traffic (or both) are given; flows and traffic start before duration.");
+    b.rule("warmup is before duration; flows, traffic or a trace are given; flows and traffic start before duration.");
     b.rule("switch.vl_buffer_bytes and endpoint.vl_buffer_bytes hold the largest packet of any flow "
            "(payload + LRH, BTH, DETH, pad, ICRC, VCRC, rounded up to 64-byte credit blocks).");
     b.rule("endpoint.data_vls equals switch.data_vls (both ends of a cable operate the same VLs).");
