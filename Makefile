@@ -8,9 +8,11 @@ JOBS       ?= $(shell nproc)
 PY         := $(VENV)/bin/python
 STAMP      := .stamps
 
-.PHONY: all deps venv build build-asan test test-cpp test-asan test-python demo bench schema clean
+.PHONY: all deps venv pkg build build-asan test test-cpp test-asan test-python demo bench schema clean
+# What the Python extension is built from: a change here reinstalls the package.
+PKG_SOURCES := $(shell find models platform bindings -name '*.cpp' -o -name '*.h' 2>/dev/null) CMakeLists.txt pyproject.toml
 
-all: build
+all: build pkg
 
 deps: $(STAMP)/deps
 $(STAMP)/deps: scripts/setup-debian.sh
@@ -22,6 +24,14 @@ $(STAMP)/venv: requirements.txt $(STAMP)/deps
 	@test -x $(PY) || python3 -m venv $(VENV)
 	@$(PY) -m pip install --quiet --disable-pip-version-check -r requirements.txt
 	@mkdir -p $(STAMP) && touch $@
+
+# The ibvp package (and its console script .venv/bin/ibvp), editable: Python files are used
+# from bindings/python, the extension is rebuilt here when C++ changes.
+pkg: $(STAMP)/pkg
+$(STAMP)/pkg: $(STAMP)/venv $(PKG_SOURCES)
+	@echo "ibvp: building and installing the Python package into $(VENV)"
+	@$(PY) -m pip install --quiet --disable-pip-version-check --no-build-isolation --no-deps -e .
+	@touch $@
 
 $(BUILD)/build.ninja: $(STAMP)/deps
 	cmake -S . -B $(BUILD) -G Ninja -DCMAKE_BUILD_TYPE=Release
@@ -43,7 +53,7 @@ test-asan: build-asan
 	cd $(ASAN_BUILD) && ASAN_OPTIONS=detect_stack_use_after_return=0:detect_leaks=1 \
 	  UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 ctest --output-on-failure -j $(JOBS)
 
-test-python: build venv
+test-python: build pkg
 	IBVP_BUILD=$(abspath $(BUILD)) $(PY) -m pytest -q tests/python
 
 test: test-cpp test-python test-asan

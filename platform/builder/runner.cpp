@@ -53,7 +53,7 @@ RunResult run_scenario(const Scenario& scenario, const RunOptions& options) {
   const uint64_t progress_ps = scenario.outputs.progress_interval.value() > 0
                                    ? scenario.outputs.progress_interval.value()
                                    : std::max<uint64_t>(end_ps / 50, 1);
-  if (options.progress) slice_ps = std::min(slice_ps, progress_ps);
+  if (options.progress || options.on_progress) slice_ps = std::min(slice_ps, progress_ps);
   uint64_t next_progress_ps = progress_ps;
 
   RunResult result;
@@ -63,8 +63,9 @@ RunResult run_scenario(const Scenario& scenario, const RunOptions& options) {
     const uint64_t now = sc_core::sc_time_stamp().value();
     sc_core::sc_start(sc_core::sc_time::from_value(std::min(slice_ps, end_ps - now)));
     const uint64_t t = sc_core::sc_time_stamp().value();
-    if (options.progress && (t >= next_progress_ps || t >= end_ps)) {
-      print_progress(t, end_ps, wall(), rec.transmissions());
+    if (t >= next_progress_ps || t >= end_ps) {
+      if (options.progress) print_progress(t, end_ps, wall(), rec.transmissions());
+      if (options.on_progress) options.on_progress(t, end_ps, wall(), rec.transmissions());
       next_progress_ps = t + progress_ps;
     }
     if (rec.transmissions() != last_moves) {

@@ -13,6 +13,9 @@ namespace ibvp {
 struct RunOptions {
   std::string out_dir;   // empty: write nothing
   bool progress = false; // progress lines on stderr, in simulated time with the wall rate
+  // Called between kernel slices (never inside a SystemC process), so it may throw to stop
+  // the run: (simulated ps, end ps, wall seconds, packet-hops so far).
+  std::function<void(uint64_t, uint64_t, double, uint64_t)> on_progress;
 };
 
 struct RunResult {

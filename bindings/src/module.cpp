@@ -1,0 +1,168 @@
+// ibvp._core: the platform as a Python extension. Documents go in as YAML text and come
+// back validated (or as ConfigError with file, key, line and fix); one simulation may run in
+// this process (SystemC elaborates once per process), which is why the Python package runs
+// each simulation in a fresh child process by default.
+#include <pybind11/functional.h>
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+#include <yaml-cpp/yaml.h>
+
+#include <atomic>
+#include <string>
+#include <vector>
+
+#include "platform/builder/runner.h"
+#include "platform/params/config_error.h"
+#include "platform/scenario/scenario_loader.h"
+#include "platform/sm/route_stats.h"
+#include "platform/topology/topology_yaml.h"
+
+namespace py = pybind11;
+
+// libsystemc calls sc_main from its own main(); an extension module has no main, but the
+// library still needs the symbol to load. pybind11 hides symbols by default: make it visible.
+extern "C" __attribute__((visibility("default"))) int sc_main(int, char**) { return 0; }
+
+namespace {
+
+std::atomic<bool> kernel_used{false};
+
+py::dict run_result_dict(const ibvp::RunResult& r) {
+  py::dict d;
+  d["injected"] = r.injected;
+  d["delivered"] = r.delivered;
+  d["dropped"] = r.dropped;
+  d["in_flight"] = r.in_flight;
+  d["packet_hops"] = r.transmissions;
+  d["events"] = r.events;
+  d["sim_seconds"] = r.sim_seconds;
+  d["wall_seconds"] = r.wall_seconds;
+  return d;
+}
+
+}  // namespace
+
+PYBIND11_MODULE(_core, m) {
+  m.doc() = "ibvp simulation core (C++/SystemC); use the ibvp package rather than this module.";
+
+  // ConfigError carries the parts of the C++ error as attributes.
+  // Handles, not objects: the classes live as long as the interpreter, and a static
+  // py::object would be released after the interpreter is gone.
+  static py::handle config_error = PyErr_NewException("ibvp._core.ConfigError", PyExc_ValueError, nullptr);
+  static py::handle deadlock_error = PyErr_NewException("ibvp._core.DeadlockError", PyExc_RuntimeError, nullptr);
+  static py::handle kernel_used_error =
+      PyErr_NewException("ibvp._core.KernelUsedError", PyExc_RuntimeError, nullptr);
+  m.attr("ConfigError") = config_error;
+  m.attr("DeadlockError") = deadlock_error;
+  m.attr("KernelUsedError") = kernel_used_error;
+  py::register_exception_translator([](std::exception_ptr p) {
+    try {
+      if (p) std::rethrow_exception(p);
+    } catch (const ibvp::ConfigError& e) {
+      py::object exc = py::reinterpret_borrow<py::object>(config_error)(e.what());
+      exc.attr("file") = e.file();
+      exc.attr("key") = e.key();
+      exc.attr("line") = e.line();
+      exc.attr("problem") = e.problem();
+      exc.attr("fix") = e.fix();
+      PyErr_SetObject(config_error.ptr(), exc.ptr());
+    } catch (const ibvp::DeadlockError& e) {
+      PyErr_SetString(deadlock_error.ptr(), e.what());
+    }
+  });
+
+  m.def("version", [] { return std::string(IBVP_VERSION); });
+  m.def("schema", &ibvp::scenario_json_schema, "JSON Schema (draft 2020-12) of a scenario document.");
+  m.def("reference", &ibvp::parameter_reference_markdown, "Markdown reference of every scenario key.");
+
+  m.def(
+      "validate",
+      [](const std::string& yaml, const std::string& source, const std::vector<std::string>& overrides,
+         const std::string& base_dir) {
+        const ibvp::Scenario s = ibvp::scenario_from_yaml(yaml, source, overrides, base_dir);
+        py::dict d;
+        d["name"] = s.name;
+        d["duration_s"] = s.duration.to_seconds();
+        d["seed"] = s.seed;
+        std::vector<std::string> flows;
+        for (const auto& f : s.flows) flows.push_back(f.name);
+        d["flows"] = flows;
+        d["switches"] = s.topology.switches().size();
+        d["endpoints"] = s.topology.endpoints().size();
+        return d;
+      },
+      py::arg("yaml_text"), py::arg("source"), py::arg("overrides") = std::vector<std::string>{},
+      py::arg("base_dir") = ".");
+
+  m.def(
+      "run",
+      [](const std::string& yaml, const std::string& source, const std::vector<std::string>& overrides,
+         const std::string& base_dir, const std::string& out_dir, py::object progress) {
+        if (kernel_used.exchange(true)) {
+          PyErr_SetString(kernel_used_error.ptr(),
+                          "this process has already run a simulation: SystemC elaborates one fabric per "
+                          "process and cannot start a second; run it with ibvp.run(...) in the default "
+                          "child-process mode (in_process=False)");
+          throw py::error_already_set();
+        }
+        const ibvp::Scenario s = ibvp::scenario_from_yaml(yaml, source, overrides, base_dir);
+        ibvp::RunOptions o;
+        o.out_dir = out_dir;
+        if (!progress.is_none()) {
+          o.on_progress = [progress](uint64_t now, uint64_t end, double wall, uint64_t hops) {
+            py::gil_scoped_acquire gil;
+            progress(static_cast<double>(now) * 1e-12, static_cast<double>(end) * 1e-12, wall, hops);
+          };
+        }
+        ibvp::RunResult r;
+        {
+          // The kernel runs without the GIL; the progress callback takes it back.
+          py::gil_scoped_release nogil;
+          r = ibvp::run_scenario(s, o);
+        }
+        return run_result_dict(r);
+      },
+      py::arg("yaml_text"), py::arg("source"), py::arg("overrides") = std::vector<std::string>{},
+      py::arg("base_dir") = ".", py::arg("out_dir") = "", py::arg("progress") = py::none());
+
+  m.def(
+      "topology_summary",
+      [](const std::string& yaml, const std::string& source, const std::vector<std::string>& overrides,
+         const std::string& base_dir, py::object routing) {
+        // A topology document has switches/hosts/links at its top; anything else is a scenario.
+        ibvp::topo::Topology t;
+        std::string engine = routing.is_none() ? "minhop" : routing.cast<std::string>();
+        YAML::Node root;
+        try {
+          root = YAML::Load(yaml);
+        } catch (const YAML::Exception& e) {
+          throw ibvp::ConfigError(source, "", e.mark.line + 1, e.msg, "fix the YAML syntax");
+        }
+        if (root.IsMap() && (root["switches"] || root["hosts"] || root["links"]) && !root["topology"]) {
+          t = ibvp::topo::topology_from_yaml(root, source);
+        } else {
+          const ibvp::Scenario s = ibvp::scenario_from_yaml(yaml, source, overrides, base_dir);
+          t = s.topology;
+          if (routing.is_none()) engine = s.routing;
+        }
+        const ibvp::sm::TopologyStats ts = ibvp::sm::topology_stats(t);
+        const ibvp::sm::RouteStats rs = ibvp::sm::route_stats(t, ibvp::sm::make_routing_engine(engine)->compute(t));
+        py::dict d;
+        d["switches"] = ts.switches;
+        d["hosts"] = ts.hosts;
+        d["links"] = ts.links;
+        d["diameter"] = ts.diameter;
+        d["independent_cycles"] = ts.independent_cycles;
+        d["routing"] = engine;
+        d["routes"] = rs.routes;
+        d["unrouted"] = rs.unrouted;
+        d["path_length_histogram"] = rs.hops;
+        py::dict efi;
+        efi["max"] = rs.efi_max;
+        efi["mean"] = rs.efi_mean;
+        d["edge_forwarding_index"] = efi;
+        return d;
+      },
+      py::arg("yaml_text"), py::arg("source"), py::arg("overrides") = std::vector<std::string>{},
+      py::arg("base_dir") = ".", py::arg("routing") = py::none());
+}
