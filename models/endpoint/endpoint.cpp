@@ -54,9 +54,9 @@ tlm::tlm_sync_enum Endpoint::on_rx(tlm::tlm_generic_payload& gp, tlm::tlm_phase&
 
 void Endpoint::head_arrived(ib::Packet* p) {
   const uint8_t vl = p->lrh.vl;
-  const uint32_t blocks = p->credit_blocks();
+  const uint32_t blocks = ib::blocks_for(p->size);
   counters_.packets_rx++;
-  counters_.bytes_rx += p->wire_bytes();
+  counters_.bytes_rx += p->size;
   if (vl == ib::kVl15 && !buffers_.fits(vl, blocks)) {
     // IBA 7.9.4: VL15 is not flow controlled; a packet that does not fit is dropped.
     counters_.vl15_dropped++;
@@ -72,7 +72,10 @@ void Endpoint::head_arrived(ib::Packet* p) {
 tlm::tlm_sync_enum Endpoint::on_tx_bw(tlm::tlm_generic_payload& gp, tlm::tlm_phase&, sc_core::sc_time& delay) {
   const link::FabricExt& e = link::PayloadPool::ext(gp);
   assert(e.kind == link::FabricExt::Kind::credit);
-  agenda_.push_at(agenda_.now_ps() + delay.value(), kCredit, 0, (e.blocks << 4) | e.vl);
+  const uint64_t at = agenda_.now_ps() + delay.value();
+  credits_.arrive(e.vl, e.blocks, at);
+  // A sending port looks at its credits when the packet is done; an idle one may need them.
+  if (!sending_) schedule_wake(at);
   return tlm::TLM_COMPLETED;
 }
 
@@ -92,10 +95,6 @@ void Endpoint::dispatch(const sim::Action& a) {
       break;
     case kHead: head_arrived(static_cast<ib::Packet*>(a.ptr)); break;
     case kDeliver: deliver(static_cast<ib::Packet*>(a.ptr)); break;
-    case kCredit:
-      credits_.restore(static_cast<uint8_t>(a.arg & 0xF), a.arg >> 4);
-      try_send();
-      break;
     default: assert(false && "unknown endpoint action");
   }
 }
@@ -122,6 +121,7 @@ int Endpoint::ready_source(uint8_t vl, uint64_t now, uint64_t& earliest) const {
 void Endpoint::try_send() {
   if (sending_) return;
   const uint64_t now = agenda_.now_ps();
+  credits_.absorb(now);
   uint64_t earliest = TrafficSource::kNever;
   std::array<int, ib::kMaxVls> pick;
   std::array<uint32_t, ib::kMaxVls> payload, bytes;
@@ -141,8 +141,9 @@ void Endpoint::try_send() {
   }
   credit_wait_.sample_port(ready == 0 && any_blocked, now, counters_);
   if (ready == 0) {
-    // Nothing can go now: wake when a source or a paced flow becomes ready. Credits
-    // arriving wake us on their own.
+    // Nothing can go now: wake when a source or a paced flow becomes ready, or when credits
+    // already on their way land.
+    if (any_blocked) earliest = std::min(earliest, credits_.next_arrival_ps());
     if (earliest != TrafficSource::kNever) schedule_wake(earliest);
     return;
   }
@@ -214,7 +215,7 @@ void Endpoint::send(size_t source_index, uint32_t payload_bytes) {
 
 void Endpoint::deliver(ib::Packet* p) {
   const uint8_t vl = p->lrh.vl;
-  const uint32_t blocks = p->credit_blocks();
+  const uint32_t blocks = ib::blocks_for(p->size);
   delivered_++;
   probe_.deliver(*p, node_, agenda_.now_ps());
   buffers_.release(vl, blocks);

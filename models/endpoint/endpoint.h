@@ -60,7 +60,7 @@ class Endpoint : public sc_core::sc_module {
     uint64_t next_allowed_ps = 0;  // static rate: earliest start of its next packet
     uint32_t psn = 0;
   };
-  enum ActionKind : uint16_t { kWake, kTxDone, kHead, kDeliver, kCredit };
+  enum ActionKind : uint16_t { kWake, kTxDone, kHead, kDeliver };
 
   tlm::tlm_sync_enum on_rx(tlm::tlm_generic_payload& gp, tlm::tlm_phase& phase, sc_core::sc_time& delay);
   tlm::tlm_sync_enum on_tx_bw(tlm::tlm_generic_payload& gp, tlm::tlm_phase& phase, sc_core::sc_time& delay);

@@ -40,6 +40,7 @@ void Packet::finalize_lengths() {
   const uint32_t words = (wire_bytes() - kVcrcBytes) / 4;
   assert(words < 2048 && "PktLen is 11 bits: packet exceeds the IBA maximum");
   lrh.pkt_len = static_cast<uint16_t>(words);
+  size = wire_bytes();
   if (lrh.lnh == Lnh::iba_global)
     grh.pay_len = static_cast<uint16_t>(wire_bytes() - kVcrcBytes - kLrhBytes - kGrhBytes);
 }

@@ -31,6 +31,9 @@ struct Packet {
   Aeth aeth;
   uint32_t immdt = 0;
   uint32_t payload_bytes = 0;
+  // wire_bytes() as of finalize_lengths(): what links and buffers charge, read per hop
+  // without recomputing the header layout.
+  uint32_t size = 0;
   // Payload content, when a model carries real data (HCA DMA, captures). Empty means
   // zero-filled bytes of payload_bytes length.
   std::vector<uint8_t> payload;

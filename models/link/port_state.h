@@ -5,6 +5,7 @@
 #include <array>
 #include <cassert>
 #include <cstdint>
+#include <vector>
 
 #include "models/ib/packet.h"
 
@@ -58,8 +59,30 @@ class RxBuffers {
 
 // Transmit side: credits per data VL, never below zero nor above what the receiver
 // advertised. VL15 is not credited (IBA 7.9.4).
+//
+// Credit updates are announced when the receiver frees space, with the time they reach
+// this port (a cable's delay later), and count from that time on. Keeping them here in
+// arrival order, instead of waking the port for each, costs the simulation an event only
+// when the port is idle and might use them; the numbers a sender sees are the same.
 class TxCredits {
  public:
+  void arrive(uint8_t vl, uint32_t blocks, uint64_t at_ps) {
+    assert(pending_.empty() || pending_.back().at_ps <= at_ps);  // one cable: FIFO in time
+    pending_.push_back({at_ps, vl, blocks});
+  }
+  // When the next announced update arrives; ~0 if none is on its way.
+  uint64_t next_arrival_ps() const { return head_ < pending_.size() ? pending_[head_].at_ps : ~uint64_t{0}; }
+  // Counts every update that has arrived by now_ps.
+  void absorb(uint64_t now_ps) {
+    while (head_ < pending_.size() && pending_[head_].at_ps <= now_ps) {
+      restore(pending_[head_].vl, pending_[head_].blocks);
+      ++head_;
+    }
+    if (head_ == pending_.size()) {
+      pending_.clear();  // keeps capacity: no allocation once warm
+      head_ = 0;
+    }
+  }
   void set_limit(uint8_t vl, uint32_t blocks) { limit_[vl] = credits_[vl] = blocks; }
   bool can_send(uint8_t vl, uint32_t blocks) const { return vl == ib::kVl15 || credits_[vl] >= blocks; }
   void consume(uint8_t vl, uint32_t blocks) {
@@ -75,8 +98,15 @@ class TxCredits {
   uint32_t limit(uint8_t vl) const { return limit_[vl]; }
 
  private:
+  struct Update {
+    uint64_t at_ps;
+    uint8_t vl;
+    uint32_t blocks;
+  };
   std::array<uint32_t, ib::kMaxVls> limit_{};
   std::array<uint32_t, ib::kMaxVls> credits_{};
+  std::vector<Update> pending_;
+  size_t head_ = 0;
 };
 
 // Accumulates "waiting for credits" time per VL and per port from state samples.

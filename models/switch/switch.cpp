@@ -31,7 +31,8 @@ Switch::Switch(sc_core::sc_module_name name, uint32_t node, const SwitchConfig& 
       probe_(probe),
       agenda_("agenda"),
       ports_(cfg.num_ports + 1u),
-      sl2vl_(cfg.num_ports + 1u, std::vector<Sl2VlTable>(cfg.num_ports + 1u, cfg.sl2vl)) {
+      sl2vl_(cfg.num_ports + 1u, std::vector<Sl2VlTable>(cfg.num_ports + 1u, cfg.sl2vl)),
+      requests_from_((cfg.num_ports + 1u) * (cfg.num_ports + 1u), 0) {
   for (const Cable& c : cables) attach_port(c.port, c.rate);
   SC_METHOD(wake);
   sensitive << agenda_.event();
@@ -72,9 +73,19 @@ tlm::tlm_sync_enum Switch::on_rx(int port, tlm::tlm_generic_payload& gp, tlm::tl
   (void)phase;
   link::FabricExt& e = link::PayloadPool::ext(gp);
   assert(e.kind == link::FabricExt::Kind::packet);
+  ib::Packet* p = e.packet;
   const uint64_t head_ps = agenda_.now_ps() + delay.value();
-  e.packet->hop_tail_ps = head_ps + e.duration.value();
-  agenda_.push_at(head_ps, kHead, static_cast<uint16_t>(port), 0, e.packet);
+  p->hop_tail_ps = head_ps + e.duration.value();
+  if (p->lrh.vl == ib::kVl15) {
+    // Uncredited: whether it fits is decided when its head arrives.
+    agenda_.push_at(head_ps, kHead, static_cast<uint16_t>(port), 0, p);
+  } else {
+    // A data packet is admitted as it is sent: the sender held credits for it, so its space
+    // was freed at least a cable's delay before now, and waking at the head would only
+    // cost an event per hop. It requests its output after the pipeline delay.
+    admit(static_cast<uint16_t>(port), p);
+    agenda_.push_at(head_ps + cfg_.pipeline_delay.value(), kRouted, static_cast<uint16_t>(port), 0, p);
+  }
   return tlm::TLM_COMPLETED;
 }
 
@@ -83,8 +94,12 @@ tlm::tlm_sync_enum Switch::on_tx_bw(int port, tlm::tlm_generic_payload& gp, tlm:
   (void)phase;
   const link::FabricExt& e = link::PayloadPool::ext(gp);
   assert(e.kind == link::FabricExt::Kind::credit);
-  agenda_.push_at(agenda_.now_ps() + delay.value(), kCredit, static_cast<uint16_t>(port),
-                  (e.blocks << 4) | e.vl);
+  const uint64_t at = agenda_.now_ps() + delay.value();
+  Port& out = ports_[port];
+  out.credits.arrive(e.vl, e.blocks, at);
+  // Only an idle output with requests can act on new credits; a sending one looks at them
+  // when its packet is done.
+  if (!out.sending && out.requested_vls) agenda_.push_at(at, kCredit, static_cast<uint16_t>(port));
   return tlm::TLM_COMPLETED;
 }
 
@@ -97,17 +112,12 @@ void Switch::dispatch(const sim::Action& a) {
     case kHead: head_arrived(a.port, static_cast<ib::Packet*>(a.ptr)); break;
     case kRouted: routed(a.port, static_cast<ib::Packet*>(a.ptr)); break;
     case kTxDone: transmit_done(a.port); break;
-    case kCredit: {
-      Port& out = ports_[a.port];
-      out.credits.restore(static_cast<uint8_t>(a.arg & 0xF), a.arg >> 4);
-      arbitrate(a.port);
-      break;
-    }
+    case kCredit: arbitrate(a.port); break;
     case kFreeInput: free_input(a.port, static_cast<uint8_t>(a.arg & 0xF), a.arg >> 4); break;
     case kDeliverLocal: {
       auto* p = static_cast<ib::Packet*>(a.ptr);
       probe_.deliver(*p, node_, agenda_.now_ps());
-      free_input(a.port, p->lrh.vl, p->credit_blocks());
+      free_input(a.port, p->lrh.vl, ib::blocks_for(p->size));
       packets_.release(p);
       break;
     }
@@ -120,10 +130,10 @@ void Switch::dispatch(const sim::Action& a) {
 void Switch::head_arrived(uint16_t in_port, ib::Packet* p) {
   Port& in = ports_[in_port];
   const uint8_t vl = p->lrh.vl;
-  const uint32_t blocks = p->credit_blocks();
-  in.counters.packets_rx++;
-  in.counters.bytes_rx += p->wire_bytes();
+  const uint32_t blocks = ib::blocks_for(p->size);
   if (vl == ib::kVl15 && !in.buffers.fits(vl, blocks)) {
+    in.counters.packets_rx++;
+    in.counters.bytes_rx += p->size;
     // IBA 7.9.4: VL15 is not flow controlled; a packet that does not fit is dropped.
     in.counters.vl15_dropped++;
     p->drop = ib::DropReason::vl15_overflow;
@@ -132,10 +142,18 @@ void Switch::head_arrived(uint16_t in_port, ib::Packet* p) {
     packets_.release(p);
     return;
   }
-  assert((vl == ib::kVl15 || vl < cfg_.data_vls) && "packet on a VL this switch does not operate");
-  in.buffers.admit(vl, blocks, in.counters);
-  buffered_++;
+  admit(in_port, p);
   agenda_.push_after(cfg_.pipeline_delay, kRouted, in_port, 0, p);
+}
+
+void Switch::admit(uint16_t in_port, ib::Packet* p) {
+  Port& in = ports_[in_port];
+  const uint8_t vl = p->lrh.vl;
+  assert((vl == ib::kVl15 || vl < cfg_.data_vls) && "packet on a VL this switch does not operate");
+  in.counters.packets_rx++;
+  in.counters.bytes_rx += p->size;
+  in.buffers.admit(vl, ib::blocks_for(p->size), in.counters);
+  buffered_++;
 }
 
 void Switch::routed(uint16_t in_port, ib::Packet* p) {
@@ -155,11 +173,12 @@ void Switch::routed(uint16_t in_port, ib::Packet* p) {
   Request r;
   r.packet = p;
   r.tail_ps = p->hop_tail_ps;
-  r.blocks = p->credit_blocks();
+  r.blocks = ib::blocks_for(p->size);
   r.in_port = in_port;
   r.in_vl = p->lrh.vl;
   p->lrh.vl = out_vl;  // the VL it will carry on the next link
   out.requests[out_vl].push_back(r);
+  requests_from_[in_port * ports_.size() + out_port]++;
   out.requested_vls |= static_cast<uint16_t>(1u << out_vl);
   arbitrate(out_port);
 }
@@ -169,7 +188,7 @@ void Switch::drop(uint16_t in_port, ib::Packet* p, ib::DropReason why) {
   dropped_++;
   probe_.drop(*p, node_, agenda_.now_ps());
   // The buffer holds the packet until its tail has arrived; only then is the space free.
-  const uint32_t arg = (p->credit_blocks() << 4) | p->lrh.vl;
+  const uint32_t arg = (ib::blocks_for(p->size) << 4) | p->lrh.vl;
   agenda_.push_at(std::max(p->hop_tail_ps, agenda_.now_ps()), kFreeInput, in_port, arg);
   packets_.release(p);
 }
@@ -220,6 +239,7 @@ int Switch::candidate(const Port& out, uint8_t vl, bool& credit_blocked) const {
 void Switch::arbitrate(uint16_t out_port) {
   Port& out = ports_[out_port];
   if (out.sending || out.requested_vls == 0) return;
+  out.credits.absorb(agenda_.now_ps());
   std::array<int, ib::kMaxVls> pick;
   uint16_t ready = 0;
   bool any_credit_blocked = false;
@@ -233,18 +253,25 @@ void Switch::arbitrate(uint16_t out_port) {
     if (pick[vl] >= 0) ready |= static_cast<uint16_t>(1u << vl);
   }
   out.credit_wait.sample_port(ready == 0 && any_credit_blocked, now, out.counters);
-  if (ready == 0) return;
-  const int vl = out.arbiter->choose(ready, [&](uint8_t v) { return out.requests[v][pick[v]].packet->wire_bytes(); });
+  if (ready == 0) {
+    // Waiting for credits already on their way: look again when the next one lands.
+    if (any_credit_blocked && out.credits.next_arrival_ps() != ~uint64_t{0})
+      agenda_.push_at(out.credits.next_arrival_ps(), kCredit, out_port);
+    return;
+  }
+  const int vl = out.arbiter->choose(ready, [&](uint8_t v) { return out.requests[v][pick[v]].packet->size; });
   assert(vl >= 0);
   start_transmit(out_port, static_cast<uint8_t>(vl), pick[vl]);
 }
 
-void Switch::arbitrate_all() {
-  // Offer freed crossbar inputs to outputs in rotating order, so no port number is favoured.
+void Switch::offer_input(uint16_t in_port) {
+  // A freed crossbar input goes to the outputs holding its requests, asked in rotating
+  // order so that no port number is favoured.
   const uint16_t n = cfg_.num_ports;
-  for (uint16_t k = 0; k < n; ++k) {
+  const uint32_t* row = &requests_from_[in_port * ports_.size()];
+  for (uint16_t k = 0; k < n && !ports_[in_port].feeding; ++k) {
     const uint16_t port = static_cast<uint16_t>(1 + (rr_start_ - 1 + k) % n);
-    if (ports_[port].requested_vls) arbitrate(port);
+    if (row[port]) arbitrate(port);
   }
   rr_start_ = static_cast<uint16_t>(rr_start_ % n + 1);
 }
@@ -255,10 +282,11 @@ void Switch::start_transmit(uint16_t out_port, uint8_t vl, int index) {
   if (index > 0) q.front().bypassed++;
   const Request r = q[static_cast<size_t>(index)];
   q.erase(q.begin() + index);
+  requests_from_[r.in_port * ports_.size() + out_port]--;
   if (q.empty()) out.requested_vls = static_cast<uint16_t>(out.requested_vls & ~(1u << vl));
 
   ib::Packet* p = r.packet;
-  const uint32_t bytes = p->wire_bytes();
+  const uint32_t bytes = p->size;
   const uint64_t start = agenda_.now_ps();
   // Cut-through: the tail cannot leave before it has arrived (a faster output waits).
   const uint64_t end = std::max(start + out.rate.serialization_ps(bytes), r.tail_ps);
@@ -297,7 +325,7 @@ void Switch::transmit_done(uint16_t out_port) {
   ports_[r.in_port].feeding = false;
   free_input(r.in_port, r.in_vl, r.blocks);
   arbitrate(out_port);
-  arbitrate_all();  // the freed input may unblock other outputs' requests
+  offer_input(r.in_port);
 }
 
 bool Switch::output_credit_blocked(uint16_t port) const {

@@ -136,11 +136,12 @@ class Switch : public sc_core::sc_module {
   void wake();
   void dispatch(const sim::Action& a);
 
-  void head_arrived(uint16_t in_port, ib::Packet* p);
+  void head_arrived(uint16_t in_port, ib::Packet* p);  // VL15 only
+  void admit(uint16_t in_port, ib::Packet* p);
   void routed(uint16_t in_port, ib::Packet* p);
   void drop(uint16_t in_port, ib::Packet* p, ib::DropReason why);
   void arbitrate(uint16_t out_port);
-  void arbitrate_all();
+  void offer_input(uint16_t in_port);
   // Index into requests[vl] of the request the crossbar policy would serve, or -1.
   int candidate(const Port& out, uint8_t vl, bool& credit_blocked) const;
   void start_transmit(uint16_t out_port, uint8_t vl, int index);
@@ -156,6 +157,7 @@ class Switch : public sc_core::sc_module {
   Lft lft_;
   std::vector<Port> ports_;                 // index = port number; 0 is the management port
   std::vector<std::vector<Sl2VlTable>> sl2vl_;  // [in][out]
+  std::vector<uint32_t> requests_from_;     // [in * (ports + 1) + out]: requests queued
   uint16_t rr_start_ = 1;                   // rotates which output is offered a freed input first
   uint64_t dropped_ = 0;
   uint64_t buffered_ = 0;

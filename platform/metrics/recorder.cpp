@@ -39,7 +39,7 @@ void Recorder::on_inject(const ib::Packet& p, uint64_t t) {
   r.dlid = p.lrh.dlid;
   r.sl = p.lrh.sl;
   r.vl = p.lrh.vl;
-  r.wire_bytes = p.wire_bytes();
+  r.wire_bytes = p.size;
   r.payload_bytes = p.payload_bytes;
   r.created_ps = p.created.value();
   r.injected_ps = t;
@@ -62,7 +62,7 @@ void Recorder::on_deliver(const ib::Packet& p, uint32_t node, uint64_t t) {
     f.network_latency_ps.push_back(t - p.injected.value());
   }
   // Wire bytes, like the port series: a flow's rate and a link's utilisation add up.
-  if (flow_series_[p.flow] >= 0) series_[flow_series_[p.flow]].events.emplace_back(t, p.wire_bytes());
+  if (flow_series_[p.flow] >= 0) series_[flow_series_[p.flow]].events.emplace_back(t, p.size);
   if (PacketRecord* r = record_of(p)) {
     r->done_ps = t;
     r->hops = p.hops;
@@ -88,7 +88,7 @@ void Recorder::on_transmit(uint32_t node, uint16_t port, const ib::Packet& p, ui
   if (port_series_.empty()) return;
   auto it = port_series_.find((uint64_t{node} << 16) | port);
   // A packet counts in the window that holds its tail: the whole packet has then crossed.
-  if (it != port_series_.end()) series_[it->second].events.emplace_back(end, p.wire_bytes());
+  if (it != port_series_.end()) series_[it->second].events.emplace_back(end, p.size);
 }
 
 std::vector<double> Recorder::sample(const RateSeries& s, uint64_t window_ps, uint64_t step_ps, uint64_t end_ps) {
