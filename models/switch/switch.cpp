@@ -244,8 +244,8 @@ void Switch::arbitrate(uint16_t out_port) {
   uint16_t ready = 0;
   bool any_credit_blocked = false;
   const uint64_t now = agenda_.now_ps();
-  for (uint8_t vl = 0; vl < ib::kMaxVls; ++vl) {
-    if (!(out.requested_vls & (1u << vl))) continue;
+  for (uint32_t pending = out.requested_vls; pending; pending &= pending - 1) {
+    const uint8_t vl = static_cast<uint8_t>(__builtin_ctz(pending));
     bool blocked = false;
     pick[vl] = candidate(out, vl, blocked);
     out.credit_wait.sample(vl, blocked, now, out.counters);
@@ -281,7 +281,10 @@ void Switch::start_transmit(uint16_t out_port, uint8_t vl, int index) {
   std::deque<Request>& q = out.requests[vl];
   if (index > 0) q.front().bypassed++;
   const Request r = q[static_cast<size_t>(index)];
-  q.erase(q.begin() + index);
+  if (index == 0)
+    q.pop_front();
+  else
+    q.erase(q.begin() + index);
   requests_from_[r.in_port * ports_.size() + out_port]--;
   if (q.empty()) out.requested_vls = static_cast<uint16_t>(out.requested_vls & ~(1u << vl));
 
