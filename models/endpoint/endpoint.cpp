@@ -74,8 +74,8 @@ tlm::tlm_sync_enum Endpoint::on_tx_bw(tlm::tlm_generic_payload& gp, tlm::tlm_pha
   assert(e.kind == link::FabricExt::Kind::credit);
   const uint64_t at = agenda_.now_ps() + delay.value();
   credits_.arrive(e.vl, e.blocks, at);
-  // A sending port looks at its credits when the packet is done; an idle one may need them.
-  if (!sending_) schedule_wake(at);
+  // Only a port waiting for credits needs to look again when these land.
+  if (credit_blocked_) schedule_wake(at);
   return tlm::TLM_COMPLETED;
 }
 
@@ -87,10 +87,6 @@ void Endpoint::dispatch(const sim::Action& a) {
   switch (a.kind) {
     case kWake:
       if (a.when_ps == wake_ps_) wake_ps_ = ~uint64_t{0};
-      try_send();
-      break;
-    case kTxDone:
-      sending_ = false;
       try_send();
       break;
     case kHead: head_arrived(static_cast<ib::Packet*>(a.ptr)); break;
@@ -119,8 +115,11 @@ int Endpoint::ready_source(uint8_t vl, uint64_t now, uint64_t& earliest) const {
 }
 
 void Endpoint::try_send() {
-  if (sending_) return;
   const uint64_t now = agenda_.now_ps();
+  if (busy_until_ > now) {
+    schedule_wake(busy_until_);
+    return;
+  }
   credits_.absorb(now);
   uint64_t earliest = TrafficSource::kNever;
   std::array<int, ib::kMaxVls> pick;
@@ -140,6 +139,7 @@ void Endpoint::try_send() {
     if (!blocked) ready |= static_cast<uint16_t>(1u << vl);
   }
   credit_wait_.sample_port(ready == 0 && any_blocked, now, counters_);
+  credit_blocked_ = ready == 0 && any_blocked;
   if (ready == 0) {
     // Nothing can go now: wake when a source or a paced flow becomes ready, or when credits
     // already on their way land.
@@ -191,7 +191,8 @@ void Endpoint::send(size_t source_index, uint32_t payload_bytes) {
   credits_.consume(s.vl, blocks);
   credit_wait_.sample(s.vl, false, now, counters_);
   credit_wait_.sample_port(false, now, counters_);
-  sending_ = true;
+  busy_until_ = end;
+  credit_blocked_ = false;
   injected_++;
   counters_.packets_tx++;
   counters_.bytes_tx += bytes;
@@ -210,7 +211,12 @@ void Endpoint::send(size_t source_index, uint32_t payload_bytes) {
   sc_core::sc_time delay = sc_core::SC_ZERO_TIME;
   tx->nb_transport_fw(*gp, phase, delay);
   gp->release();
-  agenda_.push_at(end, kTxDone);
+  // Look again when the port is free and some source may have a packet: at the end of
+  // this one for a busy source, later for one that is paced or generates later.
+  uint64_t next = TrafficSource::kNever;
+  for (const SourceState& st : sources_)
+    next = std::min(next, std::max(st.source->next_ready_ps(end), st.next_allowed_ps));
+  if (next != TrafficSource::kNever) schedule_wake(std::max(next, end));
 }
 
 void Endpoint::deliver(ib::Packet* p) {

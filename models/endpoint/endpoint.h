@@ -60,7 +60,7 @@ class Endpoint : public sc_core::sc_module {
     uint64_t next_allowed_ps = 0;  // static rate: earliest start of its next packet
     uint32_t psn = 0;
   };
-  enum ActionKind : uint16_t { kWake, kTxDone, kHead, kDeliver };
+  enum ActionKind : uint16_t { kWake, kHead, kDeliver };
 
   tlm::tlm_sync_enum on_rx(tlm::tlm_generic_payload& gp, tlm::tlm_phase& phase, sc_core::sc_time& delay);
   tlm::tlm_sync_enum on_tx_bw(tlm::tlm_generic_payload& gp, tlm::tlm_phase& phase, sc_core::sc_time& delay);
@@ -91,7 +91,8 @@ class Endpoint : public sc_core::sc_module {
   std::vector<SourceState> sources_;
   std::array<std::vector<uint32_t>, ib::kMaxVls> by_vl_;  // source indices per VL
   std::array<uint32_t, ib::kMaxVls> rr_{};               // round-robin position per VL
-  bool sending_ = false;
+  uint64_t busy_until_ = 0;      // the transmitter sends until then
+  bool credit_blocked_ = false;  // a ready source waits for credits
   uint64_t wake_ps_ = ~uint64_t{0};  // earliest pending kWake
   uint64_t injected_ = 0;
   uint64_t delivered_ = 0;

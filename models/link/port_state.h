@@ -5,6 +5,7 @@
 #include <array>
 #include <cassert>
 #include <cstdint>
+#include <utility>
 #include <vector>
 
 #include "models/ib/packet.h"
@@ -46,6 +47,23 @@ class RxBuffers {
     assert(used_[vl] >= blocks);
     used_[vl] -= blocks;
   }
+  // Space that frees at a known future time (a tail leaving through the crossbar): counted
+  // as used until then. Releases of one input come in time order (its crossbar connection
+  // carries one packet at a time).
+  void release_at(uint8_t vl, uint32_t blocks, uint64_t at_ps) {
+    assert(pending_.empty() || pending_.back().at_ps <= at_ps);
+    pending_.push_back({at_ps, vl, blocks});
+  }
+  void absorb(uint64_t now_ps) {
+    while (head_ < pending_.size() && pending_[head_].at_ps <= now_ps) {
+      release(pending_[head_].vl, pending_[head_].blocks);
+      ++head_;
+    }
+    if (head_ == pending_.size()) {
+      pending_.clear();
+      head_ = 0;
+    }
+  }
   uint32_t total_used() const {
     uint32_t s = 0;
     for (uint32_t u : used_) s += u;
@@ -53,8 +71,15 @@ class RxBuffers {
   }
 
  private:
+  struct Release {
+    uint64_t at_ps;
+    uint8_t vl;
+    uint32_t blocks;
+  };
   std::array<uint32_t, ib::kMaxVls> cap_{};
   std::array<uint32_t, ib::kMaxVls> used_{};
+  std::vector<Release> pending_;
+  size_t head_ = 0;
 };
 
 // Transmit side: credits per data VL, never below zero nor above what the receiver
@@ -67,8 +92,11 @@ class RxBuffers {
 class TxCredits {
  public:
   void arrive(uint8_t vl, uint32_t blocks, uint64_t at_ps) {
-    assert(pending_.empty() || pending_.back().at_ps <= at_ps);  // one cable: FIFO in time
+    // Updates come nearly in time order (a switch announces a credit when a tail starts to
+    // leave, and a dropped packet's when its tail is in): insert from the back.
     pending_.push_back({at_ps, vl, blocks});
+    for (size_t i = pending_.size() - 1; i > head_ && pending_[i - 1].at_ps > at_ps; --i)
+      std::swap(pending_[i - 1], pending_[i]);
   }
   // When the next announced update arrives; ~0 if none is on its way.
   uint64_t next_arrival_ps() const { return head_ < pending_.size() ? pending_[head_].at_ps : ~uint64_t{0}; }

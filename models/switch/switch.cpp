@@ -97,9 +97,9 @@ tlm::tlm_sync_enum Switch::on_tx_bw(int port, tlm::tlm_generic_payload& gp, tlm:
   const uint64_t at = agenda_.now_ps() + delay.value();
   Port& out = ports_[port];
   out.credits.arrive(e.vl, e.blocks, at);
-  // Only an idle output with requests can act on new credits; a sending one looks at them
-  // when its packet is done.
-  if (!out.sending && out.requested_vls) agenda_.push_at(at, kCredit, static_cast<uint16_t>(port));
+  // Only an output waiting for credits needs to look again when these land; any other looks
+  // at them the next time it arbitrates.
+  if (out.credit_blocked) schedule_retry(static_cast<uint16_t>(port), at);
   return tlm::TLM_COMPLETED;
 }
 
@@ -111,8 +111,20 @@ void Switch::dispatch(const sim::Action& a) {
   switch (a.kind) {
     case kHead: head_arrived(a.port, static_cast<ib::Packet*>(a.ptr)); break;
     case kRouted: routed(a.port, static_cast<ib::Packet*>(a.ptr)); break;
-    case kTxDone: transmit_done(a.port); break;
-    case kCredit: arbitrate(a.port); break;
+    case kTxEnd:
+      if (ports_[a.port].retry_at == a.when_ps) ports_[a.port].retry_at = ~uint64_t{0};
+      if (ports_[a.arg].offer_at == a.when_ps) ports_[a.arg].offer_at = ~uint64_t{0};
+      arbitrate(a.port);
+      offer_input(static_cast<uint16_t>(a.arg));
+      break;
+    case kRetry:
+      if (ports_[a.port].retry_at == a.when_ps) ports_[a.port].retry_at = ~uint64_t{0};
+      arbitrate(a.port);
+      break;
+    case kOffer:
+      if (ports_[a.port].offer_at == a.when_ps) ports_[a.port].offer_at = ~uint64_t{0};
+      offer_input(a.port);
+      break;
     case kFreeInput: free_input(a.port, static_cast<uint8_t>(a.arg & 0xF), a.arg >> 4); break;
     case kDeliverLocal: {
       auto* p = static_cast<ib::Packet*>(a.ptr);
@@ -131,6 +143,7 @@ void Switch::head_arrived(uint16_t in_port, ib::Packet* p) {
   Port& in = ports_[in_port];
   const uint8_t vl = p->lrh.vl;
   const uint32_t blocks = ib::blocks_for(p->size);
+  in.buffers.absorb(agenda_.now_ps());
   if (vl == ib::kVl15 && !in.buffers.fits(vl, blocks)) {
     in.counters.packets_rx++;
     in.counters.bytes_rx += p->size;
@@ -152,6 +165,7 @@ void Switch::admit(uint16_t in_port, ib::Packet* p) {
   assert((vl == ib::kVl15 || vl < cfg_.data_vls) && "packet on a VL this switch does not operate");
   in.counters.packets_rx++;
   in.counters.bytes_rx += p->size;
+  in.buffers.absorb(agenda_.now_ps());
   in.buffers.admit(vl, ib::blocks_for(p->size), in.counters);
   buffered_++;
 }
@@ -179,6 +193,7 @@ void Switch::routed(uint16_t in_port, ib::Packet* p) {
   p->lrh.vl = out_vl;  // the VL it will carry on the next link
   out.requests[out_vl].push_back(r);
   requests_from_[in_port * ports_.size() + out_port]++;
+  ports_[in_port].queued++;
   out.requested_vls |= static_cast<uint16_t>(1u << out_vl);
   arbitrate(out_port);
 }
@@ -195,29 +210,44 @@ void Switch::drop(uint16_t in_port, ib::Packet* p, ib::DropReason why) {
 
 void Switch::free_input(uint16_t in_port, uint8_t vl, uint32_t blocks) {
   Port& in = ports_[in_port];
+  in.buffers.absorb(agenda_.now_ps());
   in.buffers.release(vl, blocks);
   assert(buffered_ > 0);
   buffered_--;
+  return_credit(in_port, vl, blocks, 0);
+}
+
+void Switch::return_credit(uint16_t in_port, uint8_t vl, uint32_t blocks, uint64_t after_ps) {
   if (vl == ib::kVl15) return;  // VL15 is not credited
+  Port& in = ports_[in_port];
   tlm::tlm_generic_payload* gp = payloads_.acquire();
   link::FabricExt& e = link::PayloadPool::ext(*gp);
   e.kind = link::FabricExt::Kind::credit;
   e.vl = vl;
   e.blocks = blocks;
   tlm::tlm_phase phase = tlm::BEGIN_RESP;
-  sc_core::sc_time delay = sc_core::SC_ZERO_TIME;
+  // Announced now, counted by the sender from when it arrives (annotated timing).
+  sc_core::sc_time delay = sc_core::sc_time::from_value(after_ps);
   (*in.rx)->nb_transport_bw(*gp, phase, delay);
   gp->release();
 }
 
 // ---- output side ----------------------------------------------------------------------
 
-int Switch::candidate(const Port& out, uint8_t vl, bool& credit_blocked) const {
+template <class OnBusyInput>
+int Switch::candidate(const Port& out, uint8_t vl, bool& credit_blocked, OnBusyInput&& on_busy_input) const {
   const std::deque<Request>& q = out.requests[vl];
+  const uint64_t now = agenda_.now_ps();
+  auto feeding = [&](uint16_t in) {
+    const uint64_t until = ports_[in].feeding_until;
+    if (until <= now) return false;
+    on_busy_input(in, until);
+    return true;
+  };
   credit_blocked = false;
   if (q.empty()) return -1;
   const Request& head = q.front();
-  if (!ports_[head.in_port].feeding) {
+  if (!feeding(head.in_port)) {
     if (out.credits.can_send(vl, head.blocks)) return 0;
     credit_blocked = true;  // the whole VL waits: a packet may not pass its VL's head for credits
     return -1;
@@ -229,7 +259,7 @@ int Switch::candidate(const Port& out, uint8_t vl, bool& credit_blocked) const {
   seen.set(head.in_port);
   for (size_t i = 1; i < q.size(); ++i) {
     const Request& r = q[i];
-    if (!seen.test(r.in_port) && !ports_[r.in_port].feeding && out.credits.can_send(vl, r.blocks))
+    if (!seen.test(r.in_port) && !feeding(r.in_port) && out.credits.can_send(vl, r.blocks))
       return static_cast<int>(i);
     seen.set(r.in_port);
   }
@@ -238,25 +268,34 @@ int Switch::candidate(const Port& out, uint8_t vl, bool& credit_blocked) const {
 
 void Switch::arbitrate(uint16_t out_port) {
   Port& out = ports_[out_port];
-  if (out.sending || out.requested_vls == 0) return;
-  out.credits.absorb(agenda_.now_ps());
+  if (out.requested_vls == 0) return;
+  const uint64_t now = agenda_.now_ps();
+  if (out.busy_until > now) {
+    // Look again when the packet on the wire is done.
+    schedule_retry(out_port, out.busy_until);
+    return;
+  }
+  out.credits.absorb(now);
   std::array<int, ib::kMaxVls> pick;
   uint16_t ready = 0;
   bool any_credit_blocked = false;
-  const uint64_t now = agenda_.now_ps();
+  // An input feeding another output is offered to its outputs, this one included, when it
+  // frees.
+  auto on_busy_input = [this](uint16_t in, uint64_t until) { schedule_offer(in, until); };
   for (uint32_t pending = out.requested_vls; pending; pending &= pending - 1) {
     const uint8_t vl = static_cast<uint8_t>(__builtin_ctz(pending));
     bool blocked = false;
-    pick[vl] = candidate(out, vl, blocked);
+    pick[vl] = candidate(out, vl, blocked, on_busy_input);
     out.credit_wait.sample(vl, blocked, now, out.counters);
     any_credit_blocked |= blocked;
     if (pick[vl] >= 0) ready |= static_cast<uint16_t>(1u << vl);
   }
   out.credit_wait.sample_port(ready == 0 && any_credit_blocked, now, out.counters);
+  out.credit_blocked = ready == 0 && any_credit_blocked;
   if (ready == 0) {
     // Waiting for credits already on their way: look again when the next one lands.
     if (any_credit_blocked && out.credits.next_arrival_ps() != ~uint64_t{0})
-      agenda_.push_at(out.credits.next_arrival_ps(), kCredit, out_port);
+      schedule_retry(out_port, out.credits.next_arrival_ps());
     return;
   }
   const int vl = out.arbiter->choose(ready, [&](uint8_t v) { return out.requests[v][pick[v]].packet->size; });
@@ -264,12 +303,29 @@ void Switch::arbitrate(uint16_t out_port) {
   start_transmit(out_port, static_cast<uint8_t>(vl), pick[vl]);
 }
 
+void Switch::schedule_retry(uint16_t out_port, uint64_t at_ps) {
+  Port& out = ports_[out_port];
+  const uint64_t now = agenda_.now_ps();
+  // One pending retry per output suffices: an earlier one re-arbitrates and schedules again.
+  if (out.retry_at >= now && out.retry_at <= at_ps) return;
+  out.retry_at = at_ps;
+  agenda_.push_at(at_ps, kRetry, out_port);
+}
+
+void Switch::schedule_offer(uint16_t in_port, uint64_t at_ps) {
+  Port& in = ports_[in_port];
+  const uint64_t now = agenda_.now_ps();
+  if (in.offer_at >= now && in.offer_at <= at_ps) return;
+  in.offer_at = at_ps;
+  agenda_.push_at(at_ps, kOffer, in_port);
+}
+
 void Switch::offer_input(uint16_t in_port) {
   // A freed crossbar input goes to the outputs holding its requests, asked in rotating
   // order so that no port number is favoured.
   const uint16_t n = cfg_.num_ports;
   const uint32_t* row = &requests_from_[in_port * ports_.size()];
-  for (uint16_t k = 0; k < n && !ports_[in_port].feeding; ++k) {
+  for (uint16_t k = 0; k < n && ports_[in_port].feeding_until <= agenda_.now_ps(); ++k) {
     const uint16_t port = static_cast<uint16_t>(1 + (rr_start_ - 1 + k) % n);
     if (row[port]) arbitrate(port);
   }
@@ -286,6 +342,7 @@ void Switch::start_transmit(uint16_t out_port, uint8_t vl, int index) {
   else
     q.erase(q.begin() + index);
   requests_from_[r.in_port * ports_.size() + out_port]--;
+  ports_[r.in_port].queued--;
   if (q.empty()) out.requested_vls = static_cast<uint16_t>(out.requested_vls & ~(1u << vl));
 
   ib::Packet* p = r.packet;
@@ -296,9 +353,10 @@ void Switch::start_transmit(uint16_t out_port, uint8_t vl, int index) {
   out.credits.consume(vl, r.blocks);
   out.credit_wait.sample(vl, false, start, out.counters);
   out.credit_wait.sample_port(false, start, out.counters);
-  ports_[r.in_port].feeding = true;
-  out.sending = true;
-  out.current = r;
+  Port& in = ports_[r.in_port];
+  in.feeding_until = end;
+  out.busy_until = end;
+  out.credit_blocked = false;
   p->hops++;
 
   link::VlCounters& vc = out.counters.vl[vl];
@@ -318,26 +376,28 @@ void Switch::start_transmit(uint16_t out_port, uint8_t vl, int index) {
   sc_core::sc_time delay = sc_core::SC_ZERO_TIME;
   (*out.tx)->nb_transport_fw(*gp, phase, delay);
   gp->release();
-  agenda_.push_at(end, kTxDone, out_port);
-}
 
-void Switch::transmit_done(uint16_t out_port) {
-  Port& out = ports_[out_port];
-  const Request r = out.current;
-  out.sending = false;
-  ports_[r.in_port].feeding = false;
-  free_input(r.in_port, r.in_vl, r.blocks);
-  arbitrate(out_port);
-  offer_input(r.in_port);
+  // The input's space frees, and its credit reaches upstream a cable later, when the tail
+  // has left. Nothing else happens at `end` unless someone waits for this output or input.
+  in.buffers.release_at(r.in_vl, r.blocks, end);
+  assert(buffered_ > 0);
+  buffered_--;
+  return_credit(r.in_port, r.in_vl, r.blocks, end - start);
+  if (out.requested_vls || in.queued) {
+    // One action at the end serves both the output's and the input's waiting requests.
+    out.retry_at = end;
+    in.offer_at = end;
+    agenda_.push_at(end, kTxEnd, out_port, r.in_port);
+  }
 }
 
 bool Switch::output_credit_blocked(uint16_t port) const {
   const Port& out = ports_.at(port);
-  if (out.sending) return false;
+  if (out.busy_until > agenda_.now_ps()) return false;
   for (uint8_t vl = 0; vl < ib::kMaxVls; ++vl) {
     if (!(out.requested_vls & (1u << vl))) continue;
     bool blocked = false;
-    if (candidate(out, vl, blocked) >= 0) return false;
+    if (candidate(out, vl, blocked, [](uint16_t, uint64_t) {}) >= 0) return false;
     if (blocked) return true;
   }
   return false;

@@ -115,18 +115,25 @@ class Switch : public sc_core::sc_module {
     link::LinkRate rate{link::LinkConfig{}};
     // Input side.
     link::RxBuffers buffers;
-    bool feeding = false;  // the crossbar connects this input to an output now
+    // The crossbar connects this input to an output until then (non-multiplexed).
+    uint64_t feeding_until = 0;
+    uint32_t queued = 0;   // requests of packets from this input, at any output
+    uint64_t offer_at = ~uint64_t{0};  // a pending offer of this input to its outputs
     // Output side.
     std::array<std::deque<Request>, ib::kMaxVls> requests;
     uint16_t requested_vls = 0;  // bit v set when requests[v] is not empty
     std::unique_ptr<link::VlArbiter> arbiter;
     link::TxCredits credits;
     link::CreditWaitClock credit_wait;
-    bool sending = false;
-    Request current;
+    uint64_t busy_until = 0;     // the transmitter sends until then
+    uint64_t retry_at = ~uint64_t{0};  // a pending kRetry for this output, if any
+    bool credit_blocked = false;  // idle with requests that wait for credits
     link::PortCounters counters;
   };
-  enum ActionKind : uint16_t { kHead, kRouted, kTxDone, kCredit, kFreeInput, kDeliverLocal };
+  // kTxEnd: a transmission ends while its output or its input has requests waiting;
+  // kRetry: arbitrate an output again (it frees, or credits land); kOffer: an input's
+  // crossbar connection frees while requests of it wait at other outputs.
+  enum ActionKind : uint16_t { kHead, kRouted, kTxEnd, kRetry, kOffer, kFreeInput, kDeliverLocal };
 
   tlm::tlm_sync_enum on_rx(int port, tlm::tlm_generic_payload& gp, tlm::tlm_phase& phase,
                            sc_core::sc_time& delay);
@@ -143,10 +150,16 @@ class Switch : public sc_core::sc_module {
   void arbitrate(uint16_t out_port);
   void offer_input(uint16_t in_port);
   // Index into requests[vl] of the request the crossbar policy would serve, or -1.
-  int candidate(const Port& out, uint8_t vl, bool& credit_blocked) const;
+  // Requests whose input feeds another output are passed over; `on_busy_input(in, until)` is
+  // told about each.
+  template <class OnBusyInput>
+  int candidate(const Port& out, uint8_t vl, bool& credit_blocked, OnBusyInput&& on_busy_input) const;
   void start_transmit(uint16_t out_port, uint8_t vl, int index);
-  void transmit_done(uint16_t out_port);
+  void schedule_retry(uint16_t out_port, uint64_t at_ps);
+  void schedule_offer(uint16_t in_port, uint64_t at_ps);
   void free_input(uint16_t in_port, uint8_t vl, uint32_t blocks);
+  // Tells the sender on `in_port` that `blocks` of `vl` free `after_ps` from now.
+  void return_credit(uint16_t in_port, uint8_t vl, uint32_t blocks, uint64_t after_ps);
 
   uint32_t node_;
   SwitchConfig cfg_;

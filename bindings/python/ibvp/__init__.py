@@ -1,1 +1,43 @@
-"""ibvp: Python side of the InfiniBand virtual platform (results, plots)."""
+"""ibvp: the Python side of the InfiniBand fabric virtual platform.
+
+    import ibvp
+    sc = ibvp.Scenario.from_yaml("configs/examples/minimal.yaml")
+    sc.set("switch.crossbar", "fifo_bypass")
+    res = ibvp.run(sc, "out/minimal", progress=True)   # a fresh child process per run
+    res.flows                                           # pandas DataFrame
+
+Scenarios (Scenario, schema, reference), runs (run, Results), sweeps (sweep), topology
+summaries (topology_summary), plots (ibvp.plots) and the `ibvp` command (ibvp.cli).
+See docs/python.md.
+
+Names are imported on first use (PEP 562): `python -m ibvp._worker`, which runs every
+simulation, imports this package too and must start without pandas or matplotlib.
+"""
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+__all__ = [
+    "Scenario", "run", "Results", "sweep", "schema", "reference", "version", "topology_summary",
+    "write_trace", "ConfigError", "DeadlockError", "SimulationError", "RunTimeout", "KernelUsedError",
+]
+
+_WHERE = {
+    "Scenario": "scenario", "run": "runner", "write_trace": "runner", "Results": "results",
+    "sweep": "sweep", "schema": "info", "reference": "info", "version": "info",
+    "topology_summary": "info", "ConfigError": "errors", "DeadlockError": "errors",
+    "SimulationError": "errors", "RunTimeout": "errors", "KernelUsedError": "errors",
+}
+
+
+def __getattr__(name: str) -> Any:
+    if name in _WHERE:
+        value = getattr(importlib.import_module(f"{__name__}.{_WHERE[name]}"), name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module 'ibvp' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))

@@ -1,0 +1,158 @@
+"""The files of one run, as Python objects.
+
+`ibvp-sim` and `ibvp.run` write summary.json, run.json and the tables flows.csv, ports.csv,
+packets.csv (unless outputs.packets_csv is false) and rates.csv (columns:
+platform/metrics/report.cpp). `Results` reads each table when first asked for it and keeps
+a Parquet copy next to the CSV, which later loads read instead (typed, and much faster for
+packets.csv). A Parquet copy older than its CSV (the directory was run again) is ignored.
+
+pandas is imported here, never by the package's import or the worker, so a child process
+starts without it.
+"""
+from __future__ import annotations
+
+import json
+import os
+from functools import cached_property
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+TABLES = ("flows", "ports", "packets", "rates")
+
+# Columns whose text must stay text: a port's VL is "all" or a number, node and flow names
+# may look like numbers.
+_TEXT_COLUMNS = {
+    "flows": ["name", "src", "dst"],
+    "ports": ["node", "vl"],
+    "packets": ["src", "dst", "status", "drop_node"],
+    "rates": ["series"],
+}
+
+
+class Results:
+    """One run's results directory: `summary`, `run`, and the tables as DataFrames."""
+
+    def __init__(self, out_dir: str | os.PathLike, *, scenario: Any = None) -> None:
+        self.out_dir = Path(out_dir)
+        if not (self.out_dir / "summary.json").exists():
+            raise FileNotFoundError(f"{self.out_dir}: no summary.json; not the output directory of a run "
+                                    "(ibvp run SCENARIO.yaml --out DIR writes one)")
+        self.scenario = scenario
+
+    @classmethod
+    def load(cls, out_dir: str | os.PathLike) -> "Results":
+        """Reopens a results directory written earlier (by ibvp.run, `ibvp run` or ibvp-sim)."""
+        return cls(out_dir)
+
+    def __repr__(self) -> str:
+        p = self.packets_summary
+        return (f"Results({str(self.out_dir)!r}: {self.summary.get('scenario')}, {self.summary.get('sim_seconds')} s "
+                f"simulated, {p.get('delivered')} of {p.get('injected')} packets delivered)")
+
+    # ---- JSON files ----------------------------------------------------------------------
+
+    @cached_property
+    def summary(self) -> dict[str, Any]:
+        """summary.json: scenario, seed, routing, sim_seconds, warmup_seconds, packets
+        {injected, delivered, dropped, in_flight}, drops by reason, packet_hops, deadlock
+        (null or the report), flows [{name, src, dst, injected, ..., latency_ns {...}}]."""
+        return json.loads((self.out_dir / "summary.json").read_text())
+
+    @cached_property
+    def run_info(self) -> dict[str, Any]:
+        """run.json: wall_seconds, events, events_per_s, packet_hops_per_s (empty if absent)."""
+        path = self.out_dir / "run.json"
+        return json.loads(path.read_text()) if path.exists() else {}
+
+    @property
+    def packets_summary(self) -> dict[str, int]:
+        return self.summary.get("packets", {})
+
+    @property
+    def deadlock(self) -> str | None:
+        return self.summary.get("deadlock")
+
+    # ---- tables --------------------------------------------------------------------------
+
+    @cached_property
+    def flows(self) -> "pd.DataFrame":
+        """flows.csv: one row per flow (throughput and latency over the measured time)."""
+        return self.table("flows")
+
+    @cached_property
+    def ports(self) -> "pd.DataFrame":
+        """ports.csv: one row per cabled port (vl "all") and per VL it used."""
+        return self.table("ports")
+
+    @cached_property
+    def packets(self) -> "pd.DataFrame":
+        """packets.csv: one row per packet; only written when outputs.packets_csv is true."""
+        return self.table("packets")
+
+    @cached_property
+    def rates(self) -> "pd.DataFrame":
+        """rates.csv: (time_s, series, rate_Bps, utilization), one row per sample and series."""
+        return self.table("rates")
+
+    def table(self, name: str) -> "pd.DataFrame":
+        """A table by name, from its Parquet copy when that is current, else from the CSV
+        (and then written as Parquet)."""
+        import pandas as pd
+
+        if name not in TABLES:
+            raise ValueError(f"unknown table {name!r}; tables: {', '.join(TABLES)}")
+        csv_path = self.out_dir / f"{name}.csv"
+        pq_path = self.out_dir / f"{name}.parquet"
+        if not csv_path.exists():
+            if pq_path.exists():
+                return pd.read_parquet(pq_path)
+            hint = (" (the scenario sets outputs.packets_csv: false; set it to true to keep every packet)"
+                    if name == "packets" else "")
+            raise FileNotFoundError(f"{csv_path}: the run wrote no {name} table{hint}")
+        if pq_path.exists() and pq_path.stat().st_mtime_ns >= csv_path.stat().st_mtime_ns:
+            return pd.read_parquet(pq_path)
+        df = pd.read_csv(csv_path, dtype={c: "string" for c in _TEXT_COLUMNS[name]}, keep_default_na=False,
+                         na_values=["", "null", "nan"])
+        self._write_parquet(df, pq_path)
+        return df
+
+    @staticmethod
+    def _write_parquet(df: "pd.DataFrame", path: Path) -> None:
+        # Written beside and renamed, so a reader never sees half a file (sweeps read in parallel).
+        tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+        try:
+            df.to_parquet(tmp, index=False, engine="pyarrow")
+            os.replace(tmp, path)
+        except OSError:
+            # A read-only results directory still loads; it just keeps no copy.
+            tmp.unlink(missing_ok=True)
+
+    def write_parquet(self) -> list[Path]:
+        """Loads every table the run wrote, which writes its Parquet copy; returns their paths."""
+        written = []
+        for name in TABLES:
+            if (self.out_dir / f"{name}.csv").exists():
+                getattr(self, name)
+                written.append(self.out_dir / f"{name}.parquet")
+        return written
+
+    def rate_series(self, name: str) -> "pd.Series":
+        """One series of rates.csv (a flow name or a port as node/port): rate in bytes/s
+        indexed by time in seconds."""
+        df = self.rates
+        part = df[df["series"] == name]
+        if part.empty:
+            names = ", ".join(sorted(df["series"].dropna().unique()))
+            raise KeyError(f"no rate series {name!r} in {self.out_dir / 'rates.csv'}; series: {names} "
+                           "(ports are sampled when listed in outputs.rate_ports)")
+        return part.set_index("time_s")["rate_Bps"].rename(name)
+
+    # ---- checks --------------------------------------------------------------------------
+
+    def conservation_ok(self) -> bool:
+        """Every injected packet is delivered, dropped or still in flight."""
+        p = self.packets_summary
+        return p["injected"] == p["delivered"] + p["dropped"] + p["in_flight"]

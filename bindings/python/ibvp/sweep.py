@@ -1,0 +1,305 @@
+"""Parameter sweeps: one run per point of a cross product of values.
+
+    df = ibvp.sweep("configs/examples/minimal.yaml",
+                    {"flows[0].load": [0.2, 0.5, 0.8], "switch.crossbar": ["fifo", "fifo_bypass"]},
+                    out="out/sweep", jobs=4)
+
+Each point runs with `ibvp.run` (so in its own child process) in its own directory
+`<out>/<point>`, named from its parameters. A point that finished leaves `done.json` there
+(its row of the table, and a hash of the scenario it ran); running the sweep again skips it
+unless the scenario changed. A point that fails (bad value, deadlock, crash, timeout) gets
+its status and error in the table and `failed.json`; the other points run on, and a rerun
+tries it again. `<out>/sweep.csv` has one row per point: the varied keys, status, error and
+summary metrics; it is rewritten as points finish.
+
+Points run on a local pool of threads, each waiting on its child process (the work is in
+the children, so threads are enough), or on a Dask cluster when given its address. The
+Dask workers need the ibvp package and must see the same paths (the sweep directory and the
+scenario's files), e.g. on a shared file system.
+"""
+from __future__ import annotations
+
+import concurrent.futures
+import csv
+import hashlib
+import itertools
+import json
+import os
+import re
+import sys
+import time
+from pathlib import Path
+from typing import Any, Callable, Iterable, Mapping, Sequence
+
+from . import _yaml
+from .errors import ConfigError, DeadlockError, RunTimeout
+from .scenario import Scenario
+
+METRICS = [
+    "injected", "delivered", "dropped", "in_flight",
+    "latency_mean_ns",          # mean over flows of their mean latency, weighted by delivered packets
+    "latency_p99_ns_max",       # the worst flow's 99th percentile
+    "throughput_Bps_total", "throughput_Bps_mean", "throughput_Bps_min",
+    "throughput_fraction_mean", "throughput_fraction_min",
+    "sim_seconds", "wall_seconds",
+]
+DONE, FAILED = "done.json", "failed.json"
+
+Report = Callable[[dict[str, Any], int, int], None]
+
+
+def sweep(scenario: Scenario | Mapping[str, Any] | str | os.PathLike, vary: Mapping[str, Sequence[Any]],
+          out: str | os.PathLike, *, jobs: int | None = None, dask: str | None = None,
+          timeout: float | None = None, report: Report | None = None):
+    """Runs every point of the cross product of `vary` ({key path: values}) and returns the
+    table of sweep.csv as a pandas DataFrame. `jobs`: points at once (default: CPU count);
+    `dask`: scheduler address ("tcp://host:8786") to run the points there instead;
+    `timeout`: wall seconds per point; `report(row, done, total)` is called per finished point."""
+    rows = run_points(scenario, vary, out, jobs=jobs, dask=dask, timeout=timeout, report=report)
+    import pandas as pd
+
+    return pd.DataFrame(rows, columns=columns(list(vary)))
+
+
+def columns(keys: list[str]) -> list[str]:
+    return [*keys, "point", "status", "error", *METRICS]
+
+
+def cross_product(vary: Mapping[str, Sequence[Any]]) -> list[dict[str, Any]]:
+    for key, values in vary.items():
+        if isinstance(values, (str, bytes)) or not isinstance(values, Iterable) or not list(values):
+            raise ValueError(f"vary {key}: give a non-empty list of values, not {values!r}")
+    keys = list(vary)
+    return [dict(zip(keys, combo)) for combo in itertools.product(*(list(vary[k]) for k in keys))]
+
+
+def point_name(params: Mapping[str, Any]) -> str:
+    """A directory name from a point's parameters: `switch.bypass_limit=2__flows_0_.load=0.5`.
+    Characters a file name should not hold become `_`; then a short hash of the exact
+    parameters keeps names that would collide apart."""
+    raw = "__".join(f"{k}={_yaml.scalar_text(v)}" for k, v in params.items())
+    safe = re.sub(r"[^A-Za-z0-9._=+-]", "_", raw)
+    if safe != raw or len(safe) > 120:
+        safe = f"{safe[:120]}-{hashlib.sha1(raw.encode()).hexdigest()[:8]}"
+    return safe or "base"
+
+
+def scenario_hash(sc: Scenario) -> str:
+    """What a point ran, to tell whether its done marker still holds after the base changed."""
+    return hashlib.sha256(json.dumps(sc.rebased(None), sort_keys=True, default=str).encode()).hexdigest()[:16]
+
+
+def run_points(scenario: Scenario | Mapping[str, Any] | str | os.PathLike, vary: Mapping[str, Sequence[Any]],
+               out: str | os.PathLike, *, jobs: int | None = None, dask: str | None = None,
+               timeout: float | None = None, report: Report | None = None) -> list[dict[str, Any]]:
+    """The work of `sweep`, returning the rows as dicts (no pandas)."""
+    base = Scenario.coerce(scenario)
+    out_dir = Path(out).resolve()
+    out_dir.mkdir(parents=True, exist_ok=True)
+    keys = list(vary)
+
+    specs = []
+    for params in cross_product(vary):
+        sc = base.copy()
+        for key, value in params.items():
+            sc.set(key, value)  # a bad key path fails here, before anything runs
+        specs.append({"params": params, "name": point_name(params), "scenario": sc,
+                      "hash": scenario_hash(sc), "dir": str(out_dir / point_name(params)), "timeout": timeout})
+    names = [s["name"] for s in specs]
+    if len(set(names)) != len(names):
+        raise ValueError("two points of the sweep have the same parameters; give each value once")
+
+    total = len(specs)
+    rows: dict[str, dict[str, Any]] = {}
+    pending = []
+    for spec in specs:
+        done = _read_done(Path(spec["dir"]), spec["hash"])
+        if done is None:
+            pending.append(spec)
+            continue
+        rows[spec["name"]] = {**done, "status": "ok", "point": spec["name"]}
+        if report is not None:
+            report({**rows[spec["name"]], "skipped": True}, len(rows), total)
+    _write_table(out_dir / "sweep.csv", keys, [rows[n] for n in names if n in rows])
+
+    def finished(row: dict[str, Any]) -> None:
+        rows[row["point"]] = row
+        _write_table(out_dir / "sweep.csv", keys, [rows[n] for n in names if n in rows])
+        if report is not None:
+            report(row, len(rows), total)
+
+
+    if pending:
+        if dask:
+            _run_on_dask(dask, pending, finished)
+        else:
+            _run_locally(jobs, pending, finished)
+    return [rows[n] for n in names]
+
+
+def _run_locally(jobs: int | None, specs: list[dict[str, Any]], finished: Callable[[dict], None]) -> None:
+    with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, jobs or os.cpu_count() or 1)) as pool:
+        futures = {pool.submit(run_point, spec): spec for spec in specs}
+        for fut in concurrent.futures.as_completed(futures):
+            finished(_result_or_error_row(fut, futures[fut]))
+
+
+def _run_on_dask(address: str, specs: list[dict[str, Any]], finished: Callable[[dict], None]) -> None:
+    try:
+        from distributed import Client, as_completed
+    except ImportError as e:
+        raise ImportError("a sweep on a Dask cluster needs the distributed package "
+                          "(pip install dask==2024.12.1 distributed==2024.12.1)") from e
+    with Client(address) as client:
+        # pure=False: a point is a run with files as its result, never shared between keys.
+        futures = {client.submit(run_point, spec, pure=False, key=f"ibvp-{spec['name']}-{time.time_ns()}"): spec
+                   for spec in specs}
+        for fut in as_completed(list(futures)):
+            finished(_result_or_error_row(fut, futures[fut]))
+
+
+def _result_or_error_row(fut: Any, spec: dict[str, Any]) -> dict[str, Any]:
+    # run_point catches what a run can raise; this is for failures around it (a Dask worker
+    # that died, a result that could not be sent back).
+    try:
+        return fut.result()
+    except Exception as e:
+        return _row(spec, "error", f"{type(e).__name__}: {e}")
+
+
+def run_point(spec: dict[str, Any]) -> dict[str, Any]:
+    """Runs one point and returns its row; never raises for a failed run. Runs in a thread
+    of this process or on a Dask worker."""
+    from .runner import run
+
+    point_dir = Path(spec["dir"])
+    point_dir.mkdir(parents=True, exist_ok=True)
+    for marker in (DONE, FAILED):
+        (point_dir / marker).unlink(missing_ok=True)
+    try:
+        results = run(spec["scenario"], point_dir, timeout=spec.get("timeout"))
+        row = _row(spec, "ok", "", _metrics(results.summary, results.run_info))
+        (point_dir / DONE).write_text(json.dumps({**row, "scenario_hash": spec["hash"]}, indent=1))
+        return row
+    except ConfigError as e:
+        row = _row(spec, "config_error", str(e))
+    except DeadlockError as e:
+        row = _row(spec, "deadlock", str(e), _metrics_from_dir(point_dir))
+    except RunTimeout as e:
+        row = _row(spec, "timeout", str(e))
+    except Exception as e:
+        row = _row(spec, "error", f"{type(e).__name__}: {e}")
+    (point_dir / FAILED).write_text(json.dumps(row, indent=1))
+    return row
+
+
+def _row(spec: dict[str, Any], status: str, error: str, metrics: dict[str, Any] | None = None) -> dict[str, Any]:
+    # One line per point in the table, whatever the message looked like.
+    error = " ".join(error.split())
+    return {**spec["params"], "point": spec["name"], "status": status, "error": error, **(metrics or {})}
+
+
+def _metrics(summary: dict[str, Any], run_info: dict[str, Any]) -> dict[str, Any]:
+    p = summary.get("packets", {})
+    flows = summary.get("flows", [])
+    m: dict[str, Any] = {k: p.get(k) for k in ("injected", "delivered", "dropped", "in_flight")}
+    weighted = [(f["latency_ns"]["mean"], f["delivered"]) for f in flows
+                if f.get("latency_ns", {}).get("mean") is not None and f.get("delivered")]
+    weight = sum(n for _, n in weighted)
+    m["latency_mean_ns"] = sum(v * n for v, n in weighted) / weight if weight else None
+    p99 = [f["latency_ns"]["p99"] for f in flows if f.get("latency_ns", {}).get("p99") is not None]
+    m["latency_p99_ns_max"] = max(p99) if p99 else None
+    thr = [f["throughput_Bps"] for f in flows if f.get("throughput_Bps") is not None]
+    frac = [f["throughput_fraction"] for f in flows if f.get("throughput_fraction") is not None]
+    m["throughput_Bps_total"] = sum(thr) if thr else None
+    m["throughput_Bps_mean"] = sum(thr) / len(thr) if thr else None
+    m["throughput_Bps_min"] = min(thr) if thr else None
+    m["throughput_fraction_mean"] = sum(frac) / len(frac) if frac else None
+    m["throughput_fraction_min"] = min(frac) if frac else None
+    m["sim_seconds"] = summary.get("sim_seconds")
+    m["wall_seconds"] = run_info.get("wall_seconds")
+    return m
+
+
+def _metrics_from_dir(point_dir: Path) -> dict[str, Any]:
+    try:
+        summary = json.loads((point_dir / "summary.json").read_text())
+    except (OSError, ValueError):
+        return {}
+    run_path = point_dir / "run.json"
+    return _metrics(summary, json.loads(run_path.read_text()) if run_path.exists() else {})
+
+
+def _read_done(point_dir: Path, expected_hash: str) -> dict[str, Any] | None:
+    try:
+        done = json.loads((point_dir / DONE).read_text())
+    except (OSError, ValueError):
+        return None
+    if done.pop("scenario_hash", None) != expected_hash or not (point_dir / "summary.json").exists():
+        return None
+    return done
+
+
+def _write_table(path: Path, keys: list[str], rows: list[dict[str, Any]]) -> None:
+    tmp = path.with_name(f".{path.name}.tmp")
+    with open(tmp, "w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=columns(keys), extrasaction="ignore", lineterminator="\n")
+        w.writeheader()
+        for row in rows:
+            w.writerow({k: _cell(row.get(k)) for k in columns(keys)})
+    os.replace(tmp, path)
+
+
+def _cell(value: Any) -> Any:
+    if value is None:
+        return ""
+    if isinstance(value, (dict, list, bool)):
+        return _yaml.scalar_text(value)  # as it would be written after --vary
+    return value
+
+
+# ---- command-line helpers ----------------------------------------------------------------
+
+def parse_vary(option: str) -> tuple[str, list[Any]]:
+    """`key=v1,v2,...` -> (key, [values]); each value is YAML, and commas inside brackets or
+    quotes do not split (`switch.sl2vl=[0,1,...],[1,0,...]`)."""
+    key, eq, text = option.partition("=")
+    if not eq or not key.strip() or not text.strip():
+        raise ValueError(f"--vary {option}: expected KEY=VALUE1,VALUE2,... e.g. --vary switch.bypass_limit=0,4")
+    values = []
+    for part in _split_top_level(text):
+        try:
+            values.append(_yaml.load(part) if part.strip() else None)
+        except Exception as e:
+            raise ValueError(f"--vary {key}: value {part!r} is not valid YAML ({e})") from None
+    return key.strip(), values
+
+
+def _split_top_level(text: str) -> list[str]:
+    parts, depth, quote, start = [], 0, "", 0
+    for i, c in enumerate(text):
+        if quote:
+            quote = "" if c == quote else quote
+        elif c in "'\"":
+            quote = c
+        elif c in "[{":
+            depth += 1
+        elif c in "]}":
+            depth -= 1
+        elif c == "," and depth == 0:
+            parts.append(text[start:i])
+            start = i + 1
+    parts.append(text[start:])
+    return [p.strip() for p in parts]
+
+
+def print_report(row: dict[str, Any], done: int, total: int, stream=sys.stderr) -> None:
+    """One line per finished point, for the command line."""
+    if row.get("skipped"):
+        print(f"[{done}/{total}] {row['point']}: done before, skipped", file=stream)
+    elif row["status"] == "ok":
+        lat = row.get("latency_mean_ns")
+        print(f"[{done}/{total}] {row['point']}: ok, delivered {row.get('delivered')}"
+              + (f", mean latency {lat / 1e3:.3f} us" if lat is not None else ""), file=stream)
+    else:
+        print(f"[{done}/{total}] {row['point']}: {row['status'].upper()}: {row['error']}", file=stream)
