@@ -5,8 +5,10 @@
 //
 // The switches are ranked by breadth-first distance from a root switch and every cable
 // between two switches gets a direction: "up" toward the lower rank, on equal ranks toward
-// the lower GUID (OpenSM's __updn_get_dir: "bigger == UP direction" from the bigger GUID) and,
-// with equal GUIDs (generated fabrics leave them 0), toward the lower node index. Going up
+// the lower GUID (as OpenSM's __updn_get_dir: a move from the bigger GUID to the smaller is
+// UP) and, with equal GUIDs (generated fabrics leave them 0), toward the lower node index.
+// OpenSM can rank from a list of root GUIDs; here there is one root (per connected set of
+// switches), which keeps every switch pair connected by a legal path. Going up
 // always decreases (rank, GUID, index), so the up channels cannot form a cycle, nor can the
 // down channels; a route that never takes an up cable after a down cable therefore has a
 // channel dependency graph without cycles, i.e. it cannot deadlock (Dally and Seitz 1987;

@@ -25,7 +25,7 @@ __all__ = [
 
 _WHERE = {
     "Scenario": "scenario", "run": "runner", "write_trace": "runner", "Results": "results",
-    "sweep": "sweep", "schema": "info", "reference": "info", "version": "info",
+    "sweep": "sweeps", "schema": "info", "reference": "info", "version": "info",
     "topology_summary": "info", "ConfigError": "errors", "DeadlockError": "errors",
     "SimulationError": "errors", "RunTimeout": "errors", "KernelUsedError": "errors",
 }

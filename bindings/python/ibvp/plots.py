@@ -1,82 +1,247 @@
-"""Plots and tables of an ibvp-sim results directory.
+"""Figures from a results directory (one run) or a sweep directory, as PNG and SVG.
 
-    python -m ibvp.plots rates OUT_DIR [--title TEXT] [--window-start-ms A --window-end-ms B]
+    ibvp plot OUT_DIR --kind rates-over-time|throughput|latency-cdf    (one run)
+    ibvp plot SWEEP_DIR --kind latency-vs-load [--x KEY] [--y COLUMN]   (a sweep)
+    python -m ibvp.plots rates OUT_DIR [--title T] [--window-start-ms A --window-end-ms B]
 
-`rates` draws the sliding-window rates of rates.csv (ports as link utilisation, flows as a
-fraction of the link rate), grouping flows named localN / remoteN into aggregates as seed
-004 Fig. 2 does, and prints a table of mean rates inside a time window.
+Every function writes `<dir>/<name>.png` and `.svg` (or `<out>.png`/`.svg`) and returns the
+paths. Figures are made with matplotlib's object API (`Figure`, no pyplot), so nothing here
+changes the backend of a notebook or script that imports it.
+
+`python -m ibvp.plots rates` is the seed 004 view `make demo` prints: flows named localN /
+remoteN are summed into one series each, as Fig. 2 of the paper shows them, and a table of
+mean rates inside a time window follows the plot.
 """
 from __future__ import annotations
 
 import argparse
-import csv
 import json
 import re
 import sys
-from collections import defaultdict
 from pathlib import Path
+from typing import TYPE_CHECKING, Callable
+
+if TYPE_CHECKING:
+    import pandas as pd
+    from matplotlib.figure import Figure
+
+_TIME_UNITS = {"ps": 1e-12, "ns": 1e-9, "us": 1e-6, "ms": 1e-3, "s": 1.0}
 
 
-def read_rates(out_dir: Path) -> dict[str, list[tuple[float, float]]]:
-    """series name -> [(time_s, rate_Bps)]"""
-    series: dict[str, list[tuple[float, float]]] = defaultdict(list)
-    with open(out_dir / "rates.csv", newline="") as f:
-        for row in csv.DictReader(f):
-            series[row["series"]].append((float(row["time_s"]), float(row["rate_Bps"])))
-    return series
+def _save(fig: "Figure", directory: Path, name: str, out: str | Path | None) -> list[Path]:
+    base = Path(out) if out is not None else directory / name
+    base.parent.mkdir(parents=True, exist_ok=True)
+    fig.tight_layout()
+    paths = [base.with_name(f"{base.name}.{ext}") for ext in ("png", "svg")]
+    for p in paths:
+        fig.savefig(p, dpi=120)
+    return paths
 
 
-def group_flows(series: dict[str, list[tuple[float, float]]]) -> dict[str, list[tuple[float, float]]]:
-    """Sums series whose names differ only by a trailing number (local1..localN -> local)."""
-    grouped: dict[str, dict[float, float]] = defaultdict(lambda: defaultdict(float))
-    for name, points in series.items():
-        key = name if "/" in name else re.sub(r"\d+$", "", name)
-        for t, r in points:
-            grouped[key][t] += r
-    return {k: sorted(v.items()) for k, v in grouped.items()}
+def _figure(width: float = 9, height: float = 4.8):
+    from matplotlib.figure import Figure
+
+    fig = Figure(figsize=(width, height))
+    return fig, fig.subplots()
 
 
-def mean_in(points: list[tuple[float, float]], a: float, b: float) -> float:
-    inside = [r for t, r in points if a <= t <= b]
-    return sum(inside) / len(inside) if inside else float("nan")
+def _read(directory: Path, table: str) -> "pd.DataFrame":
+    from .results import Results
+
+    return Results(directory).table(table)
 
 
-def rates(out_dir: Path, title: str, link_Bps: float, a_ms: float, b_ms: float) -> None:
-    import matplotlib
+# ---- rates over time (rates.csv) --------------------------------------------------------
 
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+def group_flow_series(rates: "pd.DataFrame") -> "pd.DataFrame":
+    """Sums flow series whose names differ only by a trailing number (local1..localN ->
+    local); ports (node/port) stay as they are."""
+    rates = rates.copy()
+    rates["series"] = [s if "/" in s else re.sub(r"\d+$", "", s) for s in rates["series"]]
+    return rates.groupby(["series", "time_s"], as_index=False)[["rate_Bps", "utilization"]].sum(min_count=1)
 
-    grouped = group_flows(read_rates(out_dir))
-    fig, ax = plt.subplots(figsize=(9, 4.8))
-    for name, points in sorted(grouped.items()):
-        ax.plot([t * 1e3 for t, _ in points], [r / link_Bps for _, r in points], label=name)
+
+def rates_over_time(out_dir: str | Path, *, out: str | Path | None = None, title: str | None = None,
+                    link_Bps: float | None = None, group: bool = False) -> list[Path]:
+    """Sliding-window rate of every sampled flow and port over time, as a fraction of its
+    link's data rate (the utilization column), or of `link_Bps` when given."""
+    out_dir = Path(out_dir)
+    rates = _read(out_dir, "rates")
+    if group:
+        rates = group_flow_series(rates)
+    fig, ax = _figure()
+    for name, part in sorted(rates.groupby("series"), key=lambda kv: kv[0]):
+        y = part["rate_Bps"] / link_Bps if link_Bps else part["utilization"]
+        ax.plot(part["time_s"] * 1e3, y, label=name)
     ax.set_xlabel("time (ms)")
     ax.set_ylabel("rate / link rate")
     ax.set_ylim(0, 1.05)
-    ax.set_title(title)
+    ax.set_title(title or f"{_scenario_name(out_dir)}: rates over time")
     ax.grid(alpha=0.3)
-    ax.legend(loc="upper right", fontsize=8)
-    fig.tight_layout()
-    for ext in ("png", "svg"):
-        fig.savefig(out_dir / f"rates.{ext}")
-    print(f"plot: {out_dir / 'rates.png'}")
-    print(f"mean rates between {a_ms:g} and {b_ms:g} ms, as a fraction of the link rate:")
-    print(f"  {'series':<12} {'rate':>8}")
-    for name, points in sorted(grouped.items()):
-        print(f"  {name:<12} {mean_in(points, a_ms / 1e3, b_ms / 1e3) / link_Bps:8.3f}")
-    summary = out_dir / "summary.json"
-    if summary.exists():
-        s = json.loads(summary.read_text())
-        p = s["packets"]
-        print(f"packets: injected {p['injected']}, delivered {p['delivered']}, dropped {p['dropped']}, "
-              f"in flight {p['in_flight']}")
+    if rates["series"].nunique() <= 20:  # beyond that a legend hides the plot
+        ax.legend(loc="upper right", fontsize=8)
+    return _save(fig, out_dir, "rates", out)
 
+
+def mean_rates(out_dir: str | Path, a_s: float, b_s: float, *, link_Bps: float | None = None,
+               group: bool = True) -> dict[str, float]:
+    """Mean of each series between times a and b (seconds), as a fraction of the link rate."""
+    rates = _read(Path(out_dir), "rates")
+    if group:
+        rates = group_flow_series(rates)
+    inside = rates[(rates["time_s"] >= a_s) & (rates["time_s"] <= b_s)]
+    values = inside["rate_Bps"] / link_Bps if link_Bps else inside["utilization"]
+    return values.groupby(inside["series"]).mean().to_dict()
+
+
+# ---- throughput per flow (flows.csv) ------------------------------------------------------
+
+def throughput(out_dir: str | Path, *, out: str | Path | None = None, title: str | None = None) -> list[Path]:
+    """Bar chart of each flow's throughput over the measured time, labelled with its share
+    of the source link."""
+    out_dir = Path(out_dir)
+    flows = _read(out_dir, "flows")
+    fig, ax = _figure(max(6.0, min(0.5 * len(flows) + 3, 24)), 4.8)
+    bars = ax.bar(flows["name"].astype(str), flows["throughput_Bps"] / 1e9, color="tab:blue")
+    if len(flows) <= 40:
+        ax.bar_label(bars, labels=[f"{f:.0%}" for f in flows["throughput_fraction"].fillna(0)], fontsize=8)
+    ax.set_xlabel("flow")
+    ax.set_ylabel("throughput (GB/s)")
+    ax.set_title(title or f"{_scenario_name(out_dir)}: throughput per flow (label: share of the source link)")
+    ax.grid(alpha=0.3, axis="y")
+    if len(flows) > 8:
+        ax.tick_params(axis="x", labelrotation=60, labelsize=8)
+    return _save(fig, out_dir, "throughput", out)
+
+
+# ---- latency distribution (packets.csv) ---------------------------------------------------
+
+def latency_cdf(out_dir: str | Path, *, out: str | Path | None = None, title: str | None = None) -> list[Path]:
+    """Cumulative distribution of packet latency per flow (packets created after warm-up)."""
+    import numpy as np
+
+    out_dir = Path(out_dir)
+    packets = _read(out_dir, "packets")
+    warmup_ns = _summary(out_dir).get("warmup_seconds", 0) * 1e9
+    done = packets[(packets["status"] == "delivered") & (packets["created_ns"] >= warmup_ns)]
+    flow_names = [f["name"] for f in _summary(out_dir).get("flows", [])]
+    fig, ax = _figure()
+    groups = list(done.groupby("flow"))
+    if len(groups) > 12:  # too many curves to tell apart: one for the whole fabric
+        groups = [("all flows", done)]
+    for flow, part in groups:
+        lat = np.sort(part["latency_ns"].to_numpy() / 1e3)
+        if not isinstance(flow, str):  # packets.csv numbers flows as flows.csv lists them
+            flow = flow_names[int(flow)] if 0 <= int(flow) < len(flow_names) else f"flow {flow}"
+        ax.plot(lat, np.arange(1, len(lat) + 1) / len(lat), label=flow)
+    ax.set_xscale("log")
+    ax.set_xlabel("latency (us)")
+    ax.set_ylabel("fraction of packets")
+    ax.set_title(title or f"{_scenario_name(out_dir)}: packet latency")
+    ax.grid(alpha=0.3)
+    ax.legend(loc="lower right", fontsize=8)
+    return _save(fig, out_dir, "latency-cdf", out)
+
+
+# ---- a sweep: latency against load (sweep.csv) --------------------------------------------
+
+def latency_vs_load(sweep_dir: str | Path, *, x: str | None = None, y: str = "latency_mean_ns",
+                    out: str | Path | None = None, title: str | None = None) -> list[Path]:
+    """One line per combination of the other varied keys: `y` (a sweep.csv column; latencies
+    drawn in microseconds) against the varied key `x` (default: the first one with "load" in
+    its name, else the first). Failed points are left out."""
+    import pandas as pd
+
+    sweep_dir = Path(sweep_dir)
+    path = sweep_dir / "sweep.csv"
+    if not path.exists():
+        raise FileNotFoundError(f"{sweep_dir}: no sweep.csv; latency-vs-load plots a sweep directory "
+                                "(ibvp sweep SCENARIO.yaml --vary KEY=V1,V2,... --out DIR)")
+    table = pd.read_csv(path)
+    keys = list(table.columns[: list(table.columns).index("point")])
+    if not keys:
+        raise ValueError(f"{path}: the sweep varied nothing")
+    if x is None:
+        x = next((k for k in keys if "load" in k), keys[0])
+    if x not in keys:
+        raise ValueError(f"--x {x}: not a varied key of this sweep; varied: {', '.join(keys)}")
+    if y not in table.columns:
+        raise ValueError(f"--y {y}: not a column of sweep.csv; columns: {', '.join(table.columns)}")
+    ok = table[table["status"] == "ok"].copy()
+    if ok.empty:
+        raise ValueError(f"{path}: no point of the sweep succeeded; nothing to plot")
+    ok["_x"] = _as_number(ok[x])
+    scale, unit = (1e-3, " (us)") if y.endswith("_ns") else (1.0, "")
+    others = [k for k in keys if k != x]
+    fig, ax = _figure()
+    for label, part in (ok.groupby(others) if others else [((), ok)]):
+        part = part.sort_values("_x")
+        label = label if isinstance(label, tuple) else (label,)
+        ax.plot(part["_x"], part[y] * scale, marker="o",
+                label=", ".join(f"{k}={v}" for k, v in zip(others, label)) or None)
+    if ok["_x"].dtype == object:  # values that are not numbers: evenly spaced, as written
+        ax.tick_params(axis="x", labelrotation=30)
+    ax.set_xlabel(x)
+    ax.set_ylabel(y.removesuffix("_ns") + unit)
+    ax.set_title(title or f"{y} against {x}")
+    ax.grid(alpha=0.3)
+    if others:
+        ax.legend(fontsize=8)
+    return _save(fig, sweep_dir, "latency-vs-load", out)
+
+
+def _as_number(values: "pd.Series") -> "pd.Series":
+    """Numbers as they are; times such as 40ns as seconds; anything else left as text."""
+    import pandas as pd
+
+    numbers = pd.to_numeric(values, errors="coerce")
+    if numbers.notna().all():
+        return numbers
+    times = values.astype(str).map(_parse_time)
+    if times.notna().all():
+        return times
+    return values.astype(str)
+
+
+def _parse_time(text: str) -> float | None:
+    m = re.fullmatch(r"\s*([0-9.]+(?:[eE][-+]?[0-9]+)?)\s*(ps|ns|us|ms|s)\s*", text)
+    return float(m.group(1)) * _TIME_UNITS[m.group(2)] if m else None
+
+
+# ---- shared -------------------------------------------------------------------------------
+
+def _summary(out_dir: Path) -> dict:
+    path = out_dir / "summary.json"
+    return json.loads(path.read_text()) if path.exists() else {}
+
+
+def _scenario_name(out_dir: Path) -> str:
+    return _summary(out_dir).get("scenario", out_dir.name)
+
+
+# The kinds of `ibvp plot --kind`.
+KINDS: dict[str, Callable[..., list[Path]]] = {
+    "rates-over-time": rates_over_time,
+    "throughput": throughput,
+    "latency-cdf": latency_cdf,
+    "latency-vs-load": latency_vs_load,
+}
+
+
+def plot(kind: str, directory: str | Path, **options) -> list[Path]:
+    """Draws one kind of figure (see KINDS) from a results or sweep directory."""
+    if kind not in KINDS:
+        raise ValueError(f"unknown kind {kind!r}; kinds: {', '.join(KINDS)}")
+    return KINDS[kind](directory, **options)
+
+
+# ---- python -m ibvp.plots rates (make demo) -----------------------------------------------
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m ibvp.plots")
+    ap = argparse.ArgumentParser(prog="python -m ibvp.plots", description="Rates over time of a results directory "
+                                 "(see also: ibvp plot)")
     sub = ap.add_subparsers(dest="kind", required=True)
-    r = sub.add_parser("rates", help="rates over time (rates.csv)")
+    r = sub.add_parser("rates", help="rates over time (rates.csv), flows localN/remoteN summed")
     r.add_argument("out_dir", type=Path)
     r.add_argument("--title", default="rates over time")
     r.add_argument("--link-Bps", type=float, default=1e9, help="link data rate in bytes/s (4X SDR: 1e9)")
@@ -86,7 +251,18 @@ def main(argv: list[str] | None = None) -> int:
     if not (args.out_dir / "rates.csv").exists():
         print(f"{args.out_dir}: no rates.csv (run ibvp-sim with outputs.rate_window > 0)", file=sys.stderr)
         return 2
-    rates(args.out_dir, args.title, args.link_Bps, args.window_start_ms, args.window_end_ms)
+    paths = rates_over_time(args.out_dir, title=args.title, link_Bps=args.link_Bps, group=True)
+    print(f"plot: {paths[0]}")
+    a, b = args.window_start_ms, args.window_end_ms
+    print(f"mean rates between {a:g} and {b:g} ms, as a fraction of the link rate:")
+    print(f"  {'series':<12} {'rate':>8}")
+    for name, value in sorted(mean_rates(args.out_dir, a / 1e3, b / 1e3, link_Bps=args.link_Bps).items()):
+        print(f"  {name:<12} {value:8.3f}")
+    summary = _summary(args.out_dir)
+    if summary:
+        p = summary["packets"]
+        print(f"packets: injected {p['injected']}, delivered {p['delivered']}, dropped {p['dropped']}, "
+              f"in flight {p['in_flight']}")
     return 0
 
 

@@ -22,9 +22,10 @@ from collections import deque
 from pathlib import Path
 from typing import Any, Callable, Iterable, Mapping
 
+from . import _yaml
 from ._corelib import core
 from .errors import ConfigError, DeadlockError, KernelUsedError, RunTimeout, SimulationError, from_core
-from .results import Results
+from .results import TABLES, Results
 from .scenario import Scenario
 
 ProgressCallback = Callable[[float, float, float, int], None]
@@ -55,6 +56,7 @@ def run(scenario: Scenario | Mapping[str, Any] | str | os.PathLike, out: str | o
     out_dir = Path(out) if out is not None else Path(tempfile.mkdtemp(prefix=f"ibvp-{_safe(sc.name)}-"))
     out_dir = out_dir.resolve()
     out_dir.mkdir(parents=True, exist_ok=True)
+    _clear_previous_results(out_dir)
     if workload is not None:
         trace = out_dir / "workload.csv"
         write_trace(workload, trace)
@@ -93,9 +95,17 @@ def write_trace(workload: Iterable[tuple], path: str | os.PathLike) -> int:
     return n
 
 
-def _document_text(sc: Scenario) -> str:
-    from . import _yaml
+def _clear_previous_results(out_dir: Path) -> None:
+    # A run into a used directory must not leave the last run's tables behind: a packets.csv
+    # this run does not write (outputs.packets_csv: false) would be read as its own. Only
+    # the files a run writes are removed.
+    names = ["summary.json", "run.json", "scenario.yaml", "workload.csv"]
+    names += [f"{t}.{ext}" for t in TABLES for ext in ("csv", "parquet")]
+    for name in names:
+        (out_dir / name).unlink(missing_ok=True)
 
+
+def _document_text(sc: Scenario) -> str:
     data = sc.rebased(None)
     return _yaml.dump(data if "name" in data else {"name": sc.name, **data})
 

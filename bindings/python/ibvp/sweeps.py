@@ -293,8 +293,9 @@ def _split_top_level(text: str) -> list[str]:
     return [p.strip() for p in parts]
 
 
-def print_report(row: dict[str, Any], done: int, total: int, stream=sys.stderr) -> None:
+def print_report(row: dict[str, Any], done: int, total: int, stream=None) -> None:
     """One line per finished point, for the command line."""
+    stream = stream or sys.stderr  # looked up now: tests and callers may have replaced it
     if row.get("skipped"):
         print(f"[{done}/{total}] {row['point']}: done before, skipped", file=stream)
     elif row["status"] == "ok":

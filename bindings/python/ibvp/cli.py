@@ -1,0 +1,290 @@
+"""The `ibvp` command.
+
+    ibvp run SCENARIO.yaml [--set key=value ...] [--out DIR] [--timeout S] [--quiet]
+    ibvp sweep SCENARIO.yaml --vary key=v1,v2,... [--vary ...] [--set ...] [--jobs N] [--dask ADDRESS] [--out DIR]
+    ibvp plot DIR [--kind rates-over-time|throughput|latency-cdf|latency-vs-load] [--out PREFIX]
+    ibvp topo FILE [--routing minhop] [--json]
+    ibvp validate SCENARIO.yaml [--set key=value ...]
+    ibvp schema [--out FILE]        ibvp reference [--out FILE]
+
+Exit status: 0 done; 1 a run failed otherwise (crash, timeout, a failed sweep point);
+2 bad input (the message names the file, line, key and a fix); 3 the fabric deadlocked;
+130 interrupted.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+EXIT_OK, EXIT_FAILED, EXIT_CONFIG, EXIT_DEADLOCK, EXIT_INTERRUPTED = 0, 1, 2, 3, 130
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    from .errors import ConfigError, DeadlockError, SimulationError
+
+    try:
+        return args.handler(args)
+    except ConfigError as e:
+        print(f"ibvp: {e}", file=sys.stderr)
+        return EXIT_CONFIG
+    except DeadlockError as e:
+        print(f"ibvp: {e}", file=sys.stderr)
+        if e.out_dir:
+            print(f"ibvp: the results up to the deadlock are in {e.out_dir}", file=sys.stderr)
+        return EXIT_DEADLOCK
+    except SimulationError as e:
+        print(f"ibvp: {e}", file=sys.stderr)
+        return EXIT_FAILED
+    except (FileNotFoundError, ValueError, ImportError) as e:
+        print(f"ibvp: {e}", file=sys.stderr)
+        return EXIT_CONFIG
+    except KeyboardInterrupt:
+        print("ibvp: interrupted", file=sys.stderr)
+        return EXIT_INTERRUPTED
+
+
+def _parser() -> argparse.ArgumentParser:
+    ap = argparse.ArgumentParser(prog="ibvp", description="InfiniBand fabric virtual platform: run scenarios, "
+                                 "sweeps, plots and topology summaries (docs/python.md).")
+    ap.add_argument("--version", action="version", version=f"ibvp {_version()}")
+    sub = ap.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    def overrides(p: argparse.ArgumentParser) -> None:
+        p.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE",
+                       help="replace one value before validation, e.g. switch.pipeline_delay=40ns (repeatable)")
+
+    p = sub.add_parser("run", help="run one scenario (in a child process) and print a summary")
+    p.add_argument("scenario", type=Path)
+    overrides(p)
+    p.add_argument("--out", type=Path, help="results directory (default: out/<scenario name>)")
+    p.add_argument("--timeout", type=float, help="wall-clock seconds before the run is stopped")
+    p.add_argument("--quiet", action="store_true", help="no progress bar")
+    p.set_defaults(handler=cmd_run)
+
+    p = sub.add_parser("sweep", help="run the cross product of --vary values, one row per run in sweep.csv")
+    p.add_argument("scenario", type=Path)
+    p.add_argument("--vary", action="append", required=True, metavar="KEY=V1,V2,...",
+                   help="a key path and its values (YAML each; commas inside [...] do not split); repeatable")
+    overrides(p)
+    p.add_argument("--out", type=Path, help="sweep directory (default: out/<scenario name>-sweep)")
+    p.add_argument("--jobs", type=int, help="runs at once on this machine (default: number of CPUs)")
+    p.add_argument("--dask", metavar="ADDRESS", help="run the points on this Dask scheduler (tcp://host:8786)")
+    p.add_argument("--timeout", type=float, help="wall-clock seconds per point")
+    p.set_defaults(handler=cmd_sweep)
+
+    from .plots import KINDS
+
+    p = sub.add_parser("plot", help="figures (PNG and SVG) from a results or sweep directory")
+    p.add_argument("directory", type=Path)
+    p.add_argument("--kind", choices=list(KINDS), action="append",
+                   help="what to draw (repeatable; default: latency-vs-load for a sweep directory, else "
+                        "rates-over-time and throughput)")
+    p.add_argument("--out", type=Path, help="file name without extension (one kind only; default: DIR/<kind>)")
+    p.add_argument("--title")
+    p.add_argument("--group", action="store_true", help="rates-over-time: sum flows named <name><number>")
+    p.add_argument("--link-Bps", type=float, help="rates-over-time: divide by this rate instead of each link's own")
+    p.add_argument("--x", help="latency-vs-load: the varied key on the x axis")
+    p.add_argument("--y", default="latency_mean_ns", help="latency-vs-load: the sweep.csv column to draw")
+    p.set_defaults(handler=cmd_plot)
+
+    p = sub.add_parser("topo", help="validate a topology (or a scenario's) and summarize it")
+    p.add_argument("file", type=Path)
+    p.add_argument("--routing", help="routing engine (default: the scenario's, or minhop)")
+    overrides(p)
+    p.add_argument("--json", action="store_true", help="print the summary as JSON")
+    p.set_defaults(handler=cmd_topo)
+
+    p = sub.add_parser("validate", help="check a scenario without running it")
+    p.add_argument("scenario", type=Path)
+    overrides(p)
+    p.set_defaults(handler=cmd_validate)
+
+    p = sub.add_parser("schema", help="the JSON Schema of scenario documents (for editors)")
+    p.add_argument("--out", type=Path, help="write to this file (default: standard output)")
+    p.set_defaults(handler=cmd_schema)
+
+    p = sub.add_parser("reference", help="the Markdown reference of every scenario key")
+    p.add_argument("--out", type=Path, help="write to this file (default: standard output)")
+    p.set_defaults(handler=cmd_reference)
+    return ap
+
+
+def _version() -> str:
+    try:
+        from .info import version
+
+        return version()
+    except ImportError:
+        return "(extension not built: run make)"
+
+
+def _scenario(path: Path, assignments: list[str]):
+    from .scenario import Scenario
+
+    sc = Scenario.from_yaml(path)
+    for a in assignments:
+        sc.override(a)
+    return sc
+
+
+# ---- run ---------------------------------------------------------------------------------
+
+def cmd_run(args: argparse.Namespace) -> int:
+    from .runner import run
+
+    sc = _scenario(args.scenario, args.overrides)
+    out = args.out or Path("out") / sc.name
+    res = run(sc, out, progress=not args.quiet, timeout=args.timeout)
+    print_summary(res.summary, res.run_info, res.out_dir)
+    return EXIT_OK
+
+
+def print_summary(summary: dict[str, Any], run_info: dict[str, Any], out_dir: Path, stream=None) -> None:
+    """The run in a few lines: packets, then one row per flow."""
+    stream = stream or sys.stdout
+    p = summary["packets"]
+    wall = run_info.get("wall_seconds")
+    sim_ms = summary["sim_seconds"] * 1e3
+    speed = f" in {wall:.3g} s ({sim_ms / wall:.3g} sim-ms/s)" if wall else ""
+    print(f"{summary['scenario']}: {sim_ms:.3f} ms simulated{speed}; results in {out_dir}", file=stream)
+    print(f"packets: injected {p['injected']}, delivered {p['delivered']}, dropped {p['dropped']}, "
+          f"in flight {p['in_flight']}", file=stream)
+    flows = summary.get("flows", [])
+    if not flows:
+        return
+    rows = [("flow", "src -> dst", "delivered", "GB/s", "share", "lat mean us", "lat p99 us")]
+    for f in flows:
+        lat = f.get("latency_ns", {})
+        rows.append((f["name"], f"{f['src']} -> {f['dst']}", str(f["delivered"]), _num(f.get("throughput_Bps"), 1e-9),
+                     _pct(f.get("throughput_fraction")), _num(lat.get("mean"), 1e-3), _num(lat.get("p99"), 1e-3)))
+    _table(rows, stream, right_from=2)
+
+
+def _num(value: Any, scale: float) -> str:
+    return "-" if value is None else f"{value * scale:.3f}"
+
+
+def _pct(value: Any) -> str:
+    return "-" if value is None else f"{value:.1%}"
+
+
+def _table(rows: list[tuple], stream, right_from: int) -> None:
+    widths = [max(len(str(r[i])) for r in rows) for i in range(len(rows[0]))]
+    for r in rows:
+        cells = [str(c).rjust(w) if i >= right_from else str(c).ljust(w) for i, (c, w) in enumerate(zip(r, widths))]
+        print("  " + "  ".join(cells).rstrip(), file=stream)
+
+
+# ---- sweep -------------------------------------------------------------------------------
+
+def cmd_sweep(args: argparse.Namespace) -> int:
+    from .sweeps import parse_vary, print_report, run_points
+
+    vary: dict[str, list[Any]] = {}
+    for option in args.vary:
+        key, values = parse_vary(option)
+        if key in vary:
+            raise ValueError(f"--vary {key} is given twice; list all its values in one --vary")
+        vary[key] = values
+    sc = _scenario(args.scenario, args.overrides)
+    out = args.out or Path("out") / f"{sc.name}-sweep"
+    rows = run_points(sc, vary, out, jobs=args.jobs, dask=args.dask, timeout=args.timeout, report=print_report)
+    table = [(*vary, "status", "delivered", "lat mean us", "GB/s total")]
+    for r in rows:
+        table.append((*(str(r.get(k)) for k in vary), r["status"], str(r.get("delivered", "-") or "-"),
+                      _num(r.get("latency_mean_ns"), 1e-3), _num(r.get("throughput_Bps_total"), 1e-9)))
+    _table(table, sys.stdout, right_from=len(vary) + 1)
+    failed = [r for r in rows if r["status"] != "ok"]
+    print(f"{len(rows) - len(failed)} of {len(rows)} points done; table in {Path(out) / 'sweep.csv'}")
+    for r in failed:
+        print(f"ibvp: point {r['point']} failed ({r['status']}): {r['error']}", file=sys.stderr)
+    return EXIT_FAILED if failed else EXIT_OK
+
+
+# ---- plot --------------------------------------------------------------------------------
+
+def cmd_plot(args: argparse.Namespace) -> int:
+    from . import plots
+
+    directory: Path = args.directory
+    if not directory.is_dir():
+        raise FileNotFoundError(f"{directory}: no such directory")
+    kinds = args.kind or (["latency-vs-load"] if (directory / "sweep.csv").exists()
+                          else ["rates-over-time", "throughput"])
+    if args.out and len(kinds) > 1:
+        raise ValueError("--out names one figure; give one --kind with it")
+    for kind in kinds:
+        options: dict[str, Any] = {"out": args.out, "title": args.title}
+        if kind == "rates-over-time":
+            options.update(group=args.group, link_Bps=args.link_Bps)
+        elif kind == "latency-vs-load":
+            options.update(x=args.x, y=args.y)
+        for path in plots.plot(kind, directory, **options):
+            print(path)
+    return EXIT_OK
+
+
+# ---- topo, validate, schema ----------------------------------------------------------------
+
+def cmd_topo(args: argparse.Namespace) -> int:
+    from .info import topology_summary
+
+    s = topology_summary(args.file, routing=args.routing, overrides=args.overrides)
+    if args.json:
+        print(json.dumps(s, indent=2))
+        return EXIT_OK
+    efi = s.get("edge_forwarding_index", {})
+    rows = [("switches", s["switches"]), ("hosts", s["hosts"]), ("links", s["links"]),
+            ("diameter", f"{s['diameter']} switch hops"), ("independent cycles", s["independent_cycles"]),
+            ("routing", s["routing"])]
+    if "routes" in s:
+        rows.append(("routes", f"{s['routes']}" + (f" ({s['unrouted']} unrouted)" if s.get("unrouted") else "")))
+    rows.append(("edge forwarding index", f"max {efi.get('max')}, mean {efi.get('mean', 0):.2f}"))
+    print(f"{args.file}:")
+    width = max(len(k) for k, _ in rows)
+    for k, v in rows:
+        print(f"  {k:<{width}}  {v}")
+    hist = {int(k): v for k, v in s.get("path_length_histogram", {}).items()}
+    if hist:
+        print("  path lengths (switch hops: routes):")
+        peak = max(hist.values())
+        for hops in sorted(hist):
+            print(f"    {hops:>3}: {hist[hops]:>8}  {'#' * max(1, round(40 * hist[hops] / peak))}")
+    return EXIT_OK
+
+
+def cmd_validate(args: argparse.Namespace) -> int:
+    info = _scenario(args.scenario, args.overrides).validate()
+    print(f"{args.scenario}: valid; {info['name']}, {info['duration_s'] * 1e3:g} ms, seed {info['seed']}, "
+          f"{info['switches']} switches, {info['endpoints']} endpoints, flows: {', '.join(info['flows']) or '-'}")
+    return EXIT_OK
+
+
+def _write_or_print(text: str, out: Path | None) -> int:
+    if out is None:
+        sys.stdout.write(text if text.endswith("\n") else text + "\n")
+    else:
+        out.parent.mkdir(parents=True, exist_ok=True)
+        out.write_text(text)
+        print(f"wrote {out}", file=sys.stderr)
+    return EXIT_OK
+
+
+def cmd_schema(args: argparse.Namespace) -> int:
+    from .info import schema_text
+
+    return _write_or_print(schema_text(), args.out)
+
+
+def cmd_reference(args: argparse.Namespace) -> int:
+    from .info import reference
+
+    return _write_or_print(reference(), args.out)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
