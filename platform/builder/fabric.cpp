@@ -69,7 +69,7 @@ Fabric::Fabric(const Scenario& scenario, const std::string& out_dir) : scenario_
       recorder_->track_port(node, port, spec, port_rate_bytes_per_s(node, port));
     }
     for (size_t f = 0; f < scenario_.flows.size(); ++f)
-      recorder_->track_flow(static_cast<uint32_t>(f), flows_[f].name);
+      recorder_->track_flow(static_cast<uint32_t>(f), flows_[f].name, port_rate_bytes_per_s(t.find(flows_[f].src), 1));
   }
   if (!out_dir.empty()) attach_captures(out_dir);
 }

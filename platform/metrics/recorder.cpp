@@ -13,9 +13,9 @@ void Recorder::track_port(uint32_t node, uint16_t port, const std::string& name,
   series_.push_back(RateSeries{name, capacity, {}});
 }
 
-void Recorder::track_flow(uint32_t flow, const std::string& name) {
+void Recorder::track_flow(uint32_t flow, const std::string& name, double source_link) {
   flow_series_.at(flow) = static_cast<int32_t>(series_.size());
-  series_.push_back(RateSeries{name, 0.0, {}});
+  series_.push_back(RateSeries{name, source_link, {}});
 }
 
 PacketRecord* Recorder::record_of(const ib::Packet& p) {

@@ -53,9 +53,11 @@ class Recorder : public sim::FabricObserver {
  public:
   Recorder(uint32_t flows, uint64_t warmup_ps, bool keep_packets);
 
-  // Sample a port's transmissions (node, port) or a flow's deliveries as a rate series.
+  // Sample a port's transmissions (node, port) or a flow's deliveries as a rate series; a
+  // flow's utilisation is its share of its source's link, as seed 004 Fig. 2 draws flows
+  // and links on one scale.
   void track_port(uint32_t node, uint16_t port, const std::string& name, double capacity_bytes_per_s);
-  void track_flow(uint32_t flow, const std::string& name);
+  void track_flow(uint32_t flow, const std::string& name, double source_link_bytes_per_s);
 
   void on_inject(const ib::Packet& p, uint64_t t) override;
   void on_deliver(const ib::Packet& p, uint32_t node, uint64_t t) override;

@@ -74,7 +74,12 @@ void write_results(const Fabric& fabric, const RunResult& result, const std::str
     for (size_t i = 0; i < flows.size(); ++i) {
       const FlowTotals& ft = rec.flows()[i];
       const FlowConfig& fc = flows[i];
-      const double thr = measured_s > 0 ? static_cast<double>(ft.measured_payload_bytes) / measured_s : 0.0;
+      // Over the part of the measured span in which the flow creates packets: a flow that
+      // runs 20 of 100 ms (the seed 004 victim) is judged by those 20 ms.
+      const double from_s = static_cast<double>(std::max(sc.warmup.value(), fc.start.value())) * 1e-12;
+      const double to_s = static_cast<double>(std::min(sc.duration.value(), fc.stop.value())) * 1e-12;
+      const double active_s = std::min(measured_s, to_s - from_s);
+      const double thr = active_s > 0 ? static_cast<double>(ft.measured_payload_bytes) / active_s : 0.0;
       const uint32_t src = t.find(fc.src);
       const double cap = fabric.port_rate_bytes_per_s(src, 1);
       const LatencyStats lat = stats_ns(ft.latency_ps);

@@ -2,6 +2,7 @@
 
 #include "platform/params/config_error.h"
 #include "platform/sm/minhop.h"
+#include "platform/sm/updn.h"
 
 namespace ibvp::sm {
 
@@ -15,6 +16,7 @@ struct EngineEntry {
 // The registry: one line per engine.
 const EngineEntry kEngines[] = {
     {"minhop", [] { return std::unique_ptr<RoutingEngine>(new MinHopRouting()); }},
+    {"updn", [] { return make_updn_engine(); }},
 };
 
 }  // namespace

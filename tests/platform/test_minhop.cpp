@@ -1,6 +1,7 @@
 // Min-hop routing: every route is a shortest path (checked against a BFS written here, not
 // the engine's), destinations are spread evenly over equal paths, and LMC path bits take
 // different ports where there is a choice.
+#include <algorithm>
 #include <gtest/gtest.h>
 
 #include <set>
@@ -263,8 +264,10 @@ TEST(Minhop, RoutingIsDeterministic) {
 }
 
 TEST(Minhop, UnknownEngineIsAConfigErrorListingTheKnownOnes) {
-  EXPECT_EQ(routing_engine_names(), std::vector<std::string>{"minhop"});
-  EXPECT_STREQ(make_routing_engine("minhop")->name(), "minhop");
+  // Every registered name makes the engine of that name.
+  const std::vector<std::string> names = routing_engine_names();
+  EXPECT_NE(std::find(names.begin(), names.end(), "minhop"), names.end());
+  for (const std::string& n : names) EXPECT_EQ(make_routing_engine(n)->name(), n);
   try {
     make_routing_engine("ftree");
     FAIL() << "accepted";

@@ -14,6 +14,7 @@
 #include "models/switch/switch.h"
 #include "platform/params/config_error.h"
 #include "platform/scenario/scenario_loader.h"
+#include "platform/sm/routing.h"
 
 namespace ibvp {
 namespace {
@@ -220,10 +221,11 @@ TEST(ScenarioErrors, WrongTypeAndRangeInAFlow) {
 }
 
 TEST(ScenarioErrors, UnknownChoiceListsAllowedValues) {
-  const ConfigError e = error_of(kBase + "routing: updn\n");
+  const ConfigError e = error_of(kBase + "routing: ftree\n");
   EXPECT_EQ(e.key(), "routing");
   EXPECT_EQ(e.line(), 6);
   EXPECT_NE(e.fix().find("allowed values are minhop"), std::string::npos);
+  for (const std::string& n : sm::routing_engine_names()) EXPECT_NE(e.fix().find(n), std::string::npos) << n;
 }
 
 TEST(ScenarioErrors, MissingRequiredKeys) {

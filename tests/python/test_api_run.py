@@ -46,6 +46,26 @@ def test_run_in_child_returns_results_tables(minimal_yaml: Path, tmp_path: Path)
     assert ibvp.Scenario.from_yaml(res.out_dir / "scenario.yaml").validate()["flows"] == ["f1", "f2"]
 
 
+def test_flow_throughput_counts_only_the_time_the_flow_is_active(tmp_path: Path) -> None:
+    # One switch, two saturating flows into h3: together they fill h3's link, each gets half.
+    # Flow b runs 1 of the 2 measured ms: half of the link while active, not a quarter.
+    doc = {"name": "active", "seed": 1, "duration": "2.1ms", "warmup": "100us",
+           "topology": {"generator": "single_switch", "hosts": 3, "link": {"width": "4X", "speed": "QDR"}},
+           "flows": [{"name": "a", "src": "h1", "dst": "h3", "generator": "saturating", "payload_bytes": 1024},
+                     {"name": "b", "src": "h2", "dst": "h3", "generator": "saturating", "payload_bytes": 1024,
+                      "start": "600us", "stop": "1600us"}],
+           "outputs": {"rate_window": "100us", "rate_ports": ["sw/3"]}}
+    res = ibvp.run(ibvp.Scenario(doc), tmp_path, timeout=TIMEOUT)
+    share = dict(zip(res.flows["name"], res.flows["throughput_fraction"]))
+    payload_share = 1024 / (1024 + 34)  # LRH+BTH+DETH+ICRC+VCRC on each UD packet
+    assert share["b"] == pytest.approx(payload_share / 2, rel=0.03)
+    # a has the link alone for 1 of its 2 ms and half of it for the other.
+    assert share["a"] == pytest.approx(payload_share * 0.75, rel=0.03)
+    # Flow rate series are drawn on the scale of the source link, as the ports are.
+    rates = res.rates[(res.rates["series"] == "b") & res.rates["time_s"].between(1.0e-3, 1.5e-3)]
+    assert rates["utilization"].mean() == pytest.approx(0.5, rel=0.03)
+
+
 def test_packets_are_conserved(minimal_yaml: Path, tmp_path: Path) -> None:
     sc = ibvp.Scenario.from_yaml(minimal_yaml).set("outputs.packets_csv", True).set("duration", "500us")
     res = ibvp.run(sc, tmp_path, timeout=TIMEOUT)

@@ -2,8 +2,6 @@
 latency distribution) and from a sweep (latency against load)."""
 from __future__ import annotations
 
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -57,10 +55,23 @@ def test_plot_without_its_data_exits_2(cli, run_dir: Path, tmp_path: Path) -> No
     assert code == 2 and "no such directory" in err
 
 
-def test_python_m_ibvp_plots_rates_still_works(run_dir: Path) -> None:
-    # `make demo` draws the seed 004 figure this way.
-    done = subprocess.run([sys.executable, "-m", "ibvp.plots", "rates", str(run_dir), "--window-start-ms", "0.5",
-                           "--window-end-ms", "1.5"], capture_output=True, text=True, timeout=120)
-    assert done.returncode == 0, done.stderr
-    assert "mean rates between 0.5 and 1.5 ms" in done.stdout and "sw/3" in done.stdout
+def test_rates_with_labels_and_a_window_table(cli, run_dir: Path) -> None:
+    # `make demo` draws the seed 004 figure this way: readable port names and mean rates.
+    code, out, err = cli("plot", run_dir, "--kind", "rates-over-time", "--label", "sw/3=into h3",
+                         "--window", "0.5ms,1.5ms")
+    assert code == 0, err
+    assert "mean rates between 0.5ms and 1.5ms" in out
+    rows = {line.split()[0]: line.split()[-1] for line in out.splitlines() if line.startswith("  ")}
+    assert "sw/3" not in out.split("mean rates")[1] and "into" in rows
+    # The labelled row is the port's own mean over the window, renamed and nothing else.
+    from ibvp import plots
+    direct = plots.mean_rates(run_dir, 0.5e-3, 1.5e-3, group=False)
+    assert float(rows["into"]) == pytest.approx(direct["sw/3"], abs=1e-3)
     _check_figure(run_dir / "rates")
+
+
+def test_bad_label_and_window_are_refused_with_the_form_to_use(cli, run_dir: Path) -> None:
+    code, _out, err = cli("plot", run_dir, "--kind", "rates-over-time", "--label", "sw/3")
+    assert code == 2 and "SERIES=TEXT" in err
+    code, _out, err = cli("plot", run_dir, "--kind", "rates-over-time", "--window", "2ms,1ms")
+    assert code == 2 and "START < END" in err

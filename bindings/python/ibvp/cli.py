@@ -87,6 +87,10 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--title")
     p.add_argument("--group", action="store_true", help="rates-over-time: sum flows named <name><number>")
     p.add_argument("--link-Bps", type=float, help="rates-over-time: divide by this rate instead of each link's own")
+    p.add_argument("--label", action="append", default=[], metavar="SERIES=TEXT",
+                   help="rates-over-time: a legend name for a series (B/7='root link'); repeatable")
+    p.add_argument("--window", metavar="START,END",
+                   help="rates-over-time: also print each series' mean rate between two times (40ms,60ms)")
     p.add_argument("--x", help="latency-vs-load: the varied key on the x axis")
     p.add_argument("--y", default="latency_mean_ns", help="latency-vs-load: the sweep.csv column to draw")
     p.set_defaults(handler=cmd_plot)
@@ -220,12 +224,38 @@ def cmd_plot(args: argparse.Namespace) -> int:
     for kind in kinds:
         options: dict[str, Any] = {"out": args.out, "title": args.title}
         if kind == "rates-over-time":
-            options.update(group=args.group, link_Bps=args.link_Bps)
+            options.update(group=args.group, link_Bps=args.link_Bps, labels=_labels(args.label))
         elif kind == "latency-vs-load":
             options.update(x=args.x, y=args.y)
         for path in plots.plot(kind, directory, **options):
             print(path)
+    if args.window:
+        _print_mean_rates(directory, args)
     return EXIT_OK
+
+
+def _labels(assignments: list[str]) -> dict[str, str]:
+    labels = {}
+    for a in assignments:
+        series, sep, text = a.partition("=")
+        if not sep or not series or not text:
+            raise ValueError(f"--label {a!r}: write SERIES=TEXT, e.g. --label 'B/7=root link'")
+        labels[series] = text
+    return labels
+
+
+def _print_mean_rates(directory: Path, args: argparse.Namespace) -> None:
+    """The table of mean rates inside --window, as the seed 004 figures are read."""
+    from . import plots
+
+    parts = args.window.split(",")
+    times = [plots._parse_time(p) for p in parts] if len(parts) == 2 else []
+    if len(times) != 2 or None in times or times[0] >= times[1]:
+        raise ValueError(f"--window {args.window!r}: write START,END with units and START < END, e.g. 40ms,60ms")
+    means = plots.mean_rates(directory, times[0], times[1], link_Bps=args.link_Bps, group=args.group,
+                             labels=_labels(args.label))
+    print(f"mean rates between {parts[0].strip()} and {parts[1].strip()}, as a fraction of the link rate:")
+    _table([("series", "rate")] + [(k, f"{v:.3f}") for k, v in sorted(means.items())], sys.stdout, right_from=1)
 
 
 # ---- topo, validate, schema ----------------------------------------------------------------

@@ -2,22 +2,20 @@
 
     ibvp plot OUT_DIR --kind rates-over-time|throughput|latency-cdf    (one run)
     ibvp plot SWEEP_DIR --kind latency-vs-load [--x KEY] [--y COLUMN]   (a sweep)
-    python -m ibvp.plots rates OUT_DIR [--title T] [--window-start-ms A --window-end-ms B]
 
 Every function writes `<dir>/<name>.png` and `.svg` (or `<out>.png`/`.svg`) and returns the
 paths. Figures are made with matplotlib's object API (`Figure`, no pyplot), so nothing here
 changes the backend of a notebook or script that imports it.
 
-`python -m ibvp.plots rates` is the seed 004 view `make demo` prints: flows named localN /
-remoteN are summed into one series each, as Fig. 2 of the paper shows them, and a table of
-mean rates inside a time window follows the plot.
+`make demo` draws the seed 004 view with `ibvp plot --kind rates-over-time --group --label
+... --window 40ms,60ms`: flows named localN / remoteN summed into one series each, as Fig. 2
+of the paper shows them, ports given readable names, and a table of mean rates inside the
+window.
 """
 from __future__ import annotations
 
-import argparse
 import json
 import re
-import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable
 
@@ -62,17 +60,20 @@ def group_flow_series(rates: "pd.DataFrame") -> "pd.DataFrame":
 
 
 def rates_over_time(out_dir: str | Path, *, out: str | Path | None = None, title: str | None = None,
-                    link_Bps: float | None = None, group: bool = False) -> list[Path]:
+                    link_Bps: float | None = None, group: bool = False,
+                    labels: dict[str, str] | None = None) -> list[Path]:
     """Sliding-window rate of every sampled flow and port over time, as a fraction of its
-    link's data rate (the utilization column), or of `link_Bps` when given."""
+    link's data rate (the utilization column), or of `link_Bps` when given. `labels` renames
+    series in the legend (e.g. {"B/7": "root link"})."""
     out_dir = Path(out_dir)
     rates = _read(out_dir, "rates")
     if group:
         rates = group_flow_series(rates)
+    labels = labels or {}
     fig, ax = _figure()
     for name, part in sorted(rates.groupby("series"), key=lambda kv: kv[0]):
         y = part["rate_Bps"] / link_Bps if link_Bps else part["utilization"]
-        ax.plot(part["time_s"] * 1e3, y, label=name)
+        ax.plot(part["time_s"] * 1e3, y, label=labels.get(name, name))
     ax.set_xlabel("time (ms)")
     ax.set_ylabel("rate / link rate")
     ax.set_ylim(0, 1.05)
@@ -84,14 +85,19 @@ def rates_over_time(out_dir: str | Path, *, out: str | Path | None = None, title
 
 
 def mean_rates(out_dir: str | Path, a_s: float, b_s: float, *, link_Bps: float | None = None,
-               group: bool = True) -> dict[str, float]:
-    """Mean of each series between times a and b (seconds), as a fraction of the link rate."""
+               group: bool = True, labels: dict[str, str] | None = None) -> dict[str, float]:
+    """Mean of each series between times a and b (seconds), as a fraction of the link rate,
+    keyed by series name (or its label)."""
     rates = _read(Path(out_dir), "rates")
     if group:
         rates = group_flow_series(rates)
     inside = rates[(rates["time_s"] >= a_s) & (rates["time_s"] <= b_s)]
+    if inside.empty:
+        raise ValueError(f"{out_dir}: no rate samples between {a_s * 1e3:g} and {b_s * 1e3:g} ms")
     values = inside["rate_Bps"] / link_Bps if link_Bps else inside["utilization"]
-    return values.groupby(inside["series"]).mean().to_dict()
+    means = values.groupby(inside["series"]).mean().to_dict()
+    labels = labels or {}
+    return {labels.get(k, k): v for k, v in means.items()}
 
 
 # ---- throughput per flow (flows.csv) ------------------------------------------------------
@@ -233,38 +239,3 @@ def plot(kind: str, directory: str | Path, **options) -> list[Path]:
     if kind not in KINDS:
         raise ValueError(f"unknown kind {kind!r}; kinds: {', '.join(KINDS)}")
     return KINDS[kind](directory, **options)
-
-
-# ---- python -m ibvp.plots rates (make demo) -----------------------------------------------
-
-def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m ibvp.plots", description="Rates over time of a results directory "
-                                 "(see also: ibvp plot)")
-    sub = ap.add_subparsers(dest="kind", required=True)
-    r = sub.add_parser("rates", help="rates over time (rates.csv), flows localN/remoteN summed")
-    r.add_argument("out_dir", type=Path)
-    r.add_argument("--title", default="rates over time")
-    r.add_argument("--link-Bps", type=float, default=1e9, help="link data rate in bytes/s (4X SDR: 1e9)")
-    r.add_argument("--window-start-ms", type=float, default=40.0)
-    r.add_argument("--window-end-ms", type=float, default=60.0)
-    args = ap.parse_args(argv)
-    if not (args.out_dir / "rates.csv").exists():
-        print(f"{args.out_dir}: no rates.csv (run ibvp-sim with outputs.rate_window > 0)", file=sys.stderr)
-        return 2
-    paths = rates_over_time(args.out_dir, title=args.title, link_Bps=args.link_Bps, group=True)
-    print(f"plot: {paths[0]}")
-    a, b = args.window_start_ms, args.window_end_ms
-    print(f"mean rates between {a:g} and {b:g} ms, as a fraction of the link rate:")
-    print(f"  {'series':<12} {'rate':>8}")
-    for name, value in sorted(mean_rates(args.out_dir, a / 1e3, b / 1e3, link_Bps=args.link_Bps).items()):
-        print(f"  {name:<12} {value:8.3f}")
-    summary = _summary(args.out_dir)
-    if summary:
-        p = summary["packets"]
-        print(f"packets: injected {p['injected']}, delivered {p['delivered']}, dropped {p['dropped']}, "
-              f"in flight {p['in_flight']}")
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -79,7 +79,8 @@ class Results:
 
     @cached_property
     def flows(self) -> "pd.DataFrame":
-        """flows.csv: one row per flow (throughput and latency over the measured time)."""
+        """flows.csv: one row per flow (throughput over the part of the measured time in which the
+        flow is active, between its start and stop; latency of packets created after warm-up)."""
         return self.table("flows")
 
     @cached_property
