@@ -66,8 +66,9 @@ demo: pkg
 	  --title "seed 004 Fig. 2(a): L=5, R=1, no congestion control"
 	@echo "seed 004 reports for this case: victim about 15 % of its link, inter-switch link about 30 % used"
 
-bench: build
-	$(BUILD)/ibvp-bench
+# Medians of several runs, with the machine, into bench/RESULTS.md.
+bench: build pkg
+	$(PY) bench/run_benchmarks.py --build $(BUILD)
 
 schema: build
 	$(BUILD)/ibvp-sim --schema docs/scenario.schema.json --reference docs/parameters.md

@@ -96,7 +96,7 @@ double median(std::vector<double> v) {
 
 int sc_main(int argc, char** argv) {
   int runs = 5;
-  double sim_ms = 5.0;
+  double sim_ms = 20.0;
   std::string only;
   for (int i = 1; i < argc; ++i) {
     if (!std::strcmp(argv[i], "--runs") && i + 1 < argc) runs = std::atoi(argv[++i]);

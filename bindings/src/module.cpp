@@ -8,13 +8,17 @@
 #include <yaml-cpp/yaml.h>
 
 #include <atomic>
+#include <filesystem>
+#include <fstream>
 #include <string>
 #include <vector>
 
 #include "platform/builder/runner.h"
 #include "platform/params/config_error.h"
 #include "platform/scenario/scenario_loader.h"
-#include "platform/sm/route_stats.h"
+#include "platform/sm/opensm_dump.h"
+#include "platform/sm/subnet_report.h"
+#include "platform/topology/ibnetdiscover.h"
 #include "platform/topology/topology_yaml.h"
 
 namespace py = pybind11;
@@ -26,6 +30,11 @@ extern "C" __attribute__((visibility("default"))) int sc_main(int, char**) { ret
 namespace {
 
 std::atomic<bool> kernel_used{false};
+
+void write_text(const std::string& path, const std::string& text) {
+  std::ofstream f(path);
+  if (!f || !(f << text)) throw std::runtime_error(path + ": cannot write (check the --dump directory)");
+}
 
 py::dict run_result_dict(const ibvp::RunResult& r) {
   py::dict d;
@@ -127,42 +136,63 @@ PYBIND11_MODULE(_core, m) {
 
   m.def(
       "topology_summary",
-      [](const std::string& yaml, const std::string& source, const std::vector<std::string>& overrides,
-         const std::string& base_dir, py::object routing) {
-        // A topology document has switches/hosts/links at its top; anything else is a scenario.
+      [](const std::string& text, const std::string& source, const std::vector<std::string>& overrides,
+         const std::string& base_dir, py::object routing, py::object lmc, const std::string& dump_dir) {
         ibvp::topo::Topology t;
         std::string engine = routing.is_none() ? "minhop" : routing.cast<std::string>();
-        YAML::Node root;
-        try {
-          root = YAML::Load(yaml);
-        } catch (const YAML::Exception& e) {
-          throw ibvp::ConfigError(source, "", e.mark.line + 1, e.msg, "fix the YAML syntax");
-        }
-        if (root.IsMap() && (root["switches"] || root["hosts"] || root["links"]) && !root["topology"]) {
-          t = ibvp::topo::topology_from_yaml(root, source);
+        if (ibvp::topo::looks_like_ibnetdiscover(text)) {
+          t = ibvp::topo::parse_ibnetdiscover(text, source);
         } else {
-          const ibvp::Scenario s = ibvp::scenario_from_yaml(yaml, source, overrides, base_dir);
-          t = s.topology;
-          if (routing.is_none()) engine = s.routing;
+          // A topology document has switches/hosts/links at its top; anything else is a scenario.
+          YAML::Node root;
+          try {
+            root = YAML::Load(text);
+          } catch (const YAML::Exception& e) {
+            throw ibvp::ConfigError(source, "", e.mark.line + 1, e.msg, "fix the YAML syntax");
+          }
+          if (root.IsMap() && (root["switches"] || root["hosts"] || root["links"]) && !root["topology"]) {
+            t = ibvp::topo::topology_from_yaml(root, source);
+          } else {
+            const ibvp::Scenario s = ibvp::scenario_from_yaml(text, source, overrides, base_dir);
+            t = s.topology;
+            if (routing.is_none()) engine = s.routing;
+          }
         }
-        const ibvp::sm::TopologyStats ts = ibvp::sm::topology_stats(t);
-        const ibvp::sm::RouteStats rs = ibvp::sm::route_stats(t, ibvp::sm::make_routing_engine(engine)->compute(t));
+        if (!lmc.is_none()) ibvp::sm::set_endpoint_lmc(t, lmc.cast<uint8_t>());
+        const ibvp::sm::SubnetReport r = ibvp::sm::report_subnet(t, engine);
         py::dict d;
-        d["switches"] = ts.switches;
-        d["hosts"] = ts.hosts;
-        d["links"] = ts.links;
-        d["diameter"] = ts.diameter;
-        d["independent_cycles"] = ts.independent_cycles;
+        d["switches"] = r.topology.switches;
+        d["hosts"] = r.topology.hosts;
+        d["links"] = r.topology.links;
+        d["diameter"] = r.topology.diameter;
+        d["independent_cycles"] = r.topology.independent_cycles;
         d["routing"] = engine;
-        d["routes"] = rs.routes;
-        d["unrouted"] = rs.unrouted;
-        d["path_length_histogram"] = rs.hops;
+        d["routing_seconds"] = r.routing_seconds;
+        d["routes"] = r.routes.routes;
+        d["unrouted"] = r.routes.unrouted;
+        d["path_length_histogram"] = r.routes.hops;
         py::dict efi;
-        efi["max"] = rs.efi_max;
-        efi["mean"] = rs.efi_mean;
+        efi["max"] = r.routes.efi_max;
+        efi["mean"] = r.routes.efi_mean;
         d["edge_forwarding_index"] = efi;
+        py::dict dl;
+        dl["acyclic"] = r.deadlock.acyclic;
+        dl["cycle"] = r.deadlock.cycle;
+        dl["channels"] = r.deadlock.channels;
+        dl["dependencies"] = r.deadlock.dependencies;
+        d["deadlock"] = dl;
+        if (!dump_dir.empty()) {
+          // The tables a switch is loaded with for this topology: the routing's LFTs and the
+          // identity SL2VL of one data VL per SL the scenario defaults give.
+          std::filesystem::create_directories(dump_dir);
+          const ibvp::sw::Sl2VlTable sl2vl = ibvp::sw::SwitchConfig{}.sl2vl;
+          write_text(dump_dir + "/opensm-lfts.dump", ibvp::sm::opensm_lfts_dump(t, r.tables));
+          write_text(dump_dir + "/opensm-sl2vl.dump",
+                     ibvp::sm::opensm_sl2vl_dump(t, [&](uint32_t, uint16_t, uint16_t) { return sl2vl; }));
+        }
         return d;
       },
-      py::arg("yaml_text"), py::arg("source"), py::arg("overrides") = std::vector<std::string>{},
-      py::arg("base_dir") = ".", py::arg("routing") = py::none());
+      py::arg("text"), py::arg("source"), py::arg("overrides") = std::vector<std::string>{},
+      py::arg("base_dir") = ".", py::arg("routing") = py::none(), py::arg("lmc") = py::none(),
+      py::arg("dump_dir") = "");
 }

@@ -45,6 +45,37 @@ def test_topo_ring_has_one_cycle(cli, ring: dict, tmp_path: Path) -> None:
     assert (s["switches"], s["hosts"], s["independent_cycles"]) == (5, 5, 1)
 
 
+def test_topo_reports_deadlock_status_of_the_chosen_engine(cli, ring: dict, tmp_path: Path) -> None:
+    # Min-hop on a ring of switches sends traffic both ways round the ring: its channel
+    # dependencies close the ring; up*/down* cuts it at the root.
+    (tmp_path / "ring.yaml").write_text(ibvp.Scenario(ring).to_yaml())
+    code, out, _err = cli("topo", tmp_path / "ring.yaml", "--routing", "minhop", "--json")
+    minhop = json.loads(out)["deadlock"]
+    assert code == 0 and not minhop["acyclic"] and len(minhop["cycle"]) >= 5
+    code, out, _err = cli("topo", tmp_path / "ring.yaml", "--routing", "updn")
+    assert code == 0 and "deadlock               free" in out
+
+
+def test_topo_dump_writes_opensm_tables_with_lmc_path_bits(cli, root: Path, tmp_path: Path) -> None:
+    code, out, err = cli("topo", root / "configs/topologies/seed004_two_switch.yaml", "--lmc", "2",
+                         "--routing", "updn", "--dump", tmp_path, "--json")
+    assert code == 0, err
+    lfts = (tmp_path / "opensm-lfts.dump").read_text().splitlines()
+    blocks = [line for line in lfts if line.startswith("Unicast lids")]
+    assert len(blocks) == 2
+    # Each of the 9 hosts answers to 4 LIDs (LMC 2), each routed in each of the 2 switches.
+    ca_entries = [line for line in lfts if "# Channel Adapter portguid" in line]
+    assert len(ca_entries) == 2 * 9 * 4
+    assert sum(1 for line in ca_entries if "'B_C'" in line) == 2 * 4
+    sl2vl = (tmp_path / "opensm-sl2vl.dump").read_text()
+    assert sl2vl.count("Channel Adapter 0x") == 9 and sl2vl.count("Switch 0x") == 2
+
+
+def test_topo_bad_lmc_exits_2(cli, root: Path) -> None:
+    code, _out, err = cli("topo", root / "configs/topologies/seed004_two_switch.yaml", "--lmc", "9")
+    assert code == 2 and "0..7" in err
+
+
 def test_topo_bad_file_exits_2(cli, tmp_path: Path) -> None:
     bad = tmp_path / "bad.yaml"
     bad.write_text("switches:\n  - {name: A, ports: 2}\nhosts: [h1]\nlinks:\n  - [A/9, h1]\n")

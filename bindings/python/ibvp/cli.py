@@ -98,6 +98,9 @@ def _parser() -> argparse.ArgumentParser:
     p = sub.add_parser("topo", help="validate a topology (or a scenario's) and summarize it")
     p.add_argument("file", type=Path)
     p.add_argument("--routing", help="routing engine (default: the scenario's, or minhop)")
+    p.add_argument("--lmc", type=int, help="give every endpoint this many path bits (0..7; LIDs assigned anew)")
+    p.add_argument("--dump", type=Path, metavar="DIR",
+                   help="write the LFTs and SL2VL tables in OpenSM's dump formats into DIR")
     overrides(p)
     p.add_argument("--json", action="store_true", help="print the summary as JSON")
     p.set_defaults(handler=cmd_topo)
@@ -263,7 +266,7 @@ def _print_mean_rates(directory: Path, args: argparse.Namespace) -> None:
 def cmd_topo(args: argparse.Namespace) -> int:
     from .info import topology_summary
 
-    s = topology_summary(args.file, routing=args.routing, overrides=args.overrides)
+    s = topology_summary(args.file, routing=args.routing, overrides=args.overrides, lmc=args.lmc, dump=args.dump)
     if args.json:
         print(json.dumps(s, indent=2))
         return EXIT_OK
@@ -274,6 +277,12 @@ def cmd_topo(args: argparse.Namespace) -> int:
     if "routes" in s:
         rows.append(("routes", f"{s['routes']}" + (f" ({s['unrouted']} unrouted)" if s.get("unrouted") else "")))
     rows.append(("edge forwarding index", f"max {efi.get('max')}, mean {efi.get('mean', 0):.2f}"))
+    dl = s["deadlock"]
+    rows.append(("deadlock", "free: channel dependency graph acyclic" if dl["acyclic"]
+                 else "possible: channel dependency cycle " + " -> ".join(dl["cycle"])))
+    rows.append(("routing time", f"{s['routing_seconds'] * 1e3:.1f} ms"))
+    if args.dump:
+        rows.append(("tables written", f"{args.dump}/opensm-lfts.dump, {args.dump}/opensm-sl2vl.dump"))
     print(f"{args.file}:")
     width = max(len(k) for k, _ in rows)
     for k, v in rows:

@@ -32,18 +32,23 @@ def reference() -> str:
 
 
 def topology_summary(source: str | os.PathLike | Scenario, routing: str | None = None,
-                     overrides: list[str] | None = None) -> dict[str, Any]:
-    """Validates a topology and describes it: a topology file (switches/hosts/links), a
-    scenario file or a Scenario. Returns switches, hosts, links, diameter (switch hops
-    between endpoints), independent_cycles (|E|-|V|+1 of the switch graph), routing,
-    path_length_histogram {hops: routes} and edge_forwarding_index {max, mean}.
-    `routing` overrides the scenario's engine (default minhop)."""
+                     overrides: list[str] | None = None, *, lmc: int | None = None,
+                     dump: str | os.PathLike | None = None) -> dict[str, Any]:
+    """Validates a topology and describes it: a topology file (YAML switches/hosts/links, or
+    ibnetdiscover output), a scenario file or a Scenario. Returns switches, hosts, links,
+    diameter (switch hops between endpoints), independent_cycles (|E|-|V|+1 of the switch
+    graph), routing, routing_seconds, path_length_histogram {hops: routes},
+    edge_forwarding_index {max, mean} and deadlock {acyclic, cycle, channels, dependencies}
+    (the channel dependency graph of the tables). `routing` overrides the scenario's engine
+    (default minhop); `lmc` gives every endpoint that many path bits (LIDs assigned anew);
+    `dump` writes opensm-lfts.dump and opensm-sl2vl.dump into that directory."""
     if isinstance(source, Scenario):
         text, name, sc_overrides, base_dir = source.core_args()
     else:
         path = Path(source)
         text, name, sc_overrides, base_dir = path.read_text(), str(path), [], str(path.resolve().parent)
     try:
-        return core().topology_summary(text, name, sc_overrides + list(overrides or []), base_dir, routing)
+        return core().topology_summary(text, name, sc_overrides + list(overrides or []), base_dir, routing, lmc,
+                                       str(dump) if dump is not None else "")
     except Exception as e:
         raise from_core(e) from None

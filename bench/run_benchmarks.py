@@ -1,0 +1,183 @@
+"""Runs ibvp's benchmarks and records them, with the machine they ran on, in bench/RESULTS.md.
+
+    .venv/bin/python bench/run_benchmarks.py [--runs N] [--build DIR] [--no-write]
+
+(`make bench` runs it.) Three benchmarks, each reported as the median of N runs:
+
+- fabric: `ibvp-bench` (C++): packet-hops per wall second on seed 001's random irregular
+  fabrics (16, 32, 64 switches) at 30 % and 70 % load; see bench/fabric_bench.cpp.
+- runner overhead: wall time of `ibvp.run()` for a tiny scenario (one switch, two hosts,
+  10 us simulated) in a fresh child process, which is the price every Python run pays
+  for SystemC's one-kernel-per-process rule. Target: under 0.5 s per run.
+- sweep throughput: points per second of an 8-point sweep on a local process pool with
+  1 worker and with 2, and the speed-up of 2 over 1.
+
+Speed targets live here, never in timed tests.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import platform
+import re
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from datetime import date
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+TINY = {
+    "name": "tiny", "seed": 1, "duration": "10us",
+    "topology": {"generator": "single_switch", "hosts": 2},
+    "flows": [{"name": "f", "src": "h1", "dst": "h2", "generator": "constant", "load": 0.5}],
+    "outputs": {"packets_csv": False},
+}
+
+# One sweep point: a few milliseconds of simulated traffic, about a tenth of a second of work,
+# so the pool's speed-up shows and not only its start-up.
+SWEEP_POINT = {
+    "name": "sweep-point", "seed": 1, "duration": "2ms",
+    "topology": {"generator": "random_irregular", "switches": 16},
+    "routing": "updn",
+    "traffic": {"generator": "poisson", "pattern": "uniform", "load": 0.3, "payload_bytes": 256},
+    "outputs": {"packets_csv": False},
+}
+SWEEP_VARY = {"seed": [1, 2, 3, 4, 5, 6, 7, 8]}
+
+
+def machine() -> dict[str, str]:
+    cpu = "unknown"
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    mem = "unknown"
+    try:
+        kb = int(re.search(r"MemTotal:\s+(\d+)", Path("/proc/meminfo").read_text()).group(1))
+        mem = f"{kb / 2**20:.0f} GiB"
+    except (OSError, AttributeError):
+        pass
+    cxx = subprocess.run(["c++", "--version"], capture_output=True, text=True).stdout.splitlines()
+    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, cwd=ROOT)
+    return {"cpu": cpu, "cores": str(os.cpu_count()), "memory": mem,
+            "os": f"{platform.system()} {platform.release()}", "compiler": cxx[0] if cxx else "unknown",
+            "python": platform.python_version(), "commit": commit.stdout.strip() or "unknown",
+            "date": date.today().isoformat()}
+
+
+def fabric(build: Path, runs: int) -> list[dict[str, str]]:
+    exe = build / "ibvp-bench"
+    if not exe.exists():
+        raise SystemExit(f"{exe}: not built; run `make build` first")
+    done = subprocess.run([str(exe), "--runs", str(runs)], capture_output=True, text=True)
+    sys.stderr.write(done.stderr)
+    rows = []
+    for line in done.stdout.splitlines():
+        if line.startswith("BENCH "):
+            print(line, flush=True)
+            rows.append(dict(kv.split("=", 1) for kv in line.split()[1:]))
+    if done.returncode != 0 or not rows:
+        raise SystemExit(f"ibvp-bench failed (exit {done.returncode})")
+    return rows
+
+
+def runner_overhead(runs: int) -> float:
+    import ibvp
+
+    times = []
+    with tempfile.TemporaryDirectory() as tmp:
+        ibvp.run(ibvp.Scenario(TINY), Path(tmp) / "warm")  # imports and page cache, not measured
+        for i in range(runs):
+            t0 = time.perf_counter()
+            ibvp.run(ibvp.Scenario(TINY), Path(tmp) / f"r{i}")
+            times.append(time.perf_counter() - t0)
+    median = statistics.median(times)
+    print(f"BENCH case=runner_overhead wall_s_per_run={median:.3f}", flush=True)
+    return median
+
+
+def sweep_throughput(runs: int) -> dict[int, float]:
+    from ibvp import sweeps
+
+    points = len(SWEEP_VARY["seed"])
+    result = {}
+    for jobs in (1, 2):
+        rates = []
+        for _ in range(runs):
+            with tempfile.TemporaryDirectory() as tmp:
+                t0 = time.perf_counter()
+                rows = sweeps.run_points(SWEEP_POINT, SWEEP_VARY, tmp, jobs=jobs)
+                wall = time.perf_counter() - t0
+            if any(r["status"] != "ok" for r in rows):
+                raise SystemExit(f"sweep benchmark: a point failed: {rows}")
+            rates.append(points / wall)
+        result[jobs] = statistics.median(rates)
+        print(f"BENCH case=sweep_jobs{jobs} points_per_s={result[jobs]:.2f}", flush=True)
+    return result
+
+
+def write_results(path: Path, m: dict[str, str], runs: int, fab: list[dict[str, str]], overhead: float,
+                  sweep: dict[int, float]) -> None:
+    lines = [
+        "# Benchmark results",
+        "",
+        "Written by `make bench` (`bench/run_benchmarks.py`); each figure is the median of "
+        f"{runs} runs. Targets are checked here, never in timed tests.",
+        "",
+        "## Machine",
+        "",
+        "| | |", "|---|---|",
+        *[f"| {k} | {v} |" for k, v in m.items()],
+        "",
+        "## Fabric: packet-hops per wall second (`build/ibvp-bench --runs N`)",
+        "",
+        "Seed 001's random irregular fabrics (8-port switches, 4 to switches, 4 to hosts), 1X SDR "
+        "links, up*/down* routing, uniform Poisson traffic of 256-byte payloads, 20 ms simulated (wall time counts "
+        "simulation, not elaboration), "
+        "one core. Target (foundation issue): 2 million packet-hops per second for 64 switches.",
+        "",
+        "| case | packet-hops/s | events/s | wall s | peak RSS MB |",
+        "|---|---:|---:|---:|---:|",
+        *[f"| {r['case']} | {int(r['packet_hops_per_s']):,} | {int(r['events_per_s']):,} | {r['wall_s']} | "
+          f"{r['peak_rss_mb']} |" for r in fab],
+        "",
+        "## Python: child-process runner and sweeps",
+        "",
+        "| case | result | target |",
+        "|---|---:|---|",
+        f"| `ibvp.run()` of a tiny scenario in a fresh child (wall s per run) | {overhead:.3f} | < 0.5 s |",
+        f"| sweep of 8 points, 1 worker (points/s) | {sweep[1]:.2f} | |",
+        f"| sweep of 8 points, 2 workers (points/s) | {sweep[2]:.2f} | |",
+        f"| speed-up of 2 workers over 1 | {sweep[2] / sweep[1]:.2f}x | close to 2 on 2 cores |",
+        "",
+    ]
+    path.write_text("\n".join(lines))
+    print(f"written: {path}")
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--runs", type=int, default=5, help="runs per figure (the median is kept)")
+    ap.add_argument("--build", type=Path, default=ROOT / "build", help="CMake build directory with ibvp-bench")
+    ap.add_argument("--no-write", action="store_true", help="print only; leave bench/RESULTS.md as it is")
+    args = ap.parse_args()
+    if args.runs < 1:
+        ap.error("--runs must be at least 1")
+    m = machine()
+    fab = fabric(args.build, args.runs)
+    overhead = runner_overhead(args.runs)
+    sweep = sweep_throughput(max(1, args.runs // 2))
+    if not args.no_write:
+        write_results(ROOT / "bench" / "RESULTS.md", m, args.runs, fab, overhead, sweep)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
