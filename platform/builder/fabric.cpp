@@ -7,6 +7,7 @@
 #include <set>
 
 #include "platform/params/config_error.h"
+#include "platform/sm/route_stats.h"
 
 namespace ibvp {
 
@@ -46,6 +47,7 @@ Fabric::Fabric(const Scenario& scenario, const std::string& out_dir) : scenario_
                           " data VLs but switches " + std::to_string(scenario_.switch_cfg.data_vls),
                       "give endpoint.data_vls and switch.data_vls the same value");
   routing_ = sm::make_routing_engine(scenario_.routing)->compute(t);
+  check_every_endpoint_reachable();
   switches_.resize(t.nodes.size());
   endpoints_.resize(t.nodes.size());
   build_flows();
@@ -200,6 +202,19 @@ void Fabric::build_links() {
     }
     links_.push_back(std::move(l));
   }
+}
+
+// A table with holes would drop packets as "no route" and look like congestion: refuse it
+// before anything runs, naming one pair the engine left without a path.
+void Fabric::check_every_endpoint_reachable() const {
+  const topo::Topology& t = scenario_.topology;
+  const std::optional<sm::UnroutedPair> hole = sm::first_unrouted(t, routing_);
+  if (!hole) return;
+  throw ConfigError(scenario_.source, "routing", 0,
+                    "routing engine '" + scenario_.routing + "' leaves " + t.nodes[hole->src].name +
+                        " without a route to " + t.nodes[t.node_of_lid(hole->dlid)].name + " (DLID " +
+                        std::to_string(hole->dlid) + ")",
+                    "choose another engine; `ibvp topo FILE --routing ENGINE` shows how each routes this fabric");
 }
 
 void Fabric::program_switches() {

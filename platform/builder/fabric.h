@@ -53,6 +53,7 @@ class Fabric {
  private:
   void build_nodes();
   void build_links();
+  void check_every_endpoint_reachable() const;
   void program_switches();
   void build_flows();
   void build_trace_flows();

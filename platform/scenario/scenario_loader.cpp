@@ -12,6 +12,7 @@
 #include "models/link/link_params.h"
 #include "platform/params/validate.h"
 #include "platform/topology/generators.h"
+#include "platform/topology/ibnetdiscover.h"
 #include "platform/topology/topology_yaml.h"
 
 namespace ibvp {
@@ -64,7 +65,13 @@ topo::Topology build_topology(const ScenarioDocument& sd, const Document& doc, c
     if (t.file.empty() || !fs::is_regular_file(p, ec))
       doc.fail(key("topology", "file"), "no topology file at " + p.lexically_normal().string(),
                "give a path relative to the scenario file's directory (" + base_dir + ") or an absolute one");
-    return topo::load_topology_yaml(p.lexically_normal().string());
+    // The project's YAML or, told apart by content, an ibnetdiscover dump of a real fabric.
+    const std::string path = p.lexically_normal().string();
+    std::ifstream f(path);
+    std::stringstream text;
+    text << f.rdbuf();
+    if (topo::looks_like_ibnetdiscover(text.str())) return topo::parse_ibnetdiscover(text.str(), path);
+    return topo::load_topology_yaml(path);
   }
   if (t.given.count("inline")) {
     YAML::Node node;

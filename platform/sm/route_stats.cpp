@@ -85,4 +85,20 @@ RouteStats route_stats(const topo::Topology& t, const RoutingTables& rt) {
   return r;
 }
 
+std::optional<UnroutedPair> first_unrouted(const topo::Topology& t, const RoutingTables& rt) {
+  const std::vector<uint32_t> eps = t.endpoints();
+  for (uint32_t src : eps) {
+    // Two hosts cabled back to back reach each other without a switch (and a table).
+    const uint32_t neighbour = t.link_at(src, 1) >= 0 ? t.peer(src, 1).node : topo::Topology::npos;
+    for (uint32_t dst : eps) {
+      if (dst == src || dst == neighbour) continue;
+      for (uint32_t bit = 0; bit < (1u << t.nodes[dst].lmc); ++bit) {
+        const uint16_t dlid = static_cast<uint16_t>(t.nodes[dst].lid + bit);
+        if (trace_route(t, rt, src, dlid).empty()) return UnroutedPair{src, dlid};
+      }
+    }
+  }
+  return std::nullopt;
+}
+
 }  // namespace ibvp::sm

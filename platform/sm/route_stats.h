@@ -4,6 +4,7 @@
 // channel), plus the graph figures `ibvp topo` reports.
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 
 #include "platform/sm/routing.h"
@@ -29,6 +30,14 @@ struct RouteStats {
 };
 
 TopologyStats topology_stats(const topo::Topology& t);
+
+// The first (source endpoint, destination LID) in node and LID order whose walk through the
+// tables does not arrive, over every LID of every other endpoint; nothing when all arrive.
+struct UnroutedPair {
+  uint32_t src;
+  uint16_t dlid;
+};
+std::optional<UnroutedPair> first_unrouted(const topo::Topology& t, const RoutingTables& rt);
 RouteStats route_stats(const topo::Topology& t, const RoutingTables& rt);
 
 }  // namespace ibvp::sm

@@ -30,3 +30,25 @@ TEST(RouteStats, RingHasOneIndependentCycle) {
   EXPECT_EQ(sm::topology_stats(t).independent_cycles, 1);
   EXPECT_EQ(sm::topology_stats(t).diameter, 3u);  // two hops each way around a 5-ring
 }
+
+TEST(RouteStats, FirstUnroutedNamesTheFirstHoleInTheTables) {
+  topo::Topology t = tb::chain(3);  // h_src, a1 on s1; h_dst on s3
+  sm::RoutingTables rt = sm::make_routing_engine("minhop")->compute(t);
+  EXPECT_FALSE(sm::first_unrouted(t, rt).has_value());
+  // Take h_dst's entry out of the middle switch: everyone on s1 loses it, h_dst keeps the rest.
+  const uint32_t s2 = t.find("s2"), h_dst = t.find("h_dst");
+  rt.lft[s2].port[t.nodes[h_dst].lid] = sm::Lft::kNoRoute;
+  const std::optional<sm::UnroutedPair> hole = sm::first_unrouted(t, rt);
+  ASSERT_TRUE(hole.has_value());
+  EXPECT_EQ(hole->dlid, t.nodes[h_dst].lid);
+  EXPECT_EQ(t.nodes[hole->src].kind, topo::NodeKind::endpoint);
+  EXPECT_NE(hole->src, h_dst);
+}
+
+TEST(RouteStats, HostsCabledBackToBackNeedNoTable) {
+  topo::Topology t;
+  t.nodes = {topo::Node{"a", topo::NodeKind::endpoint, 1, 1, 0, 0}, topo::Node{"b", topo::NodeKind::endpoint, 1, 2, 0, 0}};
+  t.links = {topo::Link{{0, 1}, {1, 1}, {}}};
+  t.index();
+  EXPECT_FALSE(sm::first_unrouted(t, sm::RoutingTables{}).has_value());
+}

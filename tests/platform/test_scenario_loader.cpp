@@ -15,6 +15,8 @@
 #include "platform/params/config_error.h"
 #include "platform/scenario/scenario_loader.h"
 #include "platform/sm/routing.h"
+#include "platform/topology/generators.h"
+#include "platform/topology/ibnetdiscover.h"
 
 namespace ibvp {
 namespace {
@@ -165,6 +167,22 @@ TEST(ScenarioLoader, TopologyFileIsRelativeToTheScenarioFile) {
     EXPECT_EQ(e.line(), 3);
     EXPECT_NE(e.problem().find("nowhere.yaml"), std::string::npos);
   }
+  std::filesystem::remove_all(dir);
+}
+
+TEST(ScenarioLoader, TopologyFileMayBeAnIbnetdiscoverDump) {
+  const std::filesystem::path dir = std::filesystem::temp_directory_path() / ("ibvp_ibnd_" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  const topo::Topology fabric = topo::kary_ntree(2, 2);
+  std::ofstream(dir / "fabric.net") << topo::write_ibnetdiscover(fabric);
+  std::ofstream(dir / "run.yaml") << "duration: 1ms\ntopology: {file: fabric.net}\nflows: [{src: h0, dst: h3}]\n";
+  const Scenario s = load_scenario((dir / "run.yaml").string());
+  ASSERT_EQ(s.topology.nodes.size(), fabric.nodes.size());
+  for (size_t n = 0; n < fabric.nodes.size(); ++n) {
+    EXPECT_EQ(s.topology.nodes[n].name, fabric.nodes[n].name);
+    EXPECT_EQ(s.topology.nodes[n].lid, fabric.nodes[n].lid);
+  }
+  EXPECT_EQ(s.topology.links.size(), fabric.links.size());
   std::filesystem::remove_all(dir);
 }
 
