@@ -168,6 +168,7 @@ PYBIND11_MODULE(_core, m) {
         d["independent_cycles"] = r.topology.independent_cycles;
         d["routing"] = engine;
         d["routing_seconds"] = r.routing_seconds;
+        d["vl_layers"] = r.vl_layers;
         d["routes"] = r.routes.routes;
         d["unrouted"] = r.routes.unrouted;
         d["path_length_histogram"] = r.routes.hops;

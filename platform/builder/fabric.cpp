@@ -48,6 +48,7 @@ Fabric::Fabric(const Scenario& scenario, const std::string& out_dir) : scenario_
                       "give endpoint.data_vls and switch.data_vls the same value");
   routing_ = sm::make_routing_engine(scenario_.routing)->compute(t);
   check_every_endpoint_reachable();
+  check_one_sl_per_flow();
   switches_.resize(t.nodes.size());
   endpoints_.resize(t.nodes.size());
   build_flows();
@@ -215,6 +216,22 @@ void Fabric::check_every_endpoint_reachable() const {
                         " without a route to " + t.nodes[t.node_of_lid(hole->dlid)].name + " (DLID " +
                         std::to_string(hole->dlid) + ")",
                     "choose another engine; `ibvp topo FILE --routing ENGINE` shows how each routes this fabric");
+}
+
+// An engine that spreads paths over SLs (dfsssp's VL layers) is deadlock-free only if each
+// packet travels on its path's SL. Endpoints here send a flow on one SL (flows[].sl), so a
+// routing that needs a second layer is refused rather than run on one VL, where its
+// dependency cycles could deadlock.
+void Fabric::check_one_sl_per_flow() const {
+  uint8_t layers = 0;
+  for (const std::vector<uint8_t>& row : routing_.path_sl)
+    for (uint8_t sl : row) layers = std::max<uint8_t>(layers, static_cast<uint8_t>(sl + 1));
+  if (layers <= 1) return;
+  throw ConfigError(scenario_.source, "routing", 0,
+                    "routing engine '" + scenario_.routing + "' puts paths on " + std::to_string(layers) +
+                        " SLs (VL layers), but endpoints send each flow on the one SL of flows[].sl",
+                    "use updn, dfs or another deadlock-free engine for this fabric; `ibvp topo FILE --routing " +
+                        scenario_.routing + "` reports its layers");
 }
 
 void Fabric::program_switches() {

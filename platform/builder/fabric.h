@@ -54,6 +54,7 @@ class Fabric {
   void build_nodes();
   void build_links();
   void check_every_endpoint_reachable() const;
+  void check_one_sl_per_flow() const;
   void program_switches();
   void build_flows();
   void build_trace_flows();

@@ -12,6 +12,7 @@
 #include "models/link/link_params.h"
 #include "platform/params/validate.h"
 #include "platform/topology/generators.h"
+#include "platform/sm/qos_policy.h"
 #include "platform/topology/ibnetdiscover.h"
 #include "platform/topology/topology_yaml.h"
 
@@ -382,6 +383,61 @@ std::vector<TracePacket> load_trace(const Scenario& s, const Document& doc, cons
   return packets;
 }
 
+// The qos section becomes the tables of every switch port (OpenSM's qos_swe_ set) and every
+// endpoint (qos_ca_), as a subnet manager would program them.
+void apply_qos(ScenarioDocument& sd, const Document& doc, const std::string& base_dir) {
+  const QosSpec& q = sd.qos_spec;
+  for (const char* section : {"switch", "endpoint"})
+    for (const char* table : {"sl2vl", "vlarb"}) {
+      YAML::Node written;
+      if (doc.find(key(section, table), written))
+        doc.fail(key(section, table), std::string(section) + "." + table + " and a qos section both set port tables",
+                 "write the tables in one place: remove " + std::string(section) + "." + table +
+                     " or the qos section");
+    }
+  sm::QosPolicy policy;
+  if (q.given.count("options_file")) {
+    namespace fs = std::filesystem;
+    fs::path p(q.options_file);
+    if (p.is_relative()) p = fs::path(base_dir) / p;
+    std::ifstream in(p);
+    if (!in)
+      doc.fail(key("qos", "options_file"), "cannot read the OpenSM options file " + p.lexically_normal().string(),
+               "give a path relative to the scenario file's directory (" + base_dir + ") or an absolute one");
+    std::stringstream text;
+    text << in.rdbuf();
+    policy.read_options(text.str(), p.lexically_normal().string());
+  }
+  const std::pair<const char*, const std::string QosSpec::*> options[] = {
+      {"max_vls", &QosSpec::max_vls},         {"sl2vl", &QosSpec::sl2vl},
+      {"vlarb_high", &QosSpec::vlarb_high},   {"vlarb_low", &QosSpec::vlarb_low},
+      {"high_limit", &QosSpec::high_limit},   {"ca_sl2vl", &QosSpec::ca_sl2vl},
+      {"ca_vlarb_high", &QosSpec::ca_vlarb_high}, {"ca_vlarb_low", &QosSpec::ca_vlarb_low},
+      {"ca_high_limit", &QosSpec::ca_high_limit}, {"swe_sl2vl", &QosSpec::swe_sl2vl},
+      {"swe_vlarb_high", &QosSpec::swe_vlarb_high}, {"swe_vlarb_low", &QosSpec::swe_vlarb_low},
+      {"swe_high_limit", &QosSpec::swe_high_limit}};
+  try {
+    for (const auto& [name, field] : options) {
+      if (!q.given.count(name)) continue;
+      const Path at = key("qos", name);
+      policy.set(std::string("qos_") + name, q.*field,
+                 sm::QosOptionSource{doc.overridden(at) ? "--set" : doc.source(), "qos." + std::string(name),
+                                     doc.line_of(at)});
+    }
+    const sm::QosPortTables swe = policy.tables(sm::QosPortKind::swe, sd.switch_cfg.data_vls);
+    sd.switch_cfg.sl2vl = swe.sl2vl;
+    sd.switch_cfg.vlarb = swe.vlarb;
+    const sm::QosPortTables ca = policy.tables(sm::QosPortKind::ca, sd.endpoint_cfg.data_vls);
+    sd.endpoint_cfg.sl2vl = ca.sl2vl;
+    sd.endpoint_cfg.vlarb = ca.vlarb;
+  } catch (const ConfigError& e) {
+    // An error about a table as a port sees it names the option but no line: point at the
+    // qos section then.
+    if (e.line() > 0 || (!e.file().empty() && e.file() != doc.source())) throw;
+    doc.fail(key("qos"), e.problem(), e.fix());
+  }
+}
+
 }  // namespace
 
 Scenario scenario_from_yaml(const std::string& yaml_text, const std::string& source,
@@ -400,6 +456,7 @@ Scenario scenario_from_yaml(const std::string& yaml_text, const std::string& sou
     if (pc.file.empty()) pc.file = pc.node + "-" + std::to_string(pc.port) + ".pcap";
 
   topo::Topology topology = build_topology(sd, doc, base_dir);
+  if (sd.qos_spec.present) apply_qos(sd, doc, base_dir);
   Scenario s = sd;  // the Scenario part; the topology section became `topology`
   s.source = source;
   s.topology = std::move(topology);

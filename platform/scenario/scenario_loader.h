@@ -37,10 +37,24 @@ struct TopologySpec {
   std::set<std::string> given;  // keys the document wrote
 };
 
-// What the top-level keys of a scenario document bind to: the Scenario and the topology
-// section that the loader turns into Scenario::topology.
+// The `qos:` section: a subnet manager's QoS policy in OpenSM's option syntax (the values
+// of qos_sl2vl, qos_vlarb_high, ... in opensm.conf; platform/sm/qos_policy.h), from an
+// options file, from keys here, or both (keys here win). The loader turns it into the
+// SL2VL and VL arbitration tables of every switch port (qos_swe_) and endpoint (qos_ca_).
+struct QosSpec {
+  std::string options_file;  // relative to the scenario file's directory
+  std::string max_vls, sl2vl, vlarb_high, vlarb_low, high_limit;
+  std::string ca_sl2vl, ca_vlarb_high, ca_vlarb_low, ca_high_limit;
+  std::string swe_sl2vl, swe_vlarb_high, swe_vlarb_low, swe_high_limit;
+  std::set<std::string> given;  // keys the document wrote
+  bool present = false;         // the document has a qos section
+};
+
+// What the top-level keys of a scenario document bind to: the Scenario and the topology and
+// QoS sections that the loader turns into Scenario::topology and the port tables.
 struct ScenarioDocument : Scenario {
   TopologySpec topology_spec;
+  QosSpec qos_spec;
 };
 
 // Declarations of the top-level keys (platform/scenario/scenario_params.cpp).

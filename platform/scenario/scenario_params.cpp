@@ -274,6 +274,47 @@ const sim::ParamGroup& topology_params() {
   return group;
 }
 
+const sim::ParamGroup& qos_params() {
+  static const sim::ParamGroup group = [] {
+    GroupBuilder<QosSpec> b("qos",
+                            "QoS policy in OpenSM's option syntax (opensm.conf qos_* options): SL2VL and VL "
+                            "arbitration tables of every port.");
+    b.string("options_file", &QosSpec::options_file,
+             "An OpenSM options file whose qos_* lines are read (relative to the scenario file).");
+    struct Field {
+      const char* name;
+      std::string QosSpec::*field;
+      const char* doc;
+    };
+    const Field fields[] = {
+        {"max_vls", &QosSpec::max_vls, "qos_max_vls: 1..15, the data VLs the tables may name."},
+        {"sl2vl", &QosSpec::sl2vl, "qos_sl2vl: 16 VLs, entry i the VL of SL i, e.g. \"0,1,0,1,...\"."},
+        {"vlarb_high", &QosSpec::vlarb_high, "qos_vlarb_high: up to 64 VL:weight entries, e.g. \"1:255\"."},
+        {"vlarb_low", &QosSpec::vlarb_low, "qos_vlarb_low: up to 64 VL:weight entries, e.g. \"0:64,1:64\"."},
+        {"high_limit", &QosSpec::high_limit, "qos_high_limit: LimitOfHighPriority 0..255 (4096-byte units)."},
+        {"ca_sl2vl", &QosSpec::ca_sl2vl, "qos_ca_sl2vl: as sl2vl, endpoints only."},
+        {"ca_vlarb_high", &QosSpec::ca_vlarb_high, "qos_ca_vlarb_high: as vlarb_high, endpoints only."},
+        {"ca_vlarb_low", &QosSpec::ca_vlarb_low, "qos_ca_vlarb_low: as vlarb_low, endpoints only."},
+        {"ca_high_limit", &QosSpec::ca_high_limit, "qos_ca_high_limit: as high_limit, endpoints only."},
+        {"swe_sl2vl", &QosSpec::swe_sl2vl, "qos_swe_sl2vl: as sl2vl, switch ports only."},
+        {"swe_vlarb_high", &QosSpec::swe_vlarb_high, "qos_swe_vlarb_high: as vlarb_high, switch ports only."},
+        {"swe_vlarb_low", &QosSpec::swe_vlarb_low, "qos_swe_vlarb_low: as vlarb_low, switch ports only."},
+        {"swe_high_limit", &QosSpec::swe_high_limit, "qos_swe_high_limit: as high_limit, switch ports only."},
+    };
+    for (const Field& f : fields) b.string(f.name, f.field, f.doc).defaults_to("the switch/endpoint tables");
+    b.on_begin([](QosSpec& q) { q.present = true; });
+    b.on_complete([](QosSpec& q, const std::set<std::string>& given) {
+      q.given = given;
+      if (q.present && given.empty())
+        throw ParamError("", "the qos section is empty", "give options_file or qos options, or remove the section");
+    });
+    b.rule("A key here wins over the same option in options_file; a port-type key (ca_, swe_) wins over the plain one.");
+    b.rule("With a qos section, switch/endpoint sl2vl and vlarb are not written (one source of port tables).");
+    return b.build();
+  }();
+  return group;
+}
+
 }  // namespace
 
 const sim::ParamGroup& scenario_params() {
@@ -297,6 +338,8 @@ const sim::ParamGroup& scenario_params() {
         .defaults_to("absent: disabled");
     b.object("trace", &Scenario::trace, trace_params(), "Packets from a trace file.").defaults_to("absent: none");
     b.object("outputs", &Scenario::outputs, output_params(), "What the run writes.");
+    b.object("qos", &ScenarioDocument::qos_spec, qos_params(), "QoS policy in OpenSM's syntax.")
+        .defaults_to("absent: the switch and endpoint tables");
     b.rule("warmup is before duration; flows, traffic or a trace are given; flows and traffic start before duration.");
     b.rule("switch.vl_buffer_bytes and endpoint.vl_buffer_bytes hold the largest packet of any flow "
            "(payload + LRH, BTH, DETH, pad, ICRC, VCRC, rounded up to 64-byte credit blocks).");

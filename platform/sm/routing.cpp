@@ -1,7 +1,11 @@
 #include "platform/sm/routing.h"
 
 #include "platform/params/config_error.h"
+#include "platform/sm/dfs.h"
+#include "platform/sm/dfsssp.h"
 #include "platform/sm/minhop.h"
+#include "platform/sm/multipath.h"
+#include "platform/sm/smart.h"
 #include "platform/sm/updn.h"
 
 namespace ibvp::sm {
@@ -17,6 +21,16 @@ struct EngineEntry {
 const EngineEntry kEngines[] = {
     {"minhop", [] { return std::unique_ptr<RoutingEngine>(new MinHopRouting()); }},
     {"updn", [] { return make_updn_engine(); }},
+    {"dfs", [] { return make_dfs_engine(); }},
+    {"smart", [] { return make_smart_engine(); }},
+    {"multipath", [] { return make_multipath_engine(); }},
+    {"multipath_disjoint",
+     [] {
+       MultipathOptions o;
+       o.mode = MultipathMode::disjoint;
+       return make_multipath_engine(o);
+     }},
+    {"dfsssp", [] { return make_dfsssp_engine(); }},
 };
 
 }  // namespace

@@ -17,6 +17,16 @@ using Lft = sw::Lft;
 struct RoutingTables {
   std::string engine;
   std::vector<Lft> lft;  // indexed by topology node; empty for endpoints
+  // The service level of each route, for engines that keep routes apart by SL (dfsssp: one
+  // deadlock-free layer per SL, each SL to be mapped to its own VL): [source node][DLID].
+  // Empty when the engine leaves the SL free (every route may use any one SL).
+  std::vector<std::vector<uint8_t>> path_sl;
+  // The SL path_sl gives the route from node `src` to `dlid`: 0 when path_sl is empty or
+  // does not cover the pair.
+  uint8_t sl(uint32_t src, uint16_t dlid) const {
+    if (src >= path_sl.size() || dlid >= path_sl[src].size()) return 0;
+    return path_sl[src][dlid];
+  }
 };
 
 class RoutingEngine {

@@ -1,5 +1,6 @@
 #include "platform/sm/subnet_report.h"
 
+#include <algorithm>
 #include <chrono>
 
 #include "platform/params/config_error.h"
@@ -25,7 +26,14 @@ SubnetReport report_subnet(const topo::Topology& t, const std::string& engine) {
   r.tables = make_routing_engine(engine)->compute(t);
   r.routing_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   r.routes = route_stats(t, r.tables);
-  r.deadlock = analyze_deadlock(t, r.tables);
+  CdgOptions opt;
+  if (!r.tables.path_sl.empty()) {
+    const RoutingTables& rt = r.tables;
+    opt.vl = [&rt](uint32_t src, uint16_t dlid) { return rt.sl(src, dlid); };
+    for (const std::vector<uint8_t>& row : rt.path_sl)
+      for (uint8_t sl : row) r.vl_layers = std::max<uint32_t>(r.vl_layers, sl + 1u);
+  }
+  r.deadlock = analyze_deadlock(t, r.tables, opt);
   return r;
 }
 

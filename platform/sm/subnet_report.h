@@ -16,6 +16,7 @@ struct SubnetReport {
   RouteStats routes;
   CdgReport deadlock;
   double routing_seconds = 0;  // wall time of the engine's compute()
+  uint32_t vl_layers = 1;      // SLs (VL layers) the engine spreads paths over
 };
 
 // Gives every endpoint `lmc` path bits (2^lmc LIDs, IBA 7.11.1) and assigns all LIDs anew,

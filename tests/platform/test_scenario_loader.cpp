@@ -186,6 +186,67 @@ TEST(ScenarioLoader, TopologyFileMayBeAnIbnetdiscoverDump) {
   std::filesystem::remove_all(dir);
 }
 
+TEST(ScenarioQos, OpensmOptionsBecomeTheTablesOfEverySwitchPortAndEndpoint) {
+  const Scenario s = load(kBase +
+                          "switch: {data_vls: 2}\n"
+                          "endpoint: {data_vls: 2}\n"
+                          "qos:\n"
+                          "  sl2vl: \"0,1,0,1,0,1,0,1,0,1,0,1,0,1,0,1\"\n"
+                          "  vlarb_high: \"1:255\"\n"
+                          "  vlarb_low: \"0:32, 1:8\"\n"
+                          "  high_limit: \"4\"\n"
+                          "  ca_vlarb_low: \"0:200\"\n");
+  for (const auto* cfg : {&s.switch_cfg.vlarb, &s.endpoint_cfg.vlarb}) {
+    ASSERT_EQ(cfg->high.size(), 1u);
+    EXPECT_EQ(cfg->high[0].vl, 1);
+    EXPECT_EQ(cfg->high[0].weight, 255);
+    EXPECT_EQ(cfg->high_limit, 4);
+  }
+  ASSERT_EQ(s.switch_cfg.vlarb.low.size(), 2u);
+  EXPECT_EQ(s.switch_cfg.vlarb.low[1].vl, 1);
+  EXPECT_EQ(s.switch_cfg.vlarb.low[1].weight, 8);
+  // The port-type option wins for endpoints only.
+  ASSERT_EQ(s.endpoint_cfg.vlarb.low.size(), 1u);
+  EXPECT_EQ(s.endpoint_cfg.vlarb.low[0].weight, 200);
+  for (size_t sl = 0; sl < 16; ++sl) {
+    EXPECT_EQ(s.switch_cfg.sl2vl[sl], sl % 2);
+    EXPECT_EQ(s.endpoint_cfg.sl2vl[sl], sl % 2);
+  }
+}
+
+TEST(ScenarioQos, OptionsFileIsReadAndKeysHereWin) {
+  const std::filesystem::path dir = std::filesystem::temp_directory_path() / ("ibvp_qos_" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  std::ofstream(dir / "opensm.conf") << "# from a real opensm.conf\nsm_priority 0\nqos TRUE\n"
+                                        "qos_max_vls 2\nqos_vlarb_low 0:10,1:20\nqos_swe_high_limit 7\n";
+  std::ofstream(dir / "run.yaml") << "duration: 1ms\ntopology: {generator: single_switch, hosts: 2}\n"
+                                     "switch: {data_vls: 2}\nendpoint: {data_vls: 2}\n"
+                                     "flows: [{src: h1, dst: h2}]\n"
+                                     "qos: {options_file: opensm.conf, vlarb_low: \"0:30,1:40\"}\n";
+  const Scenario s = load_scenario((dir / "run.yaml").string());
+  ASSERT_EQ(s.switch_cfg.vlarb.low.size(), 2u);
+  EXPECT_EQ(s.switch_cfg.vlarb.low[0].weight, 30);
+  EXPECT_EQ(s.switch_cfg.vlarb.high_limit, 7);
+  EXPECT_EQ(s.endpoint_cfg.vlarb.high_limit, 0);  // qos_swe_ is for switch ports only
+  std::filesystem::remove_all(dir);
+}
+
+TEST(ScenarioQos, BadOptionValuesNameTheKeyAndLine) {
+  ConfigError e = error_of(kBase + "qos:\n  vlarb_high: \"1:999\"\n");
+  EXPECT_EQ(e.key(), "qos.vlarb_high");
+  EXPECT_EQ(e.line(), 7);
+  EXPECT_NE(std::string(e.what()).find("255"), std::string::npos);
+  // VL 1 is not operated by ports with one data VL: the port sees it, the section is named.
+  e = error_of(kBase + "qos:\n  vlarb_low: \"1:10\"\n");
+  EXPECT_NE(e.key().find("vlarb_low"), std::string::npos) << e.what();
+  e = error_of(kBase + "switch:\n  vlarb: {low: [{vl: 0, weight: 1}]}\nqos:\n  high_limit: \"1\"\n");
+  EXPECT_EQ(e.key(), "switch.vlarb");
+  e = error_of(kBase + "qos: {options_file: nowhere.conf}\n");
+  EXPECT_EQ(e.key(), "qos.options_file");
+  e = error_of(kBase + "qos: {}\n");
+  EXPECT_EQ(e.key(), "qos");
+}
+
 TEST(ScenarioLoader, InlineTopologyErrorsPointIntoTheScenario) {
   const Scenario s = load(
       "duration: 1ms\n"

@@ -50,3 +50,18 @@ def test_validate(cli, minimal_yaml: Path) -> None:
     assert code == 0 and "valid" in out and "f1, f2" in out
     code, _out, err = cli("validate", minimal_yaml, "--set", "flows[0].dst=h9")
     assert code == 2 and "flows[0].dst" in err
+
+
+def test_run_refuses_a_routing_whose_vl_layers_flows_cannot_follow(cli, tmp_path: Path) -> None:
+    # dfsssp needs a second VL layer on a 4x4 torus; flows keep one SL, so the run is refused
+    # before it starts rather than run on one VL, where the torus could deadlock.
+    doc = {"name": "torus", "duration": "100us",
+           "topology": {"generator": "torus", "x": 4, "y": 4, "hosts_per_switch": 1},
+           "routing": "dfsssp", "traffic": {"load": 0.2}}
+    (tmp_path / "torus.yaml").write_text(ibvp.Scenario(doc).to_yaml())
+    code, _out, err = cli("run", tmp_path / "torus.yaml", "--out", tmp_path / "out", "--quiet")
+    assert code == 2 and "dfsssp" in err and "VL layers" in err and "updn" in err
+    code, out, _err = cli("topo", tmp_path / "torus.yaml", "--json")
+    s = json.loads(out)
+    # Each path on its layer's VL: the layers are deadlock-free, and there is more than one.
+    assert code == 0 and s["deadlock"]["acyclic"] and s["vl_layers"] > 1

@@ -280,6 +280,8 @@ def cmd_topo(args: argparse.Namespace) -> int:
     dl = s["deadlock"]
     rows.append(("deadlock", "free: channel dependency graph acyclic" if dl["acyclic"]
                  else "possible: channel dependency cycle " + " -> ".join(dl["cycle"])))
+    if s.get("vl_layers", 1) > 1:
+        rows.append(("VL layers", f"{s['vl_layers']} (each path on its layer's SL; SL2VL maps SL n to VL n)"))
     rows.append(("routing time", f"{s['routing_seconds'] * 1e3:.1f} ms"))
     if args.dump:
         rows.append(("tables written", f"{args.dump}/opensm-lfts.dump, {args.dump}/opensm-sl2vl.dump"))
