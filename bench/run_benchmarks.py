@@ -11,6 +11,8 @@
   for SystemC's one-kernel-per-process rule. Target: under 0.5 s per run.
 - sweep throughput: points per second of an 8-point sweep on a local process pool with
   1 worker and with 2, and the speed-up of 2 over 1.
+- routing: wall time of each routing engine's table computation on seed 001's random
+  irregular fabrics of 16 to 256 switches (LMC 0), and whether its tables are deadlock-free.
 
 Speed targets live here, never in timed tests.
 """
@@ -123,8 +125,43 @@ def sweep_throughput(runs: int) -> dict[int, float]:
     return result
 
 
+ROUTING_SIZES = (16, 32, 64, 128, 256)
+
+
+def routing_times(runs: int) -> dict[str, dict[int, str]]:
+    """Median seconds of each engine's compute() per fabric size, or why it could not route."""
+    import ibvp
+
+    table: dict[str, dict[int, str]] = {}
+    for engine in _engines():
+        table[engine] = {}
+        for n in ROUTING_SIZES:
+            doc = {"duration": "1us", "topology": {"generator": "random_irregular", "switches": n},
+                   "traffic": {"load": 0.1}}
+            times, acyclic = [], True
+            try:
+                for _ in range(runs):
+                    s = ibvp.topology_summary(ibvp.Scenario(doc), routing=engine)
+                    times.append(s["routing_seconds"])
+                    acyclic = acyclic and s["deadlock"]["acyclic"]
+            except ibvp.ConfigError as e:
+                table[engine][n] = "refused: " + e.problem.split(" (")[0].split(";")[0]
+                continue
+            cell = f"{statistics.median(times) * 1e3:.1f} ms" + ("" if acyclic else " (cyclic)")
+            table[engine][n] = cell
+            print(f"BENCH case=routing_{engine}_{n} seconds={statistics.median(times):.4f} acyclic={acyclic}",
+                  flush=True)
+    return table
+
+
+def _engines() -> list[str]:
+    import ibvp
+
+    return ibvp.schema()["properties"]["routing"]["enum"]
+
+
 def write_results(path: Path, m: dict[str, str], runs: int, fab: list[dict[str, str]], overhead: float,
-                  sweep: dict[int, float]) -> None:
+                  sweep: dict[int, float], routing: dict[str, dict[int, str]]) -> None:
     lines = [
         "# Benchmark results",
         "",
@@ -157,6 +194,15 @@ def write_results(path: Path, m: dict[str, str], runs: int, fab: list[dict[str, 
         f"| sweep of 8 points, 2 workers (points/s) | {sweep[2]:.2f} | |",
         f"| speed-up of 2 workers over 1 | {sweep[2] / sweep[1]:.2f}x | close to 2 on 2 cores |",
         "",
+        "## Routing: table computation time (`ibvp.topology_summary`, `routing_seconds`)",
+        "",
+        "Random irregular fabrics of seed 001 (seed 1), every endpoint LMC 0; \"(cyclic)\": the tables' "
+        "channel dependency graph has a cycle (minhop on irregular fabrics, as expected).",
+        "",
+        "| engine | " + " | ".join(f"{n} switches" for n in ROUTING_SIZES) + " |",
+        "|---|" + "---:|" * len(ROUTING_SIZES),
+        *[f"| {e} | " + " | ".join(cells[n] for n in ROUTING_SIZES) + " |" for e, cells in routing.items()],
+        "",
     ]
     path.write_text("\n".join(lines))
     print(f"written: {path}")
@@ -174,8 +220,9 @@ def main() -> int:
     fab = fabric(args.build, args.runs)
     overhead = runner_overhead(args.runs)
     sweep = sweep_throughput(max(1, args.runs // 2))
+    routing = routing_times(max(1, args.runs // 2))
     if not args.no_write:
-        write_results(ROOT / "bench" / "RESULTS.md", m, args.runs, fab, overhead, sweep)
+        write_results(ROOT / "bench" / "RESULTS.md", m, args.runs, fab, overhead, sweep, routing)
     return 0
 
 
