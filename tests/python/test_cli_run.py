@@ -53,10 +53,10 @@ def test_validate(cli, minimal_yaml: Path) -> None:
 
 
 def test_run_refuses_a_routing_whose_vl_layers_flows_cannot_follow(cli, tmp_path: Path) -> None:
-    # dfsssp needs a second VL layer on a 4x4 torus; flows keep one SL, so the run is refused
-    # before it starts rather than run on one VL, where the torus could deadlock.
+    # dfsssp needs 2 VL layers on a 5x5 torus (ibvp topo says so); flows keep one SL, so the
+    # run is refused before it starts rather than run on one VL, where it could deadlock.
     doc = {"name": "torus", "duration": "100us",
-           "topology": {"generator": "torus", "x": 4, "y": 4, "hosts_per_switch": 1},
+           "topology": {"generator": "torus", "x": 5, "y": 5, "hosts_per_switch": 1},
            "routing": "dfsssp", "traffic": {"load": 0.2}}
     (tmp_path / "torus.yaml").write_text(ibvp.Scenario(doc).to_yaml())
     code, _out, err = cli("run", tmp_path / "torus.yaml", "--out", tmp_path / "out", "--quiet")
