@@ -18,15 +18,12 @@ Endpoint::Endpoint(sc_core::sc_module_name name, uint32_t node, uint16_t lid, co
       packets_(packets),
       payloads_(payloads),
       probe_(probe),
-      agenda_("agenda"),
+      agenda_("agenda", [this](const sim::Action& a) { dispatch(a); }),
       arbiter_(cfg.vlarb) {
   tx.register_nb_transport_bw(this, &Endpoint::on_tx_bw);
   rx.register_nb_transport_fw(this, &Endpoint::on_rx);
   for (uint8_t vl = 0; vl < cfg_.data_vls; ++vl) buffers_.set_capacity(vl, cfg_.vl_buffer_bytes);
   buffers_.set_capacity(ib::kVl15, cfg_.vl15_buffer_bytes);
-  SC_METHOD(wake);
-  sensitive << agenda_.event();
-  dont_initialize();
 }
 
 void Endpoint::add_source(TrafficSource* s) {
@@ -77,10 +74,6 @@ tlm::tlm_sync_enum Endpoint::on_tx_bw(tlm::tlm_generic_payload& gp, tlm::tlm_pha
   // Only a port waiting for credits needs to look again when these land.
   if (credit_blocked_) schedule_wake(at);
   return tlm::TLM_COMPLETED;
-}
-
-void Endpoint::wake() {
-  agenda_.serve([this](const sim::Action& a) { dispatch(a); });
 }
 
 void Endpoint::dispatch(const sim::Action& a) {

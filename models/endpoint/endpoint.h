@@ -64,7 +64,6 @@ class Endpoint : public sc_core::sc_module {
 
   tlm::tlm_sync_enum on_rx(tlm::tlm_generic_payload& gp, tlm::tlm_phase& phase, sc_core::sc_time& delay);
   tlm::tlm_sync_enum on_tx_bw(tlm::tlm_generic_payload& gp, tlm::tlm_phase& phase, sc_core::sc_time& delay);
-  void wake();
   void dispatch(const sim::Action& a);
   void try_send();
   // The source that VL `vl` would send next (round robin among ready ones), or -1.

@@ -1,10 +1,20 @@
 #pragma once
-// A module's own agenda: timed actions kept in a heap and served by one SC_METHOD through one
-// sc_event. An sc_event holds a single pending notification, so a model with many future
-// happenings (heads arriving on several ports, pipelines finishing, credits returning)
-// keeps them here and lets the kernel wake it for the earliest. Pushing never allocates
-// once the heap has grown to the model's working depth.
+// A module's own agenda: timed actions kept in a heap and served, at their time, by the
+// module's wake-up method. An sc_event holds a single pending notification, so a model with
+// many future happenings (heads arriving on several ports, pipelines finishing, credits
+// returning) keeps them here and is woken for the earliest. Pushing never allocates once
+// the heap has grown to the model's working depth.
+//
+// How the module is woken is chosen at construction:
+//  - with a dispatch callback, through the process-wide Scheduler: the actions of all such
+//    agendas in one heap served by one SC_METHOD, so the SystemC kernel holds a single timed
+//    event for the whole fabric instead of one per module (the kernel's event heap,
+//    triggers and process dispatch were a quarter of a fabric run's time);
+//  - with an event name only, through its own sc_event, for an SC_METHOD made sensitive to
+//    event(): a model that also waits on other SystemC events can keep that pattern.
+// Both serve equal times first-in first-out and give the same results run after run.
 #include <cstdint>
+#include <functional>
 #include <queue>
 #include <systemc>
 #include <vector>
@@ -20,13 +30,55 @@ struct Action {
   void* ptr = nullptr;
 };
 
+class TimedQueue;
+
+// The actions of every scheduler-driven TimedQueue of this process (one SystemC kernel per
+// process) in one heap, served in time order, equal times first-in first-out across the
+// whole fabric, by one SC_METHOD that hands each action to its agenda's owner.
+class Scheduler {
+ public:
+  static Scheduler& instance();
+  void push(const Action& a, TimedQueue* owner);
+
+ private:
+  Scheduler();
+  void run();
+  struct Entry {
+    Action action;  // action.seq is the scheduler's insertion order
+    TimedQueue* owner;
+  };
+  struct Later {
+    bool operator()(const Entry& a, const Entry& b) const {
+      return a.action.when_ps != b.action.when_ps ? a.action.when_ps > b.action.when_ps
+                                                  : a.action.seq > b.action.seq;
+    }
+  };
+  static constexpr uint64_t kNever = ~uint64_t{0};
+  sc_core::sc_event event_;
+  std::priority_queue<Entry, std::vector<Entry>, Later> heap_;
+  uint64_t seq_ = 0;
+  uint64_t armed_ps_ = kNever;
+  bool running_ = false;
+};
+
 class TimedQueue {
  public:
+  // Woken through its own sc_event (see event()).
   explicit TimedQueue(const char* event_name) : event_(event_name) {}
+  // Served by the process-wide Scheduler, which calls `dispatch` for each action at its time
+  // (serve() is then not used).
+  TimedQueue(const char* event_name, std::function<void(const Action&)> dispatch)
+      : event_(event_name), dispatch_(std::move(dispatch)) {
+    Scheduler::instance();  // made during elaboration, before the first push
+  }
 
   const sc_core::sc_event& event() const { return event_; }
 
   void push_at(uint64_t when_ps, uint16_t kind, uint16_t port = 0, uint32_t arg = 0, void* ptr = nullptr) {
+    if (dispatch_) {
+      Scheduler::instance().push(Action{when_ps, 0, kind, port, arg, ptr}, this);
+      return;
+    }
     heap_.push(Action{when_ps, seq_++, kind, port, arg, ptr});
     if (!serving_ && when_ps < armed_ps_) arm(when_ps);
   }
@@ -35,7 +87,8 @@ class TimedQueue {
     push_at(now_ps() + delay.value(), kind, port, arg, ptr);
   }
 
-  // Called from the owner's SC_METHOD: hands out every action due now, then re-arms.
+  // Called from the owner's SC_METHOD (event mode): hands out every action due now, then
+  // re-arms.
   template <class Fn>
   void serve(Fn&& fn) {
     const uint64_t now = now_ps();
@@ -51,13 +104,17 @@ class TimedQueue {
     if (!heap_.empty() && heap_.top().when_ps < armed_ps_) arm(heap_.top().when_ps);
   }
 
-  bool empty() const { return heap_.empty(); }
+  bool empty() const { return heap_.empty(); }  // event mode
   // Actions served by every queue of this process: the model's event count for benchmarks.
   static uint64_t served_total() { return served_total_; }
   size_t size() const { return heap_.size(); }
-  static uint64_t now_ps() { return sc_core::sc_time_stamp().value(); }
+  // The current simulated time; while the Scheduler serves a time step, its copy of it (the
+  // models ask for the time many times per action, and time stands still within a step).
+  static uint64_t now_ps() { return serving_now_ps_ != kNever ? serving_now_ps_ : sc_core::sc_time_stamp().value(); }
 
  private:
+  friend class Scheduler;
+  static inline uint64_t serving_now_ps_ = ~uint64_t{0};
   static constexpr uint64_t kNever = ~uint64_t{0};
   struct Later {
     bool operator()(const Action& a, const Action& b) const {
@@ -74,6 +131,7 @@ class TimedQueue {
   }
 
   sc_core::sc_event event_;
+  std::function<void(const Action&)> dispatch_;
   std::priority_queue<Action, std::vector<Action>, Later> heap_;
   uint64_t seq_ = 0;
   uint64_t armed_ps_ = kNever;

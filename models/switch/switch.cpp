@@ -29,14 +29,11 @@ Switch::Switch(sc_core::sc_module_name name, uint32_t node, const SwitchConfig& 
       packets_(packets),
       payloads_(payloads),
       probe_(probe),
-      agenda_("agenda"),
+      agenda_("agenda", [this](const sim::Action& a) { dispatch(a); }),
       ports_(cfg.num_ports + 1u),
       sl2vl_(cfg.num_ports + 1u, std::vector<Sl2VlTable>(cfg.num_ports + 1u, cfg.sl2vl)),
       requests_from_((cfg.num_ports + 1u) * (cfg.num_ports + 1u), 0) {
   for (const Cable& c : cables) attach_port(c.port, c.rate);
-  SC_METHOD(wake);
-  sensitive << agenda_.event();
-  dont_initialize();
 }
 
 void Switch::attach_port(uint16_t port, const link::LinkRate& rate) {
@@ -101,10 +98,6 @@ tlm::tlm_sync_enum Switch::on_tx_bw(int port, tlm::tlm_generic_payload& gp, tlm:
   // at them the next time it arbitrates.
   if (out.credit_blocked) schedule_retry(static_cast<uint16_t>(port), at);
   return tlm::TLM_COMPLETED;
-}
-
-void Switch::wake() {
-  agenda_.serve([this](const sim::Action& a) { dispatch(a); });
 }
 
 void Switch::dispatch(const sim::Action& a) {

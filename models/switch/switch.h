@@ -140,7 +140,6 @@ class Switch : public sc_core::sc_module {
   tlm::tlm_sync_enum on_tx_bw(int port, tlm::tlm_generic_payload& gp, tlm::tlm_phase& phase,
                               sc_core::sc_time& delay);
   void attach_port(uint16_t port, const link::LinkRate& rate);
-  void wake();
   void dispatch(const sim::Action& a);
 
   void head_arrived(uint16_t in_port, ib::Packet* p);  // VL15 only

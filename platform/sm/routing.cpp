@@ -58,8 +58,9 @@ std::vector<uint32_t> trace_route(const topo::Topology& t, const RoutingTables& 
     at = t.peer(src, 1).node;
   }
   std::vector<uint32_t> path;
-  // A walk longer than the number of switches has visited one twice: a loop.
-  const size_t max_hops = t.switches().size();
+  // A walk longer than the number of nodes has visited a switch twice: a loop. (A bound, not
+  // the count of switches, which would cost a pass over the nodes per walk.)
+  const size_t max_hops = t.nodes.size();
   while (t.nodes[at].kind == topo::NodeKind::switch_node) {
     if (path.size() == max_hops || at >= rt.lft.size()) return {};
     path.push_back(at);
