@@ -137,7 +137,7 @@ PYBIND11_MODULE(_core, m) {
   m.def(
       "topology_summary",
       [](const std::string& text, const std::string& source, const std::vector<std::string>& overrides,
-         const std::string& base_dir, py::object routing, py::object lmc, const std::string& dump_dir) {
+         const std::string& base_dir, py::object routing, py::object lmc, const std::string& dump_dir, bool graph) {
         ibvp::topo::Topology t;
         std::string engine = routing.is_none() ? "minhop" : routing.cast<std::string>();
         if (ibvp::topo::looks_like_ibnetdiscover(text)) {
@@ -182,6 +182,23 @@ PYBIND11_MODULE(_core, m) {
         dl["channels"] = r.deadlock.channels;
         dl["dependencies"] = r.deadlock.dependencies;
         d["deadlock"] = dl;
+        if (graph) {
+          // The fabric as validated and LID-assigned, for analysis next to the routing (e.g.
+          // with networkx): nodes in topology order and one entry per cable.
+          py::list nodes, cables;
+          for (const ibvp::topo::Node& n : t.nodes) {
+            py::dict nd;
+            nd["name"] = n.name;
+            nd["kind"] = n.kind == ibvp::topo::NodeKind::switch_node ? "switch" : "endpoint";
+            nd["lid"] = n.lid;
+            nd["lmc"] = n.lmc;
+            nodes.append(nd);
+          }
+          for (const ibvp::topo::Link& l : t.links)
+            cables.append(py::make_tuple(t.nodes[l.a.node].name, l.a.port, t.nodes[l.b.node].name, l.b.port));
+          d["nodes"] = nodes;
+          d["cables"] = cables;
+        }
         if (!dump_dir.empty()) {
           // The tables a switch is loaded with for this topology: the routing's LFTs and the
           // identity SL2VL of one data VL per SL the scenario defaults give.
@@ -195,5 +212,5 @@ PYBIND11_MODULE(_core, m) {
       },
       py::arg("text"), py::arg("source"), py::arg("overrides") = std::vector<std::string>{},
       py::arg("base_dir") = ".", py::arg("routing") = py::none(), py::arg("lmc") = py::none(),
-      py::arg("dump_dir") = "");
+      py::arg("dump_dir") = "", py::arg("graph") = false);
 }

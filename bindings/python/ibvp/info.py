@@ -33,7 +33,7 @@ def reference() -> str:
 
 def topology_summary(source: str | os.PathLike | Scenario, routing: str | None = None,
                      overrides: list[str] | None = None, *, lmc: int | None = None,
-                     dump: str | os.PathLike | None = None) -> dict[str, Any]:
+                     dump: str | os.PathLike | None = None, graph: bool = False) -> dict[str, Any]:
     """Validates a topology and describes it: a topology file (YAML switches/hosts/links, or
     ibnetdiscover output), a scenario file or a Scenario. Returns switches, hosts, links,
     diameter (switch hops between endpoints), independent_cycles (|E|-|V|+1 of the switch
@@ -41,7 +41,8 @@ def topology_summary(source: str | os.PathLike | Scenario, routing: str | None =
     edge_forwarding_index {max, mean} and deadlock {acyclic, cycle, channels, dependencies}
     (the channel dependency graph of the tables). `routing` overrides the scenario's engine
     (default minhop); `lmc` gives every endpoint that many path bits (LIDs assigned anew);
-    `dump` writes opensm-lfts.dump and opensm-sl2vl.dump into that directory."""
+    `dump` writes opensm-lfts.dump and opensm-sl2vl.dump into that directory. With `graph`,
+    also nodes [{name, kind, lid, lmc}] and cables [(node, port, node, port)]."""
     if isinstance(source, Scenario):
         text, name, sc_overrides, base_dir = source.core_args()
     else:
@@ -49,6 +50,6 @@ def topology_summary(source: str | os.PathLike | Scenario, routing: str | None =
         text, name, sc_overrides, base_dir = path.read_text(), str(path), [], str(path.resolve().parent)
     try:
         return core().topology_summary(text, name, sc_overrides + list(overrides or []), base_dir, routing, lmc,
-                                       str(dump) if dump is not None else "")
+                                       str(dump) if dump is not None else "", graph)
     except Exception as e:
         raise from_core(e) from None
