@@ -29,7 +29,8 @@ Endpoint::Endpoint(sc_core::sc_module_name name, uint32_t node, uint16_t lid, co
 void Endpoint::add_source(TrafficSource* s) {
   SourceState st;
   st.source = s;
-  st.vl = s->vl15 ? ib::kVl15 : cfg_.sl2vl[s->sl & 0xF];
+  st.sl = s->next_sl();
+  st.vl = vl_of(*s, st.sl);
   assert((st.vl == ib::kVl15 || st.vl < cfg_.data_vls) && "SL2VL maps a source to a VL the port does not operate");
   ib::Packet empty;
   empty.bth.opcode = s->opcode;
@@ -86,6 +87,34 @@ void Endpoint::dispatch(const sim::Action& a) {
     case kDeliver: deliver(static_cast<ib::Packet*>(a.ptr)); break;
     default: assert(false && "unknown endpoint action");
   }
+}
+
+uint8_t Endpoint::vl_of(const TrafficSource& s, uint8_t sl) const {
+  const uint8_t vl = s.vl15 ? ib::kVl15 : cfg_.sl2vl[sl & 0xF];
+  assert((vl == ib::kVl15 || vl < cfg_.data_vls) && "SL2VL maps a source to a VL the port does not operate");
+  return vl;
+}
+
+// A source whose next packet goes on another SL (per-destination SLs) moves to that VL's
+// list, at its end: it has just been served.
+void Endpoint::requeue(size_t source_index) {
+  SourceState& s = sources_[source_index];
+  const uint8_t sl = s.source->next_sl();
+  if (sl == s.sl) return;
+  const uint8_t vl = vl_of(*s.source, sl);
+  s.sl = sl;
+  if (vl == s.vl) return;
+  std::vector<uint32_t>& from = by_vl_[s.vl];
+  const auto at = std::find(from.begin(), from.end(), static_cast<uint32_t>(source_index));
+  assert(at != from.end());
+  const size_t pos = static_cast<size_t>(at - from.begin());
+  from.erase(at);
+  // Keep the round robin pointing at the source that was next in line.
+  if (!from.empty() && rr_[s.vl] > pos) --rr_[s.vl];
+  if (!from.empty()) rr_[s.vl] %= static_cast<uint32_t>(from.size());
+  else rr_[s.vl] = 0;
+  by_vl_[vl].push_back(static_cast<uint32_t>(source_index));
+  s.vl = vl;
 }
 
 void Endpoint::schedule_wake(uint64_t when_ps) {
@@ -153,10 +182,11 @@ void Endpoint::send(size_t source_index, uint32_t payload_bytes) {
   const uint64_t now = agenda_.now_ps();
   PacketSpec spec;
   src.take(now, spec);
+  const uint8_t vl = s.vl;
 
   ib::Packet* p = packets_.acquire();
-  p->lrh.vl = s.vl;
-  p->lrh.sl = src.sl;
+  p->lrh.vl = vl;
+  p->lrh.sl = s.sl;
   p->lrh.lnh = ib::Lnh::iba_local;
   p->lrh.dlid = spec.dlid;
   p->lrh.slid = lid_;
@@ -181,8 +211,8 @@ void Endpoint::send(size_t source_index, uint32_t payload_bytes) {
   const uint64_t end = now + duration;
   // IBA static rate control (9.11.2 / 7.12): the flow is idle for ipd packet times.
   s.next_allowed_ps = end + uint64_t{src.ipd} * duration;
-  credits_.consume(s.vl, blocks);
-  credit_wait_.sample(s.vl, false, now, counters_);
+  credits_.consume(vl, blocks);
+  credit_wait_.sample(vl, false, now, counters_);
   credit_wait_.sample_port(false, now, counters_);
   busy_until_ = end;
   credit_blocked_ = false;
@@ -190,8 +220,8 @@ void Endpoint::send(size_t source_index, uint32_t payload_bytes) {
   counters_.packets_tx++;
   counters_.bytes_tx += bytes;
   counters_.busy_ps += duration;
-  counters_.vl[s.vl].packets_tx++;
-  counters_.vl[s.vl].bytes_tx += bytes;
+  counters_.vl[vl].packets_tx++;
+  counters_.vl[vl].bytes_tx += bytes;
   probe_.inject(*p, now);
   probe_.transmit(node_, 1, *p, now, end);
 
@@ -210,6 +240,7 @@ void Endpoint::send(size_t source_index, uint32_t payload_bytes) {
   for (const SourceState& st : sources_)
     next = std::min(next, std::max(st.source->next_ready_ps(end), st.next_allowed_ps));
   if (next != TrafficSource::kNever) schedule_wake(std::max(next, end));
+  requeue(source_index);
 }
 
 void Endpoint::deliver(ib::Packet* p) {

@@ -55,7 +55,8 @@ class Endpoint : public sc_core::sc_module {
  private:
   struct SourceState {
     TrafficSource* source;
-    uint8_t vl;
+    uint8_t sl;  // of its next packet
+    uint8_t vl;  // the VL that SL maps to: the list of by_vl_ it is in
     uint32_t header_bytes;  // wire bytes of its packets less payload and pad
     uint64_t next_allowed_ps = 0;  // static rate: earliest start of its next packet
     uint32_t psn = 0;
@@ -73,6 +74,8 @@ class Endpoint : public sc_core::sc_module {
   void head_arrived(ib::Packet* p);
   void deliver(ib::Packet* p);
   void schedule_wake(uint64_t when_ps);
+  uint8_t vl_of(const TrafficSource& s, uint8_t sl) const;
+  void requeue(size_t source_index);
 
   uint32_t node_;
   uint16_t lid_;

@@ -25,6 +25,10 @@ class TrafficSource {
   virtual void take(uint64_t now_ps, PacketSpec& out) = 0;
   // Payload of the packet take() would hand out next; sources of one size keep the default.
   virtual uint32_t next_payload_bytes() const { return payload_bytes; }
+  // SL of the packet take() would hand out next. A source whose SL depends on the
+  // destination (the subnet manager put paths on several SLs, as dfsssp's VL layers) says
+  // so here, so the port queues the packet on that SL's VL before taking it.
+  virtual uint8_t next_sl() { return sl; }
 
   // Fixed per source: what every packet of it looks like on the wire (payload_bytes unless
   // next_payload_bytes() says otherwise).

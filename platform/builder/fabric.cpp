@@ -6,6 +6,7 @@
 #include <functional>
 #include <set>
 
+#include "models/link/link_params.h"
 #include "platform/params/config_error.h"
 #include "platform/sm/route_stats.h"
 
@@ -48,7 +49,9 @@ Fabric::Fabric(const Scenario& scenario, const std::string& out_dir) : scenario_
                       "give endpoint.data_vls and switch.data_vls the same value");
   routing_ = sm::make_routing_engine(scenario_.routing)->compute(t);
   check_every_endpoint_reachable();
-  check_one_sl_per_flow();
+  for (const std::vector<uint8_t>& row : routing_.path_sl)
+    for (uint8_t sl : row) path_sl_layers_ = std::max<uint32_t>(path_sl_layers_, sl + 1u);
+  check_path_sls();
   switches_.resize(t.nodes.size());
   endpoints_.resize(t.nodes.size());
   build_flows();
@@ -124,9 +127,11 @@ void Fabric::build_flows() {
     ib::Packet shape;
     shape.bth.opcode = ib::Opcode::ud_send_only;
     shape.payload_bytes = f.payload_bytes;
-    sources_.push_back(std::make_unique<workload::FlowSource>(
+    auto source = std::make_unique<workload::FlowSource>(
         f, static_cast<uint32_t>(i), rate.serialization_ps(shape.wire_bytes()), fixed, std::move(others),
-        std::move(hot), sim::Rng(scenario_.seed, "flow/" + std::to_string(i) + "/" + f.name)));
+        std::move(hot), sim::Rng(scenario_.seed, "flow/" + std::to_string(i) + "/" + f.name));
+    if (path_sl_layers_ > 1) source->set_path_sl(routing_.path_sl.at(src));
+    sources_.push_back(std::move(source));
   }
 }
 
@@ -219,19 +224,41 @@ void Fabric::check_every_endpoint_reachable() const {
 }
 
 // An engine that spreads paths over SLs (dfsssp's VL layers) is deadlock-free only if each
-// packet travels on its path's SL. Endpoints here send a flow on one SL (flows[].sl), so a
-// routing that needs a second layer is refused rather than run on one VL, where its
-// dependency cycles could deadlock.
-void Fabric::check_one_sl_per_flow() const {
-  uint8_t layers = 0;
-  for (const std::vector<uint8_t>& row : routing_.path_sl)
-    for (uint8_t sl : row) layers = std::max<uint8_t>(layers, static_cast<uint8_t>(sl + 1));
+// packet travels on its path's SL and every port maps that SL to its own VL: the flows take
+// their SLs from the routing (FlowSource::set_path_sl), and what would undo the layers is
+// refused.
+void Fabric::check_path_sls() const {
+  const uint32_t layers = path_sl_layers_;
   if (layers <= 1) return;
-  throw ConfigError(scenario_.source, "routing", 0,
-                    "routing engine '" + scenario_.routing + "' puts paths on " + std::to_string(layers) +
-                        " SLs (VL layers), but endpoints send each flow on the one SL of flows[].sl",
-                    "use updn, dfs or another deadlock-free engine for this fabric; `ibvp topo FILE --routing " +
-                        scenario_.routing + "` reports its layers");
+  const std::string engine = "routing engine '" + scenario_.routing + "' puts paths on " + std::to_string(layers) +
+                             " SLs (VL layers)";
+  auto fail = [&](const std::string& key, const std::string& problem, const std::string& fix) {
+    throw ConfigError(scenario_.source, key, 0, engine + ": " + problem, fix);
+  };
+  if (scenario_.switch_cfg.data_vls < layers || scenario_.endpoint_cfg.data_vls < layers)
+    fail("switch.data_vls",
+         "ports operate " + std::to_string(std::min(scenario_.switch_cfg.data_vls, scenario_.endpoint_cfg.data_vls)) +
+             " data VL(s)",
+         "set switch.data_vls and endpoint.data_vls to at least " + std::to_string(layers));
+  for (uint32_t sl = 0; sl < layers; ++sl) {
+    for (const auto& [key, table] : {std::pair<const char*, const sw::Sl2VlTable*>{"switch.sl2vl", &scenario_.switch_cfg.sl2vl},
+                                     {"endpoint.sl2vl", &scenario_.endpoint_cfg.sl2vl}})
+      if ((*table)[sl] != sl)
+        fail(key, "it maps SL " + std::to_string(sl) + " to VL " + std::to_string((*table)[sl]) +
+                      ", which mixes layers on one VL",
+             "map SL n to VL n for n < " + std::to_string(layers) + " (the default sl2vl does)");
+    for (const auto& [key, arb] : {std::pair<const char*, const link::VlArbConfig*>{"switch.vlarb", &scenario_.switch_cfg.vlarb},
+                                   {"endpoint.vlarb", &scenario_.endpoint_cfg.vlarb}})
+      if (!link::vlarb_serves(*arb, static_cast<uint8_t>(sl)))
+        fail(key, "no entry serves VL " + std::to_string(sl), "give every VL below " + std::to_string(layers) +
+                                                                    " a vlarb entry with a weight above 0");
+  }
+  for (size_t i = 0; i < scenario_.flows.size(); ++i)
+    if (scenario_.flows[i].sl != 0)
+      fail("flows[" + std::to_string(i) + "].sl", "it chooses each packet's SL (its path's layer)",
+           "leave sl out of the flows, or choose another routing engine for SLs of your own");
+  if (!scenario_.trace.packets.empty())
+    fail("trace", "a trace fixes each packet's SL", "use flows or traffic with this engine, or another engine");
 }
 
 void Fabric::program_switches() {

@@ -54,7 +54,7 @@ class Fabric {
   void build_nodes();
   void build_links();
   void check_every_endpoint_reachable() const;
-  void check_one_sl_per_flow() const;
+  void check_path_sls() const;
   void program_switches();
   void build_flows();
   void build_trace_flows();
@@ -62,6 +62,7 @@ class Fabric {
 
   Scenario scenario_;
   sm::RoutingTables routing_;
+  uint32_t path_sl_layers_ = 0;  // SLs the routing spreads paths over (dfsssp), 0 or 1: one
   ib::PacketPool packets_;
   link::PayloadPool payloads_;
   sim::Probe probe_;

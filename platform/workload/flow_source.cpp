@@ -38,8 +38,18 @@ uint64_t FlowSource::next_ready_ps(uint64_t now_ps) {
   return g < stop_ps_ ? g : kNever;
 }
 
+uint8_t FlowSource::next_sl() {
+  if (path_sl_.empty()) return sl;
+  if (!next_drawn_) {
+    next_ = pick_destination();
+    next_drawn_ = true;
+  }
+  return next_.dlid < path_sl_.size() ? path_sl_[next_.dlid] : sl;
+}
+
 void FlowSource::take(uint64_t now_ps, ep::PacketSpec& out) {
-  const Destination d = pick_destination();
+  const Destination d = next_drawn_ ? next_ : pick_destination();
+  next_drawn_ = false;
   out.dst_node = d.node;
   out.dlid = d.dlid;
   // One data QP per flow at both ends; QPs 0 and 1 are reserved for management.

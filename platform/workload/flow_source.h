@@ -29,6 +29,13 @@ class FlowSource : public ep::TrafficSource {
 
   uint64_t next_ready_ps(uint64_t now_ps) override;
   void take(uint64_t now_ps, ep::PacketSpec& out) override;
+  uint8_t next_sl() override;
+
+  // The SL the subnet manager gave this source's path to each DLID (dfsssp's VL layers,
+  // RoutingTables::path_sl), indexed by DLID; empty: every packet on the flow's sl. With it,
+  // the next packet's destination is drawn when its SL is asked for, one packet ahead; the
+  // random draws keep their order, so a run differs from one without path SLs only in SLs.
+  void set_path_sl(std::vector<uint8_t> sl_by_dlid) { path_sl_ = std::move(sl_by_dlid); }
 
   uint64_t generated() const { return taken_; }
 
@@ -47,6 +54,9 @@ class FlowSource : public ep::TrafficSource {
   double hotspot_fraction_;
   sim::Rng rng_;
   uint64_t taken_ = 0;
+  std::vector<uint8_t> path_sl_;
+  bool next_drawn_ = false;  // next_ holds the destination of the next packet
+  Destination next_{};
 };
 
 }  // namespace ibvp::workload

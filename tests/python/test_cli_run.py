@@ -52,16 +52,38 @@ def test_validate(cli, minimal_yaml: Path) -> None:
     assert code == 2 and "flows[0].dst" in err
 
 
-def test_run_refuses_a_routing_whose_vl_layers_flows_cannot_follow(cli, tmp_path: Path) -> None:
-    # dfsssp needs 2 VL layers on a 5x5 torus (ibvp topo says so); flows keep one SL, so the
-    # run is refused before it starts rather than run on one VL, where it could deadlock.
-    doc = {"name": "torus", "duration": "100us",
+def _torus(routing: str, **extra) -> dict:
+    doc = {"name": "torus", "duration": "300us", "seed": 3,
            "topology": {"generator": "torus", "x": 5, "y": 5, "hosts_per_switch": 1},
-           "routing": "dfsssp", "traffic": {"load": 0.2}}
-    (tmp_path / "torus.yaml").write_text(ibvp.Scenario(doc).to_yaml())
-    code, _out, err = cli("run", tmp_path / "torus.yaml", "--out", tmp_path / "out", "--quiet")
-    assert code == 2 and "dfsssp" in err and "VL layers" in err and "updn" in err
-    code, out, _err = cli("topo", tmp_path / "torus.yaml", "--json")
-    s = json.loads(out)
-    # Each path on its layer's VL: the layers are deadlock-free, and there is more than one.
-    assert code == 0 and s["deadlock"]["acyclic"] and s["vl_layers"] > 1
+           "routing": routing, "switch": {"data_vls": 2}, "endpoint": {"data_vls": 2},
+           "traffic": {"generator": "saturating", "payload_bytes": 1024},
+           "outputs": {"packets_csv": True}}
+    doc.update(extra)
+    return doc
+
+
+def test_dfsssp_layers_keep_a_torus_running_that_deadlocks_under_minhop(cli, tmp_path: Path) -> None:
+    # Saturating uniform traffic on a 5x5 torus: min-hop's dependency cycles round the rings
+    # fill and lock; dfsssp puts the paths on 2 SLs (VL layers) whose dependencies are acyclic.
+    (tmp_path / "minhop.yaml").write_text(ibvp.Scenario(_torus("minhop")).to_yaml())
+    code, _out, err = cli("run", tmp_path / "minhop.yaml", "--out", tmp_path / "minhop", "--quiet")
+    assert code == 3 and "deadlock detected" in err
+    res = ibvp.run(ibvp.Scenario(_torus("dfsssp")), tmp_path / "dfsssp", timeout=120)
+    p = res.summary["packets"]
+    assert p["delivered"] > 10_000 and p["dropped"] == 0
+    assert p["injected"] == p["delivered"] + p["in_flight"]
+    delivered = res.packets[res.packets["status"] == "delivered"]
+    assert set(delivered["sl"]) == {0, 1}            # both layers carry traffic
+    assert (delivered["vl"] == delivered["sl"]).all()  # each on its own VL
+
+
+def test_layers_that_ports_cannot_keep_apart_are_refused(cli, tmp_path: Path) -> None:
+    cases = [({"switch": {"data_vls": 1}, "endpoint": {"data_vls": 1}}, "data_vls"),
+             ({"switch": {"data_vls": 2, "sl2vl": [0] * 16}}, "switch.sl2vl"),
+             ({"traffic": None, "flows": [{"src": "h0_0_0", "dst": "h2_2_0", "sl": 3}]}, "flows[0].sl")]
+    for extra, key in cases:
+        doc = _torus("dfsssp", **extra)
+        doc = {k: v for k, v in doc.items() if v is not None}
+        (tmp_path / "t.yaml").write_text(ibvp.Scenario(doc).to_yaml())
+        code, _out, err = cli("run", tmp_path / "t.yaml", "--out", tmp_path / "out", "--quiet")
+        assert code == 2 and key in err and "2 SLs (VL layers)" in err, (key, err)
