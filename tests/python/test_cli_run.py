@@ -53,10 +53,10 @@ def test_validate(cli, minimal_yaml: Path) -> None:
 
 
 def _torus(routing: str, **extra) -> dict:
-    doc = {"name": "torus", "duration": "300us", "seed": 3,
-           "topology": {"generator": "torus", "x": 5, "y": 5, "hosts_per_switch": 1},
-           "routing": routing, "switch": {"data_vls": 2}, "endpoint": {"data_vls": 2},
-           "traffic": {"generator": "saturating", "payload_bytes": 1024},
+    doc = {"name": "torus", "duration": "1ms", "deadlock_timeout": "100us", "seed": 3,
+           "topology": {"generator": "torus", "x": 5, "y": 5, "hosts_per_switch": 2},
+           "routing": routing, "switch": {"data_vls": 4}, "endpoint": {"data_vls": 4},
+           "traffic": {"generator": "saturating", "payload_bytes": 2048},
            "outputs": {"packets_csv": True}}
     doc.update(extra)
     return doc
@@ -64,7 +64,7 @@ def _torus(routing: str, **extra) -> dict:
 
 def test_dfsssp_layers_keep_a_torus_running_that_deadlocks_under_minhop(cli, tmp_path: Path) -> None:
     # Saturating uniform traffic on a 5x5 torus: min-hop's dependency cycles round the rings
-    # fill and lock; dfsssp puts the paths on 2 SLs (VL layers) whose dependencies are acyclic.
+    # fill and lock; dfsssp puts the paths on 4 SLs (VL layers) whose dependencies are acyclic.
     (tmp_path / "minhop.yaml").write_text(ibvp.Scenario(_torus("minhop")).to_yaml())
     code, _out, err = cli("run", tmp_path / "minhop.yaml", "--out", tmp_path / "minhop", "--quiet")
     assert code == 3 and "deadlock detected" in err
@@ -73,17 +73,18 @@ def test_dfsssp_layers_keep_a_torus_running_that_deadlocks_under_minhop(cli, tmp
     assert p["delivered"] > 10_000 and p["dropped"] == 0
     assert p["injected"] == p["delivered"] + p["in_flight"]
     delivered = res.packets[res.packets["status"] == "delivered"]
-    assert set(delivered["sl"]) == {0, 1}            # both layers carry traffic
+    layers = ibvp.topology_summary(ibvp.Scenario(_torus("dfsssp")))["vl_layers"]
+    assert set(delivered["sl"]) == set(range(layers)) and layers == 4  # every layer carries traffic
     assert (delivered["vl"] == delivered["sl"]).all()  # each on its own VL
 
 
 def test_layers_that_ports_cannot_keep_apart_are_refused(cli, tmp_path: Path) -> None:
-    cases = [({"switch": {"data_vls": 1}, "endpoint": {"data_vls": 1}}, "data_vls"),
-             ({"switch": {"data_vls": 2, "sl2vl": [0] * 16}}, "switch.sl2vl"),
+    cases = [({"switch": {"data_vls": 2}, "endpoint": {"data_vls": 2}}, "data_vls"),
+             ({"switch": {"data_vls": 4, "sl2vl": [0] * 16}}, "switch.sl2vl"),
              ({"traffic": None, "flows": [{"src": "h0_0_0", "dst": "h2_2_0", "sl": 3}]}, "flows[0].sl")]
     for extra, key in cases:
         doc = _torus("dfsssp", **extra)
         doc = {k: v for k, v in doc.items() if v is not None}
         (tmp_path / "t.yaml").write_text(ibvp.Scenario(doc).to_yaml())
         code, _out, err = cli("run", tmp_path / "t.yaml", "--out", tmp_path / "out", "--quiet")
-        assert code == 2 and key in err and "2 SLs (VL layers)" in err, (key, err)
+        assert code == 2 and key in err and "4 SLs (VL layers)" in err, (key, err)
