@@ -1,0 +1,361 @@
+/* ibvp firmware HAL: the only interface between HCA firmware and the HCA hardware model.
+ *
+ * Plain C (C99) so that an image can be written in C or C++ and built against this one
+ * header; firmware never includes SystemC or model headers. The header also fixes the
+ * hardware/software contract the driver depends on: the register map (BAR0), the command
+ * mailbox layouts, and the byte layouts of send/receive WQEs and CQEs in host memory. All
+ * host-memory structures are little-endian; packets are big-endian on the wire (the tx
+ * engine builds them; docs/hca.md describes the whole interface).
+ *
+ * An image is a shared library exporting (C linkage):
+ *   uint32_t ibvp_fw_hal_version(void);            must return IBVP_HAL_VERSION it was built with
+ *   void*    ibvp_fw_init(const struct ibvp_hal*, const char* args);   NULL: refuse to start
+ *   void     ibvp_fw_handle(void* fw, const struct ibvp_fw_event* ev);
+ *   void     ibvp_fw_fini(void* fw);
+ * The platform refuses an image whose version differs from its own IBVP_HAL_VERSION. All
+ * state lives in the object ibvp_fw_init returns: two HCAs loading one image share its code
+ * (dlopen returns one handle), never its state.
+ *
+ * Time: the embedded core runs one event at a time, in arrival order, to completion. It
+ * charges `event_cycles` before each event and `hal_call_cycles` at every HAL call, at the
+ * core clock; dma_read stalls the core until the data is there. Firmware charges its own
+ * computation with consume_cycles.
+ */
+#ifndef IBVP_HAL_H
+#define IBVP_HAL_H
+
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Bumped on any change to this header that changes layout or meaning. */
+#define IBVP_HAL_VERSION 1u
+
+/* ---------------------------------------------------------------------------------------
+ * Register map (BAR0 byte offsets; 32-bit registers, 32-bit accesses).
+ * ------------------------------------------------------------------------------------- */
+#define IBVP_REG_DEVICE_ID 0x0000u     /* RO: IBVP_DEVICE_ID */
+#define IBVP_REG_HAL_VERSION 0x0004u   /* RO: HAL version of the loaded image */
+#define IBVP_REG_PORT_LID 0x0008u      /* RO: base LID of the port */
+#define IBVP_REG_DATA_VLS 0x000Cu      /* RO: operational data VLs */
+#define IBVP_REG_DB_CLASSES 0x0010u    /* RO: doorbell priority classes */
+#define IBVP_REG_MAX_QPS 0x0014u       /* RO: QP numbers 0 .. MAX_QPS-1 have doorbells */
+#define IBVP_REG_SL2VL_BASE 0x0040u    /* RO: 16 registers, SL -> VL of the CA port */
+/* Command interface (a mailbox in host memory, read and written by firmware with DMA). */
+#define IBVP_REG_CMD_MAILBOX_LO 0x0100u /* RW: host address of the mailbox, low 32 bits */
+#define IBVP_REG_CMD_MAILBOX_HI 0x0104u /* RW: high 32 bits */
+#define IBVP_REG_CMD_OPCODE 0x0108u     /* RW: IBVP_CMD_* */
+#define IBVP_REG_CMD_GO 0x010Cu         /* RW: host writes 1; firmware writes 0 when done */
+#define IBVP_REG_CMD_STATUS 0x0110u     /* RW (firmware): IBVP_CMD_STATUS_* */
+#define IBVP_REG_CMD_OUT 0x0114u        /* RW (firmware): result (a QPN, CQN, key) */
+/* Doorbells, write only. SQ/RQ: value = new producer index (free-running 32-bit count of
+ * WQEs posted). CQ arm: value = 1 (next completion) or 2 (next solicited completion). */
+#define IBVP_REG_QP_DB_BASE 0x10000u
+#define IBVP_QP_DB_STRIDE 8u            /* per QPN: SQ doorbell at +0, RQ doorbell at +4 */
+#define IBVP_REG_CQ_DB_BASE 0x30000u
+#define IBVP_CQ_DB_STRIDE 4u
+#define IBVP_BAR_BYTES 0x40000u
+
+#define IBVP_DEVICE_ID 0x49425650u /* "IBVP" */
+
+/* Commands. Mailbox layouts below; offsets are bytes from the mailbox address. */
+enum ibvp_cmd {
+  IBVP_CMD_NOP = 0,
+  IBVP_CMD_CREATE_CQ = 1, /* in: ibvp_mbox_cq;  out: CQN */
+  IBVP_CMD_CREATE_QP = 2, /* in: ibvp_mbox_qp;  out: QPN */
+  IBVP_CMD_MODIFY_QP = 3, /* in: ibvp_mbox_modify_qp */
+  IBVP_CMD_REG_MR = 4,    /* in: ibvp_mbox_mr;  out: key (lkey == rkey) */
+  IBVP_CMD_QUERY = 5      /* out: HAL version (the port is described by RO registers) */
+};
+enum ibvp_cmd_status {
+  IBVP_CMD_STATUS_OK = 0,
+  IBVP_CMD_STATUS_BAD_OPCODE = 1,
+  IBVP_CMD_STATUS_BAD_PARAM = 2,
+  IBVP_CMD_STATUS_NO_RESOURCES = 3,
+  IBVP_CMD_STATUS_BAD_STATE = 4, /* illegal QP state transition or missing attributes */
+  IBVP_CMD_STATUS_DMA_ERROR = 5
+};
+
+/* Mailboxes (little-endian, fixed layout; the structs below are that layout on any
+ * little-endian host with natural alignment, which the static asserts check). */
+struct ibvp_mbox_cq {
+  uint64_t ring_addr;  /* 0: CQE ring, entries * IBVP_CQE_BYTES, zeroed by the driver */
+  uint32_t entries;    /* 8: a power of two */
+  uint32_t reserved;   /* 12 */
+  uint64_t event_addr; /* 16: 32-bit counter the HCA increments (DMA write) on an armed event; 0: none */
+};
+struct ibvp_mbox_qp {
+  uint32_t qp_type;      /* 0: IBVP_QPT_* (libibverbs values) */
+  uint32_t pdn;          /* 4 */
+  uint32_t send_cqn;     /* 8 */
+  uint32_t recv_cqn;     /* 12 */
+  uint64_t sq_addr;      /* 16: send ring, sq_entries * IBVP_SEND_WQE_BYTES */
+  uint64_t rq_addr;      /* 24: receive ring, rq_entries * IBVP_RECV_WQE_BYTES */
+  uint32_t sq_entries;   /* 32: a power of two */
+  uint32_t rq_entries;   /* 36: a power of two */
+  uint32_t db_class;     /* 40: doorbell priority class (seed 003 Sec. 3.3.1), 0 = lowest */
+  uint32_t ipd;          /* 44: static inter-packet delay in packet times (IBA 9.11.2) */
+};
+struct ibvp_mbox_modify_qp {
+  uint32_t qpn;       /* 0 */
+  uint32_t attr_mask; /* 4: IBVP_QP_* bits (libibverbs ibv_qp_attr_mask values) */
+  uint32_t qp_state;  /* 8: IBVP_QPS_* */
+  uint32_t cur_state; /* 12: the state the driver believes the QP is in */
+  uint32_t qkey;      /* 16 */
+  uint32_t dest_qpn;  /* 20 */
+  uint32_t rq_psn;    /* 24 */
+  uint32_t sq_psn;    /* 28 */
+  uint16_t dlid;      /* 32 */
+  uint8_t sl;         /* 34 */
+  uint8_t path_mtu;   /* 35: IBVP_MTU_* (1 = 256 .. 5 = 4096) */
+  uint16_t pkey_index;/* 36 */
+  uint8_t port_num;   /* 38 */
+  uint8_t timeout;    /* 39: local ACK timeout, 4.096 us * 2^timeout */
+  uint8_t retry_cnt;  /* 40 */
+  uint8_t rnr_retry;  /* 41 */
+  uint16_t reserved;  /* 42 */
+  uint32_t access;    /* 44: IBVP_ACCESS_* */
+};
+struct ibvp_mbox_mr {
+  uint64_t addr;   /* 0: first byte (host physical; the model has no address translation) */
+  uint64_t length; /* 8 */
+  uint32_t pdn;    /* 16 */
+  uint32_t access; /* 20: IBVP_ACCESS_* */
+};
+
+/* libibverbs values (enum ibv_qp_type, ibv_qp_state, ibv_qp_attr_mask, ibv_access_flags,
+ * ibv_mtu, ibv_wr_opcode, ibv_send_flags, ibv_wc_status, ibv_wc_opcode, ibv_wc_flags). */
+enum { IBVP_QPT_RC = 2, IBVP_QPT_UC = 3, IBVP_QPT_UD = 4 };
+enum { IBVP_QPS_RESET = 0, IBVP_QPS_INIT, IBVP_QPS_RTR, IBVP_QPS_RTS, IBVP_QPS_SQD, IBVP_QPS_SQE, IBVP_QPS_ERR };
+enum {
+  IBVP_QP_STATE = 1 << 0, IBVP_QP_CUR_STATE = 1 << 1, IBVP_QP_ACCESS_FLAGS = 1 << 3,
+  IBVP_QP_PKEY_INDEX = 1 << 4, IBVP_QP_PORT = 1 << 5, IBVP_QP_QKEY = 1 << 6, IBVP_QP_AV = 1 << 7,
+  IBVP_QP_PATH_MTU = 1 << 8, IBVP_QP_TIMEOUT = 1 << 9, IBVP_QP_RETRY_CNT = 1 << 10,
+  IBVP_QP_RNR_RETRY = 1 << 11, IBVP_QP_RQ_PSN = 1 << 12, IBVP_QP_MAX_QP_RD_ATOMIC = 1 << 13,
+  IBVP_QP_MIN_RNR_TIMER = 1 << 15, IBVP_QP_SQ_PSN = 1 << 16, IBVP_QP_MAX_DEST_RD_ATOMIC = 1 << 17,
+  IBVP_QP_DEST_QPN = 1 << 20
+};
+enum { IBVP_ACCESS_LOCAL_WRITE = 1, IBVP_ACCESS_REMOTE_WRITE = 2, IBVP_ACCESS_REMOTE_READ = 4 };
+enum { IBVP_MTU_256 = 1, IBVP_MTU_512, IBVP_MTU_1024, IBVP_MTU_2048, IBVP_MTU_4096 };
+enum { IBVP_WR_RDMA_WRITE = 0, IBVP_WR_RDMA_WRITE_WITH_IMM, IBVP_WR_SEND, IBVP_WR_SEND_WITH_IMM, IBVP_WR_RDMA_READ };
+enum { IBVP_SEND_FENCE = 1, IBVP_SEND_SIGNALED = 2, IBVP_SEND_SOLICITED = 4, IBVP_SEND_INLINE = 8 };
+enum {
+  IBVP_WC_SUCCESS = 0, IBVP_WC_LOC_LEN_ERR, IBVP_WC_LOC_QP_OP_ERR, IBVP_WC_LOC_EEC_OP_ERR,
+  IBVP_WC_LOC_PROT_ERR, IBVP_WC_WR_FLUSH_ERR, IBVP_WC_MW_BIND_ERR, IBVP_WC_BAD_RESP_ERR,
+  IBVP_WC_LOC_ACCESS_ERR, IBVP_WC_REM_INV_REQ_ERR, IBVP_WC_REM_ACCESS_ERR, IBVP_WC_REM_OP_ERR,
+  IBVP_WC_RETRY_EXC_ERR, IBVP_WC_RNR_RETRY_EXC_ERR
+};
+enum { IBVP_WC_SEND = 0, IBVP_WC_RDMA_WRITE = 1, IBVP_WC_RDMA_READ = 2, IBVP_WC_RECV = 128, IBVP_WC_RECV_RDMA_WITH_IMM = 129 };
+enum { IBVP_WC_GRH = 1, IBVP_WC_WITH_IMM = 2 };
+
+/* ---------------------------------------------------------------------------------------
+ * Work queue entries and completions in host memory.
+ * ------------------------------------------------------------------------------------- */
+#define IBVP_SEND_WQE_BYTES 64u
+#define IBVP_RECV_WQE_BYTES 32u
+#define IBVP_CQE_BYTES 32u
+/* UD receive buffers start with room for a GRH (libibverbs semantics): the payload lands
+ * 40 bytes in, and byte_len counts those 40 bytes. */
+#define IBVP_UD_GRH_BYTES 40u
+
+struct ibvp_send_wqe {
+  uint8_t opcode;       /* 0: IBVP_WR_* */
+  uint8_t flags;        /* 1: IBVP_SEND_* (FENCE, SIGNALED, SOLICITED; INLINE is refused) */
+  uint16_t reserved0;   /* 2 */
+  uint32_t imm_data;    /* 4: sent as ImmDt, big-endian on the wire, as the host stored it */
+  uint64_t wr_id;       /* 8 */
+  uint64_t sge_addr;    /* 16: one scatter/gather element */
+  uint32_t sge_length;  /* 24 */
+  uint32_t sge_lkey;    /* 28 */
+  uint64_t remote_addr; /* 32: RDMA */
+  uint32_t rkey;        /* 40: RDMA */
+  uint32_t remote_qpn;  /* 44: UD */
+  uint32_t remote_qkey; /* 48: UD */
+  uint16_t dlid;        /* 52: UD address vector */
+  uint8_t sl;           /* 54: UD address vector */
+  uint8_t reserved1;    /* 55 */
+  uint64_t reserved2;   /* 56 */
+};
+struct ibvp_recv_wqe {
+  uint64_t wr_id;    /* 0 */
+  uint64_t addr;     /* 8 */
+  uint32_t length;   /* 16 */
+  uint32_t lkey;     /* 20 */
+  uint64_t reserved; /* 24 */
+};
+/* Written by the HCA; valid when (owner & 1) equals the pass bit the consumer expects:
+ * 1 on the first pass over the (zeroed) ring, 0 on the second, and so on. */
+struct ibvp_cqe {
+  uint64_t wr_id;    /* 0 */
+  uint32_t byte_len; /* 8 */
+  uint32_t imm_data; /* 12 */
+  uint32_t qp_num;   /* 16: the local QP */
+  uint32_t src_qp;   /* 20: receive: the sender's QPN; send: the WQE counter (send WQEs consumed
+                        up to and including this one), so the driver frees SQ slots of
+                        unsignaled WQEs too */
+  uint16_t slid;     /* 24: receive: the sender's LID */
+  uint8_t status;    /* 26: IBVP_WC_* status */
+  uint8_t opcode;    /* 27: IBVP_WC_* opcode */
+  uint8_t wc_flags;  /* 28: IBVP_WC_GRH, IBVP_WC_WITH_IMM */
+  uint8_t sl;        /* 29 */
+  uint8_t reserved;  /* 30 */
+  uint8_t owner;     /* 31: bit 0 */
+};
+
+/* ---------------------------------------------------------------------------------------
+ * Hardware engines as firmware sees them.
+ * ------------------------------------------------------------------------------------- */
+/* A doorbell as filed by the hardware in the queue of its QP's priority class. */
+struct ibvp_doorbell {
+  uint32_t qpn;
+  uint32_t kind; /* IBVP_DB_SQ, IBVP_DB_RQ, IBVP_DB_CQ_ARM (qpn then holds the CQN) */
+  uint32_t value;
+  uint32_t reserved;
+  uint64_t arrival_ps;
+};
+enum { IBVP_DB_SQ = 0, IBVP_DB_RQ = 1, IBVP_DB_CQ_ARM = 2 };
+
+/* A message for the tx engine: it DMA-reads payload_len bytes at payload_addr, segments
+ * them into MTU packets (first/middle/last/only opcodes, consecutive PSNs), builds
+ * LRH/BTH/DETH/ImmDt/AETH with ICRC and VCRC, and queues the packets on `vl`. */
+enum { IBVP_TX_SEND = 0, IBVP_TX_SEND_IMM = 1, IBVP_TX_ACK = 2 };
+struct ibvp_tx_desc {
+  uint8_t qp_type;      /* IBVP_QPT_* : selects RC/UC/UD opcodes */
+  uint8_t op;           /* IBVP_TX_* */
+  uint8_t sl;
+  uint8_t vl;
+  uint16_t dlid;
+  uint16_t p_key;
+  uint32_t src_qp;      /* the sending QP (DETH.SrcQP for UD; pacing key for IPD) */
+  uint32_t dest_qp;
+  uint32_t q_key;       /* UD */
+  uint32_t psn;         /* first packet's PSN */
+  uint32_t imm_data;    /* SEND_IMM: ImmDt on the last packet */
+  uint8_t solicited;    /* BTH.SE on the last packet */
+  uint8_t aeth_syndrome;/* ACK */
+  uint8_t notify_done;  /* raise IBVP_EV_TX_DONE with `cookie` when the last tail has left */
+  uint8_t reserved;
+  uint32_t msn;         /* ACK: AETH.MSN */
+  uint32_t mtu_bytes;   /* segment size: 256 .. 4096 */
+  uint32_t ipd;         /* static rate: idle packet times after each packet of src_qp */
+  uint64_t payload_addr;
+  uint32_t payload_len;
+  uint32_t reserved2;
+  uint64_t cookie;
+};
+
+/* A received packet, after the rx engine checked its CRCs and lengths. Its payload stays
+ * in the rx buffer until the event handler returns; rx_scatter moves bytes of it. */
+struct ibvp_rx_packet {
+  uint8_t opcode; /* BTH opcode (IBA Table 38) */
+  uint8_t sl;
+  uint8_t vl;
+  uint8_t se;
+  uint16_t slid;
+  uint16_t dlid;
+  uint16_t p_key;
+  uint8_t ack_req;
+  uint8_t has_immdt;
+  uint32_t dest_qp;
+  uint32_t psn;
+  uint32_t src_qp;    /* DETH */
+  uint32_t q_key;     /* DETH */
+  uint32_t immdt;     /* ImmDt as a number (the wire's big-endian value) */
+  uint8_t aeth_syndrome;
+  uint8_t icrc_ok;
+  uint8_t vcrc_ok;
+  uint8_t reserved;
+  uint32_t aeth_msn;
+  uint32_t payload_len;
+};
+
+enum ibvp_fw_event_kind {
+  IBVP_EV_DOORBELL = 1,  /* a doorbell was filed, or VL space freed while doorbells wait */
+  IBVP_EV_COMMAND = 2,   /* the host wrote CMD_GO */
+  IBVP_EV_RX_PACKET = 3, /* `rx` is valid during the call */
+  IBVP_EV_TX_DONE = 4,   /* `cookie` of a descriptor posted with notify_done */
+  IBVP_EV_TIMER = 5      /* `arg` = timer id */
+};
+struct ibvp_fw_event {
+  uint32_t kind;
+  uint32_t arg;
+  uint64_t cookie;
+  uint64_t time_ps; /* when the event was raised */
+  const struct ibvp_rx_packet* rx;
+};
+
+/* Counters the platform reports (Hca::fw_counter). */
+enum ibvp_counter {
+  IBVP_CNT_DOORBELLS = 0,
+  IBVP_CNT_DOORBELLS_SKIPPED, /* passed over because their VL was full */
+  IBVP_CNT_WQES,
+  IBVP_CNT_TX_MESSAGES,
+  IBVP_CNT_RX_PACKETS,
+  IBVP_CNT_RX_DROPPED,        /* no QP, wrong state, bad Q_Key, no receive WQE, bad CRC */
+  IBVP_CNT_RX_PSN_ERRORS,
+  IBVP_CNT_ACKS_SENT,
+  IBVP_CNT_NAKS_SENT,
+  IBVP_CNT_NAKS_RECEIVED,
+  IBVP_CNT_CQES,
+  IBVP_CNT_ERROR_CQES,
+  IBVP_CNT_COUNT
+};
+
+enum { IBVP_LOG_DEBUG = 0, IBVP_LOG_INFO = 1, IBVP_LOG_WARN = 2, IBVP_LOG_ERROR = 3 };
+
+/* The services of the HCA. `ctx` is passed back unchanged to every call. Each call is
+ * charged hal_call_cycles. Return values: 0 success, negative failure. */
+struct ibvp_hal {
+  uint32_t version; /* IBVP_HAL_VERSION of the platform */
+  void* ctx;
+  uint32_t (*reg_read)(void* ctx, uint32_t offset);
+  void (*reg_write)(void* ctx, uint32_t offset, uint32_t value);
+  /* Host memory by DMA. dma_read stalls the core until the data has arrived; dma_write is
+   * posted (the core goes on; writes reach memory in the order they were issued). */
+  int (*dma_read)(void* ctx, uint64_t host_addr, void* buf, uint32_t len);
+  int (*dma_write)(void* ctx, uint64_t host_addr, const void* buf, uint32_t len);
+  /* Doorbell queues: class 0 .. DB_CLASSES-1, each FCFS. peek returns -1 past the end. */
+  uint32_t (*doorbell_count)(void* ctx, uint32_t db_class);
+  int (*doorbell_peek)(void* ctx, uint32_t db_class, uint32_t index, struct ibvp_doorbell* out);
+  int (*doorbell_take)(void* ctx, uint32_t db_class, uint32_t index);
+  /* Class in which the hardware files the doorbells of `qpn` from now on. */
+  int (*doorbell_set_class)(void* ctx, uint32_t qpn, uint32_t db_class);
+  /* Bytes the tx buffer of `vl` can still take (0 when full). */
+  uint32_t (*tx_space)(void* ctx, uint32_t vl);
+  int (*tx_post)(void* ctx, const struct ibvp_tx_desc* desc);
+  /* DMA-writes payload bytes [offset, offset+len) of the packet being handled to host_addr. */
+  int (*rx_scatter)(void* ctx, uint32_t payload_offset, uint64_t host_addr, uint32_t len);
+  /* One-shot timers: IBVP_EV_TIMER with arg = id after delay_ps; set again to re-arm. */
+  int (*timer_set)(void* ctx, uint32_t id, uint64_t delay_ps);
+  int (*timer_cancel)(void* ctx, uint32_t id);
+  uint64_t (*now_ps)(void* ctx);
+  void (*counter_add)(void* ctx, uint32_t counter, uint64_t delta);
+  /* Charges firmware computation: the core is busy `cycles` core cycles. */
+  void (*consume_cycles)(void* ctx, uint64_t cycles);
+  void (*log)(void* ctx, int level, const char* message);
+};
+
+/* What an image exports. */
+typedef uint32_t (*ibvp_fw_hal_version_fn)(void);
+typedef void* (*ibvp_fw_init_fn)(const struct ibvp_hal* hal, const char* args);
+typedef void (*ibvp_fw_handle_fn)(void* fw, const struct ibvp_fw_event* ev);
+typedef void (*ibvp_fw_fini_fn)(void* fw);
+
+#if defined(__cplusplus)
+static_assert(sizeof(struct ibvp_send_wqe) == IBVP_SEND_WQE_BYTES, "send WQE layout");
+static_assert(sizeof(struct ibvp_recv_wqe) == IBVP_RECV_WQE_BYTES, "receive WQE layout");
+static_assert(sizeof(struct ibvp_cqe) == IBVP_CQE_BYTES, "CQE layout");
+static_assert(sizeof(struct ibvp_mbox_modify_qp) == 48, "MODIFY_QP mailbox layout");
+#else
+_Static_assert(sizeof(struct ibvp_send_wqe) == IBVP_SEND_WQE_BYTES, "send WQE layout");
+_Static_assert(sizeof(struct ibvp_recv_wqe) == IBVP_RECV_WQE_BYTES, "receive WQE layout");
+_Static_assert(sizeof(struct ibvp_cqe) == IBVP_CQE_BYTES, "CQE layout");
+#endif
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* IBVP_HAL_H */

@@ -1,0 +1,770 @@
+#include "models/hca/hca.h"
+
+#include <algorithm>
+#include <cassert>
+#include <cstring>
+#include <stdexcept>
+
+#include "models/hca/hca_params.h"
+#include "models/ib/wire.h"
+
+namespace ibvp::hca {
+
+// A received packet that passed the rx engine's checks, with its decoded headers as the
+// firmware sees them.
+struct RxItem {
+  ib::Packet* packet;
+  ibvp_rx_packet info;
+};
+
+// The C entry points of the HAL: each forwards to the Hca the context names.
+struct HalBridge {
+  static Hca& h(void* c) { return *static_cast<Hca*>(c); }
+  static uint32_t reg_read(void* c, uint32_t o) { return h(c).hal_reg_read(o); }
+  static void reg_write(void* c, uint32_t o, uint32_t v) { h(c).hal_reg_write(o, v); }
+  static int dma_read(void* c, uint64_t a, void* b, uint32_t n) { return h(c).hal_dma_read(a, b, n); }
+  static int dma_write(void* c, uint64_t a, const void* b, uint32_t n) { return h(c).hal_dma_write(a, b, n); }
+  static uint32_t doorbell_count(void* c, uint32_t k) { return h(c).hal_doorbell_count(k); }
+  static int doorbell_peek(void* c, uint32_t k, uint32_t i, ibvp_doorbell* o) { return h(c).hal_doorbell_peek(k, i, o); }
+  static int doorbell_take(void* c, uint32_t k, uint32_t i) { return h(c).hal_doorbell_take(k, i); }
+  static int doorbell_set_class(void* c, uint32_t q, uint32_t k) { return h(c).hal_doorbell_set_class(q, k); }
+  static uint32_t tx_space(void* c, uint32_t vl) { return h(c).hal_tx_space(vl); }
+  static int tx_post(void* c, const ibvp_tx_desc* d) { return h(c).hal_tx_post(d); }
+  static int rx_scatter(void* c, uint32_t o, uint64_t a, uint32_t n) { return h(c).hal_rx_scatter(o, a, n); }
+  static int timer_set(void* c, uint32_t id, uint64_t d) { return h(c).hal_timer_set(id, d); }
+  static int timer_cancel(void* c, uint32_t id) { return h(c).hal_timer_cancel(id); }
+  static uint64_t now_ps(void* c) {
+    h(c).hal_call();
+    return sc_core::sc_time_stamp().value();
+  }
+  static void counter_add(void* c, uint32_t k, uint64_t d) { h(c).hal_counter_add(k, d); }
+  static void consume_cycles(void* c, uint64_t n) { h(c).hal_consume(n); }
+  static void log(void* c, int level, const char* m) { h(c).hal_log(level, m); }
+};
+
+namespace {
+bool is_mtu(uint32_t b) { return b == 256 || b == 512 || b == 1024 || b == 2048 || b == 4096; }
+
+uint32_t packet_count(const ibvp_tx_desc& d) {
+  if (d.payload_len == 0) return 1;
+  return (d.payload_len + d.mtu_bytes - 1) / d.mtu_bytes;
+}
+
+// BTH opcode of packet `index` of `count` (IBA Table 38): RC and UC messages are first /
+// middle / last or only; the immediate rides on the last packet.
+ib::Opcode opcode_for(const ibvp_tx_desc& d, uint32_t index, uint32_t count) {
+  if (d.op == IBVP_TX_ACK) return ib::Opcode::rc_acknowledge;
+  const bool imm = d.op == IBVP_TX_SEND_IMM;
+  if (d.qp_type == IBVP_QPT_UD) return imm ? ib::Opcode::ud_send_only_imm : ib::Opcode::ud_send_only;
+  const uint8_t base = d.qp_type == IBVP_QPT_UC ? 0x20 : 0x00;
+  uint8_t op;
+  if (count == 1) op = imm ? 0x05 : 0x04;        // SEND Only (with Immediate)
+  else if (index == 0) op = 0x00;                // SEND First
+  else if (index + 1 < count) op = 0x01;         // SEND Middle
+  else op = imm ? 0x03 : 0x02;                   // SEND Last (with Immediate)
+  return static_cast<ib::Opcode>(base | op);
+}
+
+uint32_t segment_bytes(const ibvp_tx_desc& d, uint32_t index) {
+  const uint32_t start = index * d.mtu_bytes;
+  return std::min(d.mtu_bytes, d.payload_len - std::min(d.payload_len, start));
+}
+}  // namespace
+
+Hca::Hca(sc_core::sc_module_name name, uint32_t node, uint16_t lid, const HcaConfig& cfg, const link::LinkRate& rate,
+         ib::PacketPool& packets, link::PayloadPool& payloads, sim::Probe& probe)
+    : sc_core::sc_module(name),
+      registers("registers"),
+      dma("dma"),
+      tx("tx"),
+      rx("rx"),
+      node_(node),
+      lid_(lid),
+      cfg_(cfg),
+      rate_(rate),
+      packets_(packets),
+      payloads_(payloads),
+      probe_(probe),
+      agenda_("agenda"),
+      arbiter_(cfg.vlarb) {
+  check_hca(cfg_);
+  registers.register_b_transport(this, &Hca::reg_b_transport);
+  tx.register_nb_transport_bw(this, &Hca::on_tx_bw);
+  rx.register_nb_transport_fw(this, &Hca::on_rx);
+  for (uint8_t vl = 0; vl < cfg_.data_vls; ++vl) buffers_.set_capacity(vl, cfg_.vl_buffer_bytes);
+  buffers_.set_capacity(ib::kVl15, cfg_.vl15_buffer_bytes);
+  doorbells_.resize(cfg_.doorbell_classes);
+  qp_class_.assign(cfg_.max_qps, 0);
+  fw_counters_.assign(IBVP_CNT_COUNT, 0);
+
+  SC_METHOD(wake);
+  sensitive << agenda_.event();
+  dont_initialize();
+  SC_THREAD(core_thread);
+  set_stack_size(1u << 20);  // firmware handlers run on this stack
+  SC_THREAD(tx_thread);
+
+  hal_.version = IBVP_HAL_VERSION;
+  hal_.ctx = this;
+  hal_.reg_read = &HalBridge::reg_read;
+  hal_.reg_write = &HalBridge::reg_write;
+  hal_.dma_read = &HalBridge::dma_read;
+  hal_.dma_write = &HalBridge::dma_write;
+  hal_.doorbell_count = &HalBridge::doorbell_count;
+  hal_.doorbell_peek = &HalBridge::doorbell_peek;
+  hal_.doorbell_take = &HalBridge::doorbell_take;
+  hal_.doorbell_set_class = &HalBridge::doorbell_set_class;
+  hal_.tx_space = &HalBridge::tx_space;
+  hal_.tx_post = &HalBridge::tx_post;
+  hal_.rx_scatter = &HalBridge::rx_scatter;
+  hal_.timer_set = &HalBridge::timer_set;
+  hal_.timer_cancel = &HalBridge::timer_cancel;
+  hal_.now_ps = &HalBridge::now_ps;
+  hal_.counter_add = &HalBridge::counter_add;
+  hal_.consume_cycles = &HalBridge::consume_cycles;
+  hal_.log = &HalBridge::log;
+
+  image_ = std::make_unique<FirmwareImage>(cfg_.firmware_image);
+  fw_ = image_->init(&hal_, cfg_.firmware_args.c_str());
+  if (fw_ == nullptr)
+    throw FirmwareError("firmware image '" + image_->path() + "' refused to start (ibvp_fw_init returned NULL" +
+                        (cfg_.firmware_args.empty() ? "" : " for arguments '" + cfg_.firmware_args + "'") + ")");
+}
+
+Hca::~Hca() {
+  if (fw_ != nullptr) image_->fini(fw_);
+  for (auto& q : txq_)
+    for (TxPacket* t : q) delete t;
+  for (CoreEvent& e : events_) delete e.rx;
+}
+
+sc_core::sc_time Hca::cycles(uint64_t n) const {
+  using u128 = unsigned __int128;
+  const u128 num = static_cast<u128>(n) * 1'000'000'000'000ULL;
+  return sc_core::sc_time::from_value(static_cast<uint64_t>((num + cfg_.core_clock_hz - 1) / cfg_.core_clock_hz));
+}
+
+// ---------------------------------------------------------------------------------------
+// Registers
+// ---------------------------------------------------------------------------------------
+
+bool Hca::reg_writable_by_host(uint32_t off) const {
+  if (off == IBVP_REG_CMD_MAILBOX_LO || off == IBVP_REG_CMD_MAILBOX_HI || off == IBVP_REG_CMD_OPCODE ||
+      off == IBVP_REG_CMD_GO)
+    return true;
+  if (off >= IBVP_REG_QP_DB_BASE && off < IBVP_REG_QP_DB_BASE + cfg_.max_qps * IBVP_QP_DB_STRIDE) return true;
+  return off >= IBVP_REG_CQ_DB_BASE && off < IBVP_BAR_BYTES;
+}
+
+uint32_t Hca::reg_value(uint32_t off) const {
+  switch (off) {
+    case IBVP_REG_DEVICE_ID: return IBVP_DEVICE_ID;
+    case IBVP_REG_HAL_VERSION: return image_ ? image_->hal_version() : 0;
+    case IBVP_REG_PORT_LID: return lid_;
+    case IBVP_REG_DATA_VLS: return cfg_.data_vls;
+    case IBVP_REG_DB_CLASSES: return cfg_.doorbell_classes;
+    case IBVP_REG_MAX_QPS: return cfg_.max_qps;
+    case IBVP_REG_CMD_MAILBOX_LO: return cmd_mailbox_lo_;
+    case IBVP_REG_CMD_MAILBOX_HI: return cmd_mailbox_hi_;
+    case IBVP_REG_CMD_OPCODE: return cmd_opcode_;
+    case IBVP_REG_CMD_GO: return cmd_go_;
+    case IBVP_REG_CMD_STATUS: return cmd_status_;
+    case IBVP_REG_CMD_OUT: return cmd_out_;
+    default: break;
+  }
+  if (off >= IBVP_REG_SL2VL_BASE && off < IBVP_REG_SL2VL_BASE + 16 * 4) return cfg_.sl2vl[(off - IBVP_REG_SL2VL_BASE) / 4];
+  return 0;
+}
+
+void Hca::reg_b_transport(tlm::tlm_generic_payload& trans, sc_core::sc_time& delay) {
+  const uint64_t off = trans.get_address();
+  // 32-bit registers, 32-bit aligned accesses only (what the driver issues).
+  if (trans.get_data_length() != 4 || (off & 3) != 0 || off >= IBVP_BAR_BYTES ||
+      trans.get_byte_enable_ptr() != nullptr) {
+    trans.set_response_status(tlm::TLM_ADDRESS_ERROR_RESPONSE);
+    return;
+  }
+  const uint32_t o = static_cast<uint32_t>(off);
+  if (trans.is_read()) {
+    const bool readable = o < IBVP_REG_QP_DB_BASE;  // doorbells are write-only
+    if (!readable) {
+      trans.set_response_status(tlm::TLM_COMMAND_ERROR_RESPONSE);
+      return;
+    }
+    // The read samples the register when the request arrives.
+    if (delay > sc_core::SC_ZERO_TIME) sc_core::wait(delay);
+    delay = sc_core::SC_ZERO_TIME;
+    const uint32_t v = reg_value(o);
+    std::memcpy(trans.get_data_ptr(), &v, 4);
+    trans.set_response_status(tlm::TLM_OK_RESPONSE);
+    return;
+  }
+  if (trans.is_write()) {
+    if (!reg_writable_by_host(o)) {
+      trans.set_response_status(tlm::TLM_COMMAND_ERROR_RESPONSE);
+      return;
+    }
+    uint32_t v;
+    std::memcpy(&v, trans.get_data_ptr(), 4);
+    // A write acts when it arrives; the bus delivers MMIO in order, so a FIFO keeps them.
+    reg_writes_.emplace_back(o, v);
+    agenda_.push_at(agenda_.now_ps() + delay.value(), kRegWrite);
+  }
+  trans.set_response_status(tlm::TLM_OK_RESPONSE);
+}
+
+void Hca::apply_reg_write(uint32_t off, uint32_t value) {
+  switch (off) {
+    case IBVP_REG_CMD_MAILBOX_LO: cmd_mailbox_lo_ = value; return;
+    case IBVP_REG_CMD_MAILBOX_HI: cmd_mailbox_hi_ = value; return;
+    case IBVP_REG_CMD_OPCODE: cmd_opcode_ = value; return;
+    case IBVP_REG_CMD_GO:
+      if ((value & 1) != 0 && cmd_go_ == 0) {
+        cmd_go_ = 1;
+        raise(IBVP_EV_COMMAND);
+      }
+      return;
+    default: break;
+  }
+  if (off >= IBVP_REG_QP_DB_BASE && off < IBVP_REG_CQ_DB_BASE) {
+    const uint32_t qpn = (off - IBVP_REG_QP_DB_BASE) / IBVP_QP_DB_STRIDE;
+    const uint32_t kind = (off - IBVP_REG_QP_DB_BASE) % IBVP_QP_DB_STRIDE == 0 ? IBVP_DB_SQ : IBVP_DB_RQ;
+    file_doorbell(qp_class_[qpn], qpn, kind, value);
+  } else {
+    // CQ arm doorbells go to the highest class: they carry no data and gate interrupts.
+    file_doorbell(cfg_.doorbell_classes - 1, (off - IBVP_REG_CQ_DB_BASE) / IBVP_CQ_DB_STRIDE, IBVP_DB_CQ_ARM, value);
+  }
+}
+
+void Hca::file_doorbell(uint32_t db_class, uint32_t qpn, uint32_t kind, uint32_t value) {
+  ibvp_doorbell d{};
+  d.qpn = qpn;
+  d.kind = kind;
+  d.value = value;
+  d.arrival_ps = agenda_.now_ps();
+  doorbells_[db_class].push_back(d);
+  raise(IBVP_EV_DOORBELL);
+}
+
+void Hca::raise(uint32_t kind, uint32_t arg, uint64_t cookie, RxItem* rx) {
+  events_.push_back(CoreEvent{kind, arg, cookie, agenda_.now_ps(), rx});
+  core_wake_.notify(sc_core::SC_ZERO_TIME);
+}
+
+// ---------------------------------------------------------------------------------------
+// Agenda
+// ---------------------------------------------------------------------------------------
+
+void Hca::wake() {
+  agenda_.serve([this](const sim::Action& a) { dispatch(a); });
+}
+
+void Hca::dispatch(const sim::Action& a) {
+  switch (a.kind) {
+    case kRegWrite: {
+      const auto [off, value] = reg_writes_.front();
+      reg_writes_.pop_front();
+      apply_reg_write(off, value);
+      break;
+    }
+    case kTxEnqueue: {
+      TxPacket* t = static_cast<TxPacket*>(a.ptr);
+      txq_[t->vl].push_back(t);
+      try_send();
+      break;
+    }
+    case kWake:
+      if (a.when_ps == wake_ps_) wake_ps_ = ~uint64_t{0};
+      try_send();
+      break;
+    case kTxEnd: tx_end(static_cast<TxPacket*>(a.ptr)); break;
+    case kRxHead: rx_head(static_cast<ib::Packet*>(a.ptr)); break;
+    case kRxReady: rx_ready(static_cast<ib::Packet*>(a.ptr)); break;
+    case kTimer: {
+      const auto it = timers_.find(a.arg);
+      if (it != timers_.end() && it->second == reinterpret_cast<uintptr_t>(a.ptr)) {
+        timers_.erase(it);
+        raise(IBVP_EV_TIMER, a.arg);
+      }
+      break;
+    }
+    default: assert(false && "unknown HCA action");
+  }
+}
+
+// ---------------------------------------------------------------------------------------
+// Embedded core
+// ---------------------------------------------------------------------------------------
+
+void Hca::charge(uint64_t n) {
+  if (!in_core_ || n == 0) return;
+  sc_core::wait(cycles(n));
+}
+
+void Hca::core_thread() {
+  in_core_ = true;
+  for (;;) {
+    while (events_.empty()) sc_core::wait(core_wake_);
+    const CoreEvent e = events_.front();
+    events_.pop_front();
+    // Dispatch cost first: the firmware sees the event after the core has taken it.
+    charge(cfg_.event_cycles);
+    ibvp_fw_event ev{};
+    ev.kind = e.kind;
+    ev.arg = e.arg;
+    ev.cookie = e.cookie;
+    ev.time_ps = e.time_ps;
+    ev.rx = e.rx ? &e.rx->info : nullptr;
+    rx_current_ = e.rx;
+    image_->handle(fw_, &ev);
+    rx_current_ = nullptr;
+    ++fw_events_;
+    if (e.rx) finish_rx(e.rx);
+  }
+}
+
+void Hca::hal_call() { charge(cfg_.hal_call_cycles); }
+
+uint32_t Hca::hal_reg_read(uint32_t offset) {
+  hal_call();
+  return reg_value(offset);
+}
+
+void Hca::hal_reg_write(uint32_t offset, uint32_t value) {
+  hal_call();
+  switch (offset) {
+    case IBVP_REG_CMD_GO: cmd_go_ = value & 1; break;
+    case IBVP_REG_CMD_STATUS: cmd_status_ = value; break;
+    case IBVP_REG_CMD_OUT: cmd_out_ = value; break;
+    default: log_.emplace_back(IBVP_LOG_WARN, "firmware wrote read-only register " + std::to_string(offset)); break;
+  }
+}
+
+int Hca::hal_dma_read(uint64_t address, void* buf, uint32_t len) {
+  hal_call();
+  if (!in_core_) return -1;  // a DMA takes time: only an event handler may issue one
+  tlm::tlm_generic_payload t;
+  t.set_command(tlm::TLM_READ_COMMAND);
+  t.set_address(address);
+  t.set_data_ptr(static_cast<uint8_t*>(buf));
+  t.set_data_length(len);
+  t.set_streaming_width(len);
+  t.set_response_status(tlm::TLM_INCOMPLETE_RESPONSE);
+  sc_core::sc_time delay = sc_core::SC_ZERO_TIME;
+  dma->b_transport(t, delay);
+  // The core stalls until the completion has arrived.
+  if (delay > sc_core::SC_ZERO_TIME) sc_core::wait(delay);
+  return t.is_response_ok() ? 0 : -1;
+}
+
+int Hca::hal_dma_write(uint64_t address, const void* buf, uint32_t len) {
+  hal_call();
+  if (!in_core_) return -1;
+  tlm::tlm_generic_payload t;
+  t.set_command(tlm::TLM_WRITE_COMMAND);
+  t.set_address(address);
+  // The target copies the bytes during the call (the write is posted, the buffer is the
+  // firmware's).
+  t.set_data_ptr(const_cast<uint8_t*>(static_cast<const uint8_t*>(buf)));
+  t.set_data_length(len);
+  t.set_streaming_width(len);
+  t.set_response_status(tlm::TLM_INCOMPLETE_RESPONSE);
+  sc_core::sc_time delay = sc_core::SC_ZERO_TIME;
+  dma->b_transport(t, delay);
+  return t.is_response_ok() ? 0 : -1;
+}
+
+uint32_t Hca::hal_doorbell_count(uint32_t db_class) {
+  hal_call();
+  return db_class < doorbells_.size() ? static_cast<uint32_t>(doorbells_[db_class].size()) : 0;
+}
+
+int Hca::hal_doorbell_peek(uint32_t db_class, uint32_t index, ibvp_doorbell* out) {
+  hal_call();
+  if (db_class >= doorbells_.size() || index >= doorbells_[db_class].size() || out == nullptr) return -1;
+  *out = doorbells_[db_class][index];
+  return 0;
+}
+
+int Hca::hal_doorbell_take(uint32_t db_class, uint32_t index) {
+  hal_call();
+  if (db_class >= doorbells_.size() || index >= doorbells_[db_class].size()) return -1;
+  doorbells_[db_class].erase(doorbells_[db_class].begin() + index);
+  return 0;
+}
+
+int Hca::hal_doorbell_set_class(uint32_t qpn, uint32_t db_class) {
+  hal_call();
+  if (qpn >= cfg_.max_qps || db_class >= cfg_.doorbell_classes) return -1;
+  qp_class_[qpn] = static_cast<uint8_t>(db_class);
+  return 0;
+}
+
+uint32_t Hca::hal_tx_space(uint32_t vl) {
+  hal_call();
+  if (vl >= cfg_.data_vls) return 0;
+  return tx_reserved_[vl] >= cfg_.tx_vl_buffer_bytes ? 0 : cfg_.tx_vl_buffer_bytes - tx_reserved_[vl];
+}
+
+uint32_t Hca::message_wire_bytes(const ibvp_tx_desc& d) const {
+  const uint32_t count = packet_count(d);
+  uint32_t bytes = 0;
+  for (uint32_t i = 0; i < count; ++i) {
+    ib::Packet shape;
+    shape.bth.opcode = opcode_for(d, i, count);
+    shape.payload_bytes = segment_bytes(d, i);
+    bytes += shape.wire_bytes();
+  }
+  return bytes;
+}
+
+int Hca::hal_tx_post(const ibvp_tx_desc* d) {
+  hal_call();
+  if (d == nullptr || d->vl >= cfg_.data_vls || !is_mtu(d->mtu_bytes) || d->dlid == 0) return -1;
+  if (d->qp_type != IBVP_QPT_RC && d->qp_type != IBVP_QPT_UC && d->qp_type != IBVP_QPT_UD) return -1;
+  if (d->op != IBVP_TX_SEND && d->op != IBVP_TX_SEND_IMM && d->op != IBVP_TX_ACK) return -1;
+  if (d->op == IBVP_TX_ACK && (d->qp_type != IBVP_QPT_RC || d->payload_len != 0)) return -1;
+  if (d->qp_type == IBVP_QPT_UD && d->payload_len > d->mtu_bytes) return -1;
+  TxJob job{*d, message_wire_bytes(*d)};
+  // Reserved now, so the firmware's next look at tx_space already counts this message.
+  tx_reserved_[d->vl] += job.wire_bytes;
+  tx_jobs_.push_back(job);
+  tx_wake_.notify(sc_core::SC_ZERO_TIME);
+  return 0;
+}
+
+int Hca::hal_rx_scatter(uint32_t offset, uint64_t address, uint32_t len) {
+  hal_call();
+  if (rx_current_ == nullptr || !in_core_) return -1;
+  const ib::Packet& p = *rx_current_->packet;
+  if (offset > p.payload_bytes || len > p.payload_bytes - offset) return -1;
+  if (len == 0) return 0;
+  std::vector<uint8_t> zeros;
+  const uint8_t* src;
+  if (p.payload.empty()) {  // a packet from a model that carries no content: zero bytes
+    zeros.assign(len, 0);
+    src = zeros.data();
+  } else {
+    src = p.payload.data() + offset;
+  }
+  tlm::tlm_generic_payload t;
+  t.set_command(tlm::TLM_WRITE_COMMAND);
+  t.set_address(address);
+  t.set_data_ptr(const_cast<uint8_t*>(src));
+  t.set_data_length(len);
+  t.set_streaming_width(len);
+  t.set_response_status(tlm::TLM_INCOMPLETE_RESPONSE);
+  sc_core::sc_time delay = sc_core::SC_ZERO_TIME;
+  dma->b_transport(t, delay);
+  return t.is_response_ok() ? 0 : -1;
+}
+
+int Hca::hal_timer_set(uint32_t id, uint64_t delay_ps) {
+  hal_call();
+  const uint64_t gen = ++timer_generation_;
+  timers_[id] = gen;
+  agenda_.push_at(agenda_.now_ps() + delay_ps, kTimer, 0, id, reinterpret_cast<void*>(static_cast<uintptr_t>(gen)));
+  return 0;
+}
+
+int Hca::hal_timer_cancel(uint32_t id) {
+  hal_call();
+  return timers_.erase(id) ? 0 : -1;
+}
+
+void Hca::hal_counter_add(uint32_t counter, uint64_t delta) {
+  hal_call();
+  if (counter < fw_counters_.size()) fw_counters_[counter] += delta;
+}
+
+void Hca::hal_consume(uint64_t n) {
+  hal_call();
+  charge(n);
+}
+
+void Hca::hal_log(int level, const char* message) {
+  hal_call();
+  log_.emplace_back(level, message ? message : "");
+}
+
+// ---------------------------------------------------------------------------------------
+// Tx engine and port
+// ---------------------------------------------------------------------------------------
+
+ib::Packet* Hca::build_packet(const ibvp_tx_desc& d, uint32_t index, uint32_t count, const uint8_t* payload,
+                              uint32_t bytes) {
+  ib::Packet* p = packets_.acquire();
+  const bool last = index + 1 == count;
+  p->lrh.vl = d.vl;
+  p->lrh.sl = d.sl;
+  p->lrh.lnh = ib::Lnh::iba_local;
+  p->lrh.dlid = d.dlid;
+  p->lrh.slid = lid_;
+  p->bth.opcode = opcode_for(d, index, count);
+  p->bth.se = last && d.solicited != 0 && d.op != IBVP_TX_ACK;
+  p->bth.p_key = d.p_key;
+  p->bth.dest_qp = d.dest_qp & 0xFFFFFF;
+  // RC asks for an ACK on the last packet of a message (IBA 9.7.6.1.2 lets the requester
+  // choose; one per message is what current HCAs do for short messages).
+  p->bth.ack_req = d.qp_type == IBVP_QPT_RC && d.op != IBVP_TX_ACK && last;
+  p->bth.psn = (d.psn + index) & 0xFFFFFF;
+  p->deth.q_key = d.q_key;
+  p->deth.src_qp = d.src_qp & 0xFFFFFF;
+  p->immdt = d.imm_data;
+  p->aeth.syndrome = d.aeth_syndrome;
+  p->aeth.msn = d.msn & 0xFFFFFF;
+  p->payload_bytes = bytes;
+  if (bytes > 0) p->payload.assign(payload, payload + bytes);
+  p->finalize_lengths();
+  p->src_node = node_;
+  p->created = sc_core::sc_time_stamp();
+  return p;
+}
+
+void Hca::tx_thread() {
+  for (;;) {
+    while (tx_jobs_.empty()) sc_core::wait(tx_wake_);
+    const TxJob job = tx_jobs_.front();
+    tx_jobs_.pop_front();
+    const ibvp_tx_desc& d = job.desc;
+    std::vector<uint8_t> data(d.payload_len);
+    uint64_t ready = agenda_.now_ps();
+    if (d.payload_len > 0) {
+      // At most dma_max_outstanding_reads payload reads in flight: wait for the oldest.
+      for (;;) {
+        while (!dma_reads_done_ps_.empty() && dma_reads_done_ps_.front() <= agenda_.now_ps())
+          dma_reads_done_ps_.pop_front();
+        if (dma_reads_done_ps_.size() < cfg_.dma_max_outstanding_reads) break;
+        sc_core::wait(sc_core::sc_time::from_value(dma_reads_done_ps_.front() - agenda_.now_ps()));
+      }
+      tlm::tlm_generic_payload t;
+      t.set_command(tlm::TLM_READ_COMMAND);
+      t.set_address(d.payload_addr);
+      t.set_data_ptr(data.data());
+      t.set_data_length(d.payload_len);
+      t.set_streaming_width(d.payload_len);
+      t.set_response_status(tlm::TLM_INCOMPLETE_RESPONSE);
+      sc_core::sc_time delay = sc_core::SC_ZERO_TIME;
+      dma->b_transport(t, delay);
+      if (!t.is_response_ok()) {
+        // The firmware checked the key and bounds; a failure here is an address outside
+        // host memory. Nothing is sent; the firmware hears of it if it asked to.
+        ++tx_dma_errors_;
+        tx_reserved_[d.vl] -= job.wire_bytes;
+        if (d.notify_done) raise(IBVP_EV_TX_DONE, 1, d.cookie);
+        continue;
+      }
+      ready = agenda_.now_ps() + delay.value();
+      dma_reads_done_ps_.push_back(ready);
+    }
+    const uint32_t count = packet_count(d);
+    const uint64_t at = ready + cfg_.tx_pipeline_delay.value();
+    for (uint32_t i = 0; i < count; ++i) {
+      const uint32_t bytes = segment_bytes(d, i);
+      ib::Packet* p = build_packet(d, i, count, data.data() + static_cast<size_t>(i) * d.mtu_bytes, bytes);
+      const bool last = i + 1 == count;
+      auto* t = new TxPacket{p, d.src_qp, d.ipd, p->size, d.vl, last && d.notify_done != 0, d.cookie};
+      agenda_.push_at(at, kTxEnqueue, 0, 0, t);
+    }
+  }
+}
+
+void Hca::schedule_wake(uint64_t when_ps) {
+  if (when_ps >= wake_ps_) return;
+  wake_ps_ = when_ps;
+  agenda_.push_at(when_ps, kWake);
+}
+
+void Hca::try_send() {
+  const uint64_t now = agenda_.now_ps();
+  if (busy_until_ > now) {
+    schedule_wake(busy_until_);
+    return;
+  }
+  credits_.absorb(now);
+  constexpr uint64_t kNever = ~uint64_t{0};
+  uint64_t earliest = kNever;
+  uint16_t ready = 0;
+  bool any_blocked = false;
+  for (uint8_t vl = 0; vl < cfg_.data_vls; ++vl) {
+    if (txq_[vl].empty()) continue;
+    const TxPacket& head = *txq_[vl].front();
+    // Static rate (IBA 9.11.2): a paced QP's packet waits at the head of its VL.
+    const auto it = next_allowed_ps_.find(head.src_qp);
+    if (it != next_allowed_ps_.end() && it->second > now) {
+      earliest = std::min(earliest, it->second);
+      continue;
+    }
+    const bool blocked = !credits_.can_send(vl, ib::blocks_for(head.bytes));
+    credit_wait_.sample(vl, blocked, now, counters_);
+    any_blocked |= blocked;
+    if (!blocked) ready |= static_cast<uint16_t>(1u << vl);
+  }
+  credit_wait_.sample_port(ready == 0 && any_blocked, now, counters_);
+  if (ready == 0) {
+    if (any_blocked) earliest = std::min(earliest, credits_.next_arrival_ps());
+    if (earliest != kNever) schedule_wake(earliest);
+    return;
+  }
+  const int vl = arbiter_.choose(ready, [&](uint8_t v) { return txq_[v].front()->bytes; });
+  assert(vl >= 0);
+  send(static_cast<uint8_t>(vl));
+}
+
+void Hca::send(uint8_t vl) {
+  TxPacket* t = txq_[vl].front();
+  txq_[vl].pop_front();
+  ib::Packet* p = t->packet;
+  const uint64_t now = agenda_.now_ps();
+  const uint64_t duration = rate_.serialization_ps(t->bytes);
+  const uint64_t end = now + duration;
+  if (t->ipd > 0) next_allowed_ps_[t->src_qp] = end + uint64_t{t->ipd} * duration;
+  else next_allowed_ps_.erase(t->src_qp);
+  credits_.consume(vl, ib::blocks_for(t->bytes));
+  credit_wait_.sample(vl, false, now, counters_);
+  credit_wait_.sample_port(false, now, counters_);
+  busy_until_ = end;
+  counters_.packets_tx++;
+  counters_.bytes_tx += t->bytes;
+  counters_.busy_ps += duration;
+  counters_.vl[vl].packets_tx++;
+  counters_.vl[vl].bytes_tx += t->bytes;
+  p->injected = sc_core::sc_time::from_value(now);
+  probe_.inject(*p, now);
+  probe_.transmit(node_, 1, *p, now, end);
+  t->packet = nullptr;  // the fabric owns it from here
+
+  tlm::tlm_generic_payload* gp = payloads_.acquire();
+  link::FabricExt& e = link::PayloadPool::ext(*gp);
+  e.kind = link::FabricExt::Kind::packet;
+  e.packet = p;
+  e.duration = sc_core::sc_time::from_value(duration);
+  tlm::tlm_phase phase = tlm::BEGIN_REQ;
+  sc_core::sc_time delay = sc_core::SC_ZERO_TIME;
+  tx->nb_transport_fw(*gp, phase, delay);
+  gp->release();
+  agenda_.push_at(end, kTxEnd, 0, 0, t);
+  schedule_wake(end);
+}
+
+void Hca::tx_end(TxPacket* t) {
+  // The tail has left: its bytes leave the tx buffer.
+  const bool was_full = tx_reserved_[t->vl] >= cfg_.tx_vl_buffer_bytes;
+  tx_reserved_[t->vl] -= t->bytes;
+  if (t->notify) raise(IBVP_EV_TX_DONE, 0, t->cookie);
+  if (was_full && tx_reserved_[t->vl] < cfg_.tx_vl_buffer_bytes) {
+    // Seed 003 Sec. 3.3.1: a doorbell skipped for a full VL is picked up once it drains.
+    bool waiting = false;
+    for (const auto& q : doorbells_) waiting = waiting || !q.empty();
+    if (waiting) raise(IBVP_EV_DOORBELL, 1);
+  }
+  delete t;
+}
+
+tlm::tlm_sync_enum Hca::on_tx_bw(tlm::tlm_generic_payload& gp, tlm::tlm_phase&, sc_core::sc_time& delay) {
+  const link::FabricExt& e = link::PayloadPool::ext(gp);
+  assert(e.kind == link::FabricExt::Kind::credit);
+  const uint64_t at = agenda_.now_ps() + delay.value();
+  credits_.arrive(e.vl, e.blocks, at);
+  bool queued = false;
+  for (const auto& q : txq_) queued = queued || !q.empty();
+  if (queued) schedule_wake(at);
+  return tlm::TLM_COMPLETED;
+}
+
+// ---------------------------------------------------------------------------------------
+// Rx engine
+// ---------------------------------------------------------------------------------------
+
+tlm::tlm_sync_enum Hca::on_rx(tlm::tlm_generic_payload& gp, tlm::tlm_phase&, sc_core::sc_time& delay) {
+  link::FabricExt& e = link::PayloadPool::ext(gp);
+  assert(e.kind == link::FabricExt::Kind::packet);
+  const uint64_t head_ps = agenda_.now_ps() + delay.value();
+  e.packet->hop_tail_ps = head_ps + e.duration.value();
+  agenda_.push_at(head_ps, kRxHead, 0, 0, e.packet);
+  return tlm::TLM_COMPLETED;
+}
+
+void Hca::rx_head(ib::Packet* p) {
+  const uint8_t vl = p->lrh.vl;
+  counters_.packets_rx++;
+  counters_.bytes_rx += p->size;
+  if (vl == ib::kVl15) {
+    // No subnet management agent yet: VL15 packets are counted and dropped (VL15 carries
+    // no credits, so nothing is returned).
+    counters_.vl15_dropped++;
+    ++rx_dropped_;
+    p->drop = ib::DropReason::vl15_overflow;
+    probe_.drop(*p, node_, agenda_.now_ps());
+    packets_.release(p);
+    return;
+  }
+  buffers_.admit(vl, ib::blocks_for(p->size), counters_);
+  agenda_.push_at(p->hop_tail_ps + cfg_.rx_pipeline_delay.value(), kRxReady, 0, 0, p);
+}
+
+void Hca::rx_ready(ib::Packet* p) {
+  // The fabric carries decoded packets; the rx engine rebuilds the bytes of this one (as
+  // the last hop sent them) and checks them as hardware does: lengths, header layout,
+  // ICRC and VCRC.
+  ib::DecodeResult r;
+  try {
+    const std::vector<uint8_t> bytes = ib::encode(*p);
+    r = ib::decode(bytes.data(), bytes.size());
+  } catch (const std::invalid_argument&) {
+    r.ok = false;
+  }
+  if (!r.ok || !r.icrc_ok || !r.vcrc_ok || r.packet.lrh.dlid != lid_) {
+    ++rx_dropped_;
+    rx_discard(p);
+    return;
+  }
+  probe_.deliver(*p, node_, p->hop_tail_ps);
+  const ib::Packet& h = r.packet;
+  auto* item = new RxItem{p, {}};
+  ibvp_rx_packet& i = item->info;
+  i.opcode = static_cast<uint8_t>(h.bth.opcode);
+  i.sl = h.lrh.sl;
+  i.vl = h.lrh.vl;
+  i.se = h.bth.se;
+  i.slid = h.lrh.slid;
+  i.dlid = h.lrh.dlid;
+  i.p_key = h.bth.p_key;
+  i.ack_req = h.bth.ack_req;
+  const ib::OpcodeLayout layout = ib::opcode_layout(h.bth.opcode);
+  i.has_immdt = layout.immdt;
+  i.dest_qp = h.bth.dest_qp;
+  i.psn = h.bth.psn;
+  i.src_qp = h.deth.src_qp;
+  i.q_key = h.deth.q_key;
+  i.immdt = h.immdt;
+  i.aeth_syndrome = h.aeth.syndrome;
+  i.aeth_msn = h.aeth.msn;
+  i.icrc_ok = r.icrc_ok;
+  i.vcrc_ok = r.vcrc_ok;
+  i.payload_len = h.payload_bytes;
+  raise(IBVP_EV_RX_PACKET, 0, 0, item);
+}
+
+void Hca::finish_rx(RxItem* item) {
+  rx_discard(item->packet);
+  delete item;
+}
+
+void Hca::rx_discard(ib::Packet* p) {
+  const uint8_t vl = p->lrh.vl;
+  const uint32_t blocks = ib::blocks_for(p->size);
+  buffers_.release(vl, blocks);
+  packets_.release(p);
+  tlm::tlm_generic_payload* gp = payloads_.acquire();
+  link::FabricExt& e = link::PayloadPool::ext(*gp);
+  e.kind = link::FabricExt::Kind::credit;
+  e.vl = vl;
+  e.blocks = blocks;
+  tlm::tlm_phase phase = tlm::BEGIN_RESP;
+  sc_core::sc_time delay = sc_core::SC_ZERO_TIME;
+  rx->nb_transport_bw(*gp, phase, delay);
+  gp->release();
+}
+
+}  // namespace ibvp::hca

@@ -1,0 +1,232 @@
+#pragma once
+// The programmable HCA: a register space (BAR0) reached by MMIO, doorbell queues per
+// priority class, a DMA engine, a tx engine that segments messages into MTU packets, an rx
+// engine that checks packets, a CA port (VL buffers, credits, IBA VL arbitration, static
+// IPD), and an embedded core that runs a firmware image through the HAL
+// (firmware/hal/ibvp_hal.h). Everything the transport does (QP contexts, PSNs, ACKs,
+// receive matching, completions) is the firmware's; the hardware moves bytes and packets.
+//
+//   host MMIO ─► registers ─► doorbell queues / command ─► core events ─► firmware
+//   firmware ─► HAL: dma_read/dma_write, tx_post ─► tx engine: payload DMA ─► VL queues
+//   VL queues ─► VL arbitration, credits, IPD ─► tx ─► Link ─► ... ─► rx ─► rx engine
+//   rx engine: CRC and length checks ─► core event ─► firmware: rx_scatter, CQE dma_write
+//
+// Timing: a register write acts when it arrives (the bus's annotated delay); a register
+// read waits for that time. The core charges event_cycles per event and hal_call_cycles
+// per HAL call at core_clock_hz, and stalls on dma_read; posted writes do not stall it.
+// The tx engine keeps up to dma_max_outstanding_reads payload reads in flight; a message's
+// packets are ready tx_pipeline_delay after its last payload byte arrived. A packet reaches
+// the firmware rx_pipeline_delay after its tail arrived and holds its rx buffer space (and
+// the credit) until the firmware's handler returns. See docs/hca.md.
+#include <array>
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <string>
+#include <systemc>
+#include <tlm>
+#include <tlm_utils/simple_initiator_socket.h>
+#include <tlm_utils/simple_target_socket.h>
+#include <unordered_map>
+#include <vector>
+
+#include "firmware/hal/ibvp_hal.h"
+#include "models/hca/firmware_image.h"
+#include "models/ib/packet.h"
+#include "models/link/fabric_payload.h"
+#include "models/link/link_rate.h"
+#include "models/link/port_state.h"
+#include "models/link/vl_arbiter.h"
+#include "models/sim/observer.h"
+#include "models/sim/timed_queue.h"
+
+namespace ibvp::hca {
+
+struct HcaConfig {
+  // CA port: the same names as EndpointConfig, so link::declare_port_params applies.
+  uint8_t data_vls = 1;
+  uint32_t vl_buffer_bytes = 4 * 4160;  // receive buffer per data VL: four 4 KiB-MTU packets
+  uint32_t vl15_buffer_bytes = 2 * 320;
+  link::VlArbConfig vlarb = link::VlArbConfig::round_robin(1);
+  std::array<uint8_t, 16> sl2vl{};
+  // Transmit buffer per data VL (packets built and waiting for the port); a doorbell whose
+  // VL buffer is full can be skipped by the firmware (seed 003 Sec. 3.3.1).
+  uint32_t tx_vl_buffer_bytes = 4 * 4160;
+
+  // Embedded core.
+  uint64_t core_clock_hz = 1'000'000'000;
+  uint32_t event_cycles = 100;    // dispatching one event to the firmware
+  uint32_t hal_call_cycles = 10;  // every HAL call
+
+  // Engines.
+  uint32_t dma_max_outstanding_reads = 8;  // tx engine payload reads in flight
+  sc_core::sc_time tx_pipeline_delay = sc_core::sc_time(50, sc_core::SC_NS);  // header build, ICRC/VCRC
+  sc_core::sc_time rx_pipeline_delay = sc_core::sc_time(50, sc_core::SC_NS);  // CRC check, header parse
+  uint32_t max_qps = 1024;         // QPNs with doorbells
+  uint32_t doorbell_classes = 4;   // priority classes of doorbell queues
+
+  std::string firmware_image;  // path of the image (.so)
+  std::string firmware_args;   // passed to ibvp_fw_init
+};
+
+struct RxItem;     // a received packet on its way to the firmware (hca.cpp)
+struct HalBridge;  // the C entry points of the HAL (hca.cpp)
+
+class Hca : public sc_core::sc_module {
+ public:
+  tlm_utils::simple_target_socket<Hca> registers;  // BAR0, from the host bus's mmio_out
+  tlm_utils::simple_initiator_socket<Hca> dma;     // to the host bus's dma_in
+  tlm_utils::simple_initiator_socket<Hca> tx;      // to a Link, as ep::Endpoint
+  tlm_utils::simple_target_socket<Hca> rx;
+
+  SC_HAS_PROCESS(Hca);
+  // Loads and starts the firmware image (throws FirmwareError).
+  Hca(sc_core::sc_module_name name, uint32_t node, uint16_t lid, const HcaConfig& cfg, const link::LinkRate& rate,
+      ib::PacketPool& packets, link::PayloadPool& payloads, sim::Probe& probe);
+  ~Hca() override;
+
+  // Credits the far end advertises (its receive buffer) per data VL.
+  void set_peer_buffer(uint8_t vl, uint32_t bytes) { credits_.set_limit(vl, bytes / ib::kCreditBlockBytes); }
+
+  uint32_t node() const { return node_; }
+  uint16_t lid() const { return lid_; }
+  const HcaConfig& config() const { return cfg_; }
+  const FirmwareImage& firmware() const { return *image_; }
+  const link::PortCounters& counters() const { return counters_; }
+  uint64_t fw_counter(uint32_t counter) const { return counter < fw_counters_.size() ? fw_counters_[counter] : 0; }
+  uint64_t firmware_events() const { return fw_events_; }
+  uint64_t rx_dropped() const { return rx_dropped_; }  // by the rx engine (CRC, length, DLID, VL15)
+  // Time of `cycles` core cycles: ceil(cycles * 1e12 / core_clock_hz) ps.
+  sc_core::sc_time cycles(uint64_t n) const;
+  // Firmware log lines (level, text), kept for tests and reports; models never print.
+  const std::vector<std::pair<int, std::string>>& firmware_log() const { return log_; }
+
+ private:
+  struct CoreEvent {
+    uint32_t kind;
+    uint32_t arg;
+    uint64_t cookie;
+    uint64_t time_ps;
+    RxItem* rx;
+  };
+  struct TxJob {
+    ibvp_tx_desc desc;
+    uint32_t wire_bytes;  // all its packets, reserved in the VL's tx buffer
+  };
+  // A built packet in a VL queue. Its own copies of the VL and size: once sent, the
+  // Packet belongs to the fabric.
+  struct TxPacket {
+    ib::Packet* packet;
+    uint32_t src_qp;
+    uint32_t ipd;
+    uint32_t bytes;
+    uint8_t vl;
+    bool notify;  // the last packet of a descriptor posted with notify_done
+    uint64_t cookie;
+  };
+  enum ActionKind : uint16_t { kRegWrite, kTxEnqueue, kWake, kTxEnd, kRxHead, kRxReady, kTimer };
+
+  // Register interface.
+  void reg_b_transport(tlm::tlm_generic_payload& trans, sc_core::sc_time& delay);
+  bool reg_writable_by_host(uint32_t offset) const;
+  uint32_t reg_value(uint32_t offset) const;
+  void apply_reg_write(uint32_t offset, uint32_t value);
+  void file_doorbell(uint32_t db_class, uint32_t qpn, uint32_t kind, uint32_t value);
+  void raise(uint32_t kind, uint32_t arg = 0, uint64_t cookie = 0, RxItem* rx = nullptr);
+
+  // Agenda.
+  void wake();
+  void dispatch(const sim::Action& a);
+
+  // Embedded core.
+  void core_thread();
+  void charge(uint64_t n);
+  void finish_rx(RxItem* item);
+
+  // Tx engine and port.
+  void tx_thread();
+  uint32_t message_wire_bytes(const ibvp_tx_desc& d) const;
+  ib::Packet* build_packet(const ibvp_tx_desc& d, uint32_t index, uint32_t count, const uint8_t* payload,
+                           uint32_t bytes);
+  void try_send();
+  void send(uint8_t vl);
+  void tx_end(TxPacket* t);
+  void schedule_wake(uint64_t when_ps);
+  tlm::tlm_sync_enum on_tx_bw(tlm::tlm_generic_payload& gp, tlm::tlm_phase& phase, sc_core::sc_time& delay);
+
+  // Rx engine.
+  tlm::tlm_sync_enum on_rx(tlm::tlm_generic_payload& gp, tlm::tlm_phase& phase, sc_core::sc_time& delay);
+  void rx_head(ib::Packet* p);
+  void rx_ready(ib::Packet* p);
+  void rx_discard(ib::Packet* p);  // frees buffer space, returns the credit
+
+  // HAL services (the C trampolines in hca.cpp call these).
+  friend struct HalBridge;
+  uint32_t hal_reg_read(uint32_t offset);
+  void hal_reg_write(uint32_t offset, uint32_t value);
+  int hal_dma_read(uint64_t address, void* buf, uint32_t len);
+  int hal_dma_write(uint64_t address, const void* buf, uint32_t len);
+  uint32_t hal_doorbell_count(uint32_t db_class);
+  int hal_doorbell_peek(uint32_t db_class, uint32_t index, ibvp_doorbell* out);
+  int hal_doorbell_take(uint32_t db_class, uint32_t index);
+  int hal_doorbell_set_class(uint32_t qpn, uint32_t db_class);
+  uint32_t hal_tx_space(uint32_t vl);
+  int hal_tx_post(const ibvp_tx_desc* d);
+  int hal_rx_scatter(uint32_t offset, uint64_t address, uint32_t len);
+  int hal_timer_set(uint32_t id, uint64_t delay_ps);
+  int hal_timer_cancel(uint32_t id);
+  void hal_counter_add(uint32_t counter, uint64_t delta);
+  void hal_consume(uint64_t n);
+  void hal_log(int level, const char* message);
+  void hal_call();  // charges one HAL call
+
+  uint32_t node_;
+  uint16_t lid_;
+  HcaConfig cfg_;
+  link::LinkRate rate_;
+  ib::PacketPool& packets_;
+  link::PayloadPool& payloads_;
+  sim::Probe& probe_;
+  sim::TimedQueue agenda_;
+  std::unique_ptr<FirmwareImage> image_;
+  ibvp_hal hal_{};
+  void* fw_ = nullptr;
+
+  // Registers.
+  uint32_t cmd_mailbox_lo_ = 0, cmd_mailbox_hi_ = 0, cmd_opcode_ = 0, cmd_go_ = 0, cmd_status_ = 0, cmd_out_ = 0;
+  std::deque<std::pair<uint32_t, uint32_t>> reg_writes_;  // (offset, value) in arrival order
+  std::vector<std::deque<ibvp_doorbell>> doorbells_;       // per class
+  std::vector<uint8_t> qp_class_;
+
+  // Core.
+  std::deque<CoreEvent> events_;
+  sc_core::sc_event core_wake_;
+  bool in_core_ = false;  // HAL calls charge time only from the core's thread
+  RxItem* rx_current_ = nullptr;
+  uint64_t fw_events_ = 0;
+  std::vector<uint64_t> fw_counters_;
+  std::vector<std::pair<int, std::string>> log_;
+  std::unordered_map<uint32_t, uint64_t> timers_;  // id -> generation armed
+  uint64_t timer_generation_ = 0;
+
+  // Tx engine.
+  std::deque<TxJob> tx_jobs_;
+  sc_core::sc_event tx_wake_;
+  std::deque<uint64_t> dma_reads_done_ps_;  // completion times of payload reads in flight
+  std::array<uint32_t, ib::kMaxVls> tx_reserved_{};  // bytes in each VL's tx buffer
+  uint64_t tx_dma_errors_ = 0;
+
+  // Port.
+  std::array<std::deque<TxPacket*>, ib::kMaxVls> txq_;
+  link::VlArbiter arbiter_;
+  link::TxCredits credits_;
+  link::RxBuffers buffers_;
+  link::CreditWaitClock credit_wait_;
+  link::PortCounters counters_;
+  std::unordered_map<uint32_t, uint64_t> next_allowed_ps_;  // static IPD per sending QP
+  uint64_t busy_until_ = 0;
+  uint64_t wake_ps_ = ~uint64_t{0};
+  uint64_t rx_dropped_ = 0;
+};
+
+}  // namespace ibvp::hca

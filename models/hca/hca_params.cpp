@@ -1,0 +1,71 @@
+#include "models/hca/hca_params.h"
+
+#include <string>
+
+#include "models/link/link_params.h"
+#include "models/switch/switch.h"
+
+namespace ibvp::hca {
+
+// Where the defaults come from (see docs/hca.md for the whole list).
+// - Port: the CA port of a 4X HCA has the same structure as a switch port; buffers hold four
+//   packets of the largest MTU (4096 B payload + headers = 4160 B in 64-byte blocks), one
+//   data VL unless the subnet manager enables more, as in the fabric-only endpoint.
+// - Core clock 1 GHz, 100 cycles per event, 10 per HAL call: vendors do not publish their
+//   HCA processors' clocks or firmware path lengths. These are assumptions of the order of
+//   embedded RISC cores in NICs; they are parameters so that studies sweep them.
+// - tx/rx pipeline 50 ns each: assumed; header build with CRC and header parse with CRC
+//   check are pipelined at line rate in hardware and take tens of cycles at ~1 GHz.
+// - 8 outstanding payload reads: PCIe devices keep several non-posted reads in flight to
+//   cover the read round trip (about 0.5 us at Gen3, models/host/README.md); 8 x 512 B
+//   requests cover 4 KiB, one MTU.
+// - 4 doorbell classes: seed 003 Sec. 3.3.1 has one doorbell queue per traffic class; four
+//   matches the IBA's minimum of VLs on a QoS-capable port (data VLs 0..3).
+const sim::ParamGroup& hca_params() {
+  static const sim::ParamGroup group = [] {
+    sim::GroupBuilder<HcaConfig> b(
+        "hca", "The programmable HCA: registers, doorbell queues, DMA, tx/rx engines, CA port, embedded core.");
+    link::declare_port_params(b, "Receive buffer per data VL; credits advertise it to the switch.",
+                              &sw::SwitchConfig::default_sl2vl);
+    b.integer("tx_vl_buffer_bytes", &HcaConfig::tx_vl_buffer_bytes, "bytes",
+              "Transmit buffer per data VL; firmware may skip a doorbell whose VL buffer is full.")
+        .range(ib::kCreditBlockBytes, int64_t{1} << 30);
+    b.integer("core_clock_hz", &HcaConfig::core_clock_hz, "Hz", "Clock of the embedded core that runs the firmware.")
+        .range(1'000'000, 100'000'000'000);
+    b.integer("event_cycles", &HcaConfig::event_cycles, "cycles", "Core cycles to dispatch one event to the firmware.");
+    b.integer("hal_call_cycles", &HcaConfig::hal_call_cycles, "cycles", "Core cycles charged at every HAL call.");
+    b.integer("dma_max_outstanding_reads", &HcaConfig::dma_max_outstanding_reads, "reads",
+              "Payload DMA reads the tx engine keeps in flight.")
+        .range(1, 1024);
+    b.time("tx_pipeline_delay", &HcaConfig::tx_pipeline_delay,
+           "From the last payload byte's arrival to the message's packets being ready at the port.");
+    b.time("rx_pipeline_delay", &HcaConfig::rx_pipeline_delay,
+           "From a packet's tail arrival to the firmware's rx event (CRC check, header parse).");
+    b.integer("max_qps", &HcaConfig::max_qps, "QPs", "QP numbers with doorbells (0 .. max_qps-1).")
+        .range(2, (IBVP_REG_CQ_DB_BASE - IBVP_REG_QP_DB_BASE) / IBVP_QP_DB_STRIDE);
+    b.integer("doorbell_classes", &HcaConfig::doorbell_classes, "classes",
+              "Doorbell queues, one per priority class (seed 003 Sec. 3.3.1).")
+        .range(1, 16);
+    b.string("firmware_image", &HcaConfig::firmware_image, "Path of the firmware image (a shared library).");
+    b.string("firmware_args", &HcaConfig::firmware_args, "Text passed to the image's ibvp_fw_init.");
+    return b.build();
+  }();
+  return group;
+}
+
+void check_hca(const HcaConfig& cfg) {
+  if (cfg.data_vls < 1 || cfg.data_vls > ib::kMaxVls - 1)
+    throw sim::ParamError("data_vls", std::to_string(cfg.data_vls) + " data VLs", "use 1..15");
+  if (cfg.core_clock_hz == 0) throw sim::ParamError("core_clock_hz", "the core has no clock", "give a frequency in Hz");
+  if (cfg.doorbell_classes < 1 || cfg.doorbell_classes > 16)
+    throw sim::ParamError("doorbell_classes", std::to_string(cfg.doorbell_classes) + " classes", "use 1..16");
+  if (cfg.max_qps < 2 || cfg.max_qps > (IBVP_REG_CQ_DB_BASE - IBVP_REG_QP_DB_BASE) / IBVP_QP_DB_STRIDE)
+    throw sim::ParamError("max_qps", std::to_string(cfg.max_qps) + " QPs do not fit the doorbell space",
+                          "use 2.." + std::to_string((IBVP_REG_CQ_DB_BASE - IBVP_REG_QP_DB_BASE) / IBVP_QP_DB_STRIDE));
+  if (cfg.dma_max_outstanding_reads < 1)
+    throw sim::ParamError("dma_max_outstanding_reads", "no payload read could be issued", "use 1 or more");
+  link::check_vlarb(cfg.vlarb, cfg.data_vls);
+  link::check_sl2vl(cfg.sl2vl, cfg.data_vls);
+}
+
+}  // namespace ibvp::hca

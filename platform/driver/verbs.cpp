@@ -1,0 +1,382 @@
+#include "platform/driver/verbs.h"
+
+#include <cerrno>
+#include <cstring>
+#include <new>
+#include <vector>
+
+namespace ibvp::verbs {
+
+namespace {
+uint32_t round_up_pow2(uint32_t v) {
+  uint32_t p = 1;
+  while (p < v) p <<= 1;
+  return p;
+}
+
+// Attributes each transition requires and allows (libibverbs / kernel qp_state_table;
+// IBA 10.3 Table 90 ff.).
+bool transition(QpType type, QpState cur, QpState next, uint32_t& required, uint32_t& optional) {
+  const bool ud = type == QpType::ud, rc = type == QpType::rc;
+  required = QP_STATE;
+  optional = QP_CUR_STATE;
+  if (next == QpState::reset || next == QpState::err) return true;
+  if (cur == QpState::reset && next == QpState::init) {
+    required |= QP_PKEY_INDEX | QP_PORT | (ud ? QP_QKEY : QP_ACCESS_FLAGS);
+    return true;
+  }
+  if (cur == QpState::init && next == QpState::init) {
+    optional |= QP_PKEY_INDEX | QP_PORT | (ud ? QP_QKEY : QP_ACCESS_FLAGS);
+    return true;
+  }
+  if (cur == QpState::init && next == QpState::rtr) {
+    if (!ud) required |= QP_AV | QP_PATH_MTU | QP_DEST_QPN | QP_RQ_PSN;
+    if (rc) required |= QP_MAX_DEST_RD_ATOMIC | QP_MIN_RNR_TIMER;
+    optional |= QP_PKEY_INDEX | (ud ? QP_QKEY : QP_ACCESS_FLAGS);
+    return true;
+  }
+  if (cur == QpState::rtr && next == QpState::rts) {
+    required |= QP_SQ_PSN;
+    if (rc) required |= QP_TIMEOUT | QP_RETRY_CNT | QP_RNR_RETRY | QP_MAX_QP_RD_ATOMIC;
+    optional |= ud ? QP_QKEY : QP_ACCESS_FLAGS;
+    return true;
+  }
+  if (cur == QpState::rts && next == QpState::rts) {
+    optional |= ud ? QP_QKEY : QP_ACCESS_FLAGS;
+    return true;
+  }
+  return false;
+}
+}  // namespace
+
+bool modify_qp_is_ok(QpType type, QpState cur, QpState next, uint32_t mask) {
+  uint32_t required, optional;
+  if (!transition(type, cur, next, required, optional)) return false;
+  return (mask & required) == required && (mask & ~(required | optional)) == 0;
+}
+
+Context::Context(host::HostCpu& cpu, uint64_t dma_base, uint64_t dma_bytes)
+    : cpu_(cpu), next_(dma_base), end_(dma_base + dma_bytes) {
+  mailbox_ = alloc(256, 256);
+}
+
+Context::~Context() = default;
+
+uint64_t Context::alloc(uint64_t bytes, uint64_t align) {
+  const uint64_t at = (next_ + align - 1) / align * align;
+  if (at + bytes > end_ || at + bytes < at) throw std::bad_alloc();
+  next_ = at + bytes;
+  const std::vector<uint8_t> zeros(bytes, 0);
+  memory().write(at, zeros.data(), bytes);
+  return at;
+}
+
+uint32_t Context::command(uint32_t opcode, const void* mailbox, uint32_t bytes, uint32_t& out) {
+  if (bytes > 0) memory().write(mailbox_, mailbox, bytes);
+  cpu_.mmio_write32(IBVP_REG_CMD_MAILBOX_LO, static_cast<uint32_t>(mailbox_));
+  cpu_.mmio_write32(IBVP_REG_CMD_MAILBOX_HI, static_cast<uint32_t>(mailbox_ >> 32));
+  cpu_.mmio_write32(IBVP_REG_CMD_OPCODE, opcode);
+  cpu_.mmio_write32(IBVP_REG_CMD_GO, 1);
+  // Commands are rare (setup): the driver polls the go bit, as mlx4's HCR interface does.
+  while (cpu_.mmio_read32(IBVP_REG_CMD_GO) != 0) {
+  }
+  out = cpu_.mmio_read32(IBVP_REG_CMD_OUT);
+  return cpu_.mmio_read32(IBVP_REG_CMD_STATUS);
+}
+
+QueuePair* Context::qp_by_number(uint32_t qpn) {
+  for (auto& q : qps)
+    if (q->qp_num == qpn) return q.get();
+  return nullptr;
+}
+
+std::unique_ptr<Context> open_device(host::HostCpu& cpu, uint64_t dma_base, uint64_t dma_bytes) {
+  cpu.spend_call();
+  if (cpu.mmio_read32(IBVP_REG_DEVICE_ID) != IBVP_DEVICE_ID) return nullptr;
+  if (cpu.mmio_read32(IBVP_REG_HAL_VERSION) != IBVP_HAL_VERSION) return nullptr;
+  return std::make_unique<Context>(cpu, dma_base, dma_bytes);
+}
+
+int query_port(Context& ctx, uint8_t port_num, PortAttr& out) {
+  ctx.cpu().spend_call();
+  if (port_num != 1) return EINVAL;
+  out.lid = static_cast<uint16_t>(ctx.cpu().mmio_read32(IBVP_REG_PORT_LID));
+  out.data_vls = ctx.cpu().mmio_read32(IBVP_REG_DATA_VLS);
+  out.active_mtu = Mtu::mtu_4096;
+  return 0;
+}
+
+ProtectionDomain* alloc_pd(Context& ctx) {
+  ctx.cpu().spend_call();
+  // A PD is a number the firmware compares between QPs and MRs.
+  ctx.pds.push_back(std::make_unique<ProtectionDomain>(ProtectionDomain{&ctx, static_cast<uint32_t>(ctx.pds.size() + 1)}));
+  return ctx.pds.back().get();
+}
+
+MemoryRegion* reg_mr(ProtectionDomain* pd, uint64_t addr, uint64_t length, uint32_t access) {
+  if (pd == nullptr) return nullptr;
+  Context& ctx = *pd->context;
+  ctx.cpu().spend_call();
+  if (length == 0) return nullptr;
+  ibvp_mbox_mr m{};
+  m.addr = addr;
+  m.length = length;
+  m.pdn = pd->handle;
+  m.access = access;
+  uint32_t key = 0;
+  if (ctx.command(IBVP_CMD_REG_MR, &m, sizeof m, key) != IBVP_CMD_STATUS_OK) return nullptr;
+  ctx.mrs.push_back(std::make_unique<MemoryRegion>(MemoryRegion{&ctx, pd, addr, length, key, key}));
+  return ctx.mrs.back().get();
+}
+
+CompletionQueue* create_cq(Context& ctx, int cqe) {
+  ctx.cpu().spend_call();
+  if (cqe <= 0 || cqe > (1 << 22)) return nullptr;
+  const uint32_t entries = round_up_pow2(static_cast<uint32_t>(cqe));
+  auto cq = std::make_unique<CompletionQueue>();
+  cq->context = &ctx;
+  cq->entries = entries;
+  cq->ring = ctx.alloc(uint64_t{entries} * IBVP_CQE_BYTES, 4096);
+  cq->event_addr = ctx.alloc(4, 64);
+  ibvp_mbox_cq m{};
+  m.ring_addr = cq->ring;
+  m.entries = entries;
+  m.event_addr = cq->event_addr;
+  uint32_t cqn = 0;
+  if (ctx.command(IBVP_CMD_CREATE_CQ, &m, sizeof m, cqn) != IBVP_CMD_STATUS_OK) return nullptr;
+  cq->cqn = cqn;
+  ctx.cqs.push_back(std::move(cq));
+  return ctx.cqs.back().get();
+}
+
+QueuePair* create_qp(ProtectionDomain* pd, const QpInitAttr& attr) {
+  if (pd == nullptr) return nullptr;
+  Context& ctx = *pd->context;
+  ctx.cpu().spend_call();
+  if (attr.send_cq == nullptr || attr.recv_cq == nullptr || attr.cap.max_send_sge > 1 || attr.cap.max_recv_sge > 1 ||
+      attr.cap.max_send_wr == 0 || attr.cap.max_recv_wr == 0)
+    return nullptr;
+  auto qp = std::make_unique<QueuePair>();
+  qp->context = &ctx;
+  qp->pd = pd;
+  qp->qp_type = attr.qp_type;
+  qp->send_cq = attr.send_cq;
+  qp->recv_cq = attr.recv_cq;
+  qp->sq_sig_all = attr.sq_sig_all;
+  qp->sq_entries = round_up_pow2(attr.cap.max_send_wr);
+  qp->rq_entries = round_up_pow2(attr.cap.max_recv_wr);
+  qp->sq_addr = ctx.alloc(uint64_t{qp->sq_entries} * IBVP_SEND_WQE_BYTES, 4096);
+  qp->rq_addr = ctx.alloc(uint64_t{qp->rq_entries} * IBVP_RECV_WQE_BYTES, 4096);
+  ibvp_mbox_qp m{};
+  m.qp_type = static_cast<uint32_t>(attr.qp_type);
+  m.pdn = pd->handle;
+  m.send_cqn = attr.send_cq->cqn;
+  m.recv_cqn = attr.recv_cq->cqn;
+  m.sq_addr = qp->sq_addr;
+  m.rq_addr = qp->rq_addr;
+  m.sq_entries = qp->sq_entries;
+  m.rq_entries = qp->rq_entries;
+  m.db_class = attr.doorbell_class;
+  m.ipd = attr.ipd;
+  uint32_t qpn = 0;
+  if (ctx.command(IBVP_CMD_CREATE_QP, &m, sizeof m, qpn) != IBVP_CMD_STATUS_OK) return nullptr;
+  qp->qp_num = qpn;
+  ctx.qps.push_back(std::move(qp));
+  return ctx.qps.back().get();
+}
+
+AddressHandle* create_ah(ProtectionDomain* pd, const AhAttr& attr) {
+  if (pd == nullptr) return nullptr;
+  pd->context->cpu().spend_call();
+  if (attr.dlid == 0 || attr.sl > 15) return nullptr;
+  pd->context->ahs.push_back(std::make_unique<AddressHandle>(AddressHandle{pd, attr}));
+  return pd->context->ahs.back().get();
+}
+
+int modify_qp(QueuePair* qp, const QpAttr& attr, uint32_t attr_mask) {
+  if (qp == nullptr) return EINVAL;
+  Context& ctx = *qp->context;
+  ctx.cpu().spend_call();
+  const QpState next = (attr_mask & QP_STATE) ? attr.qp_state : qp->state;
+  if ((attr_mask & QP_CUR_STATE) && attr.cur_qp_state != qp->state) return EINVAL;
+  if (!modify_qp_is_ok(qp->qp_type, qp->state, next, attr_mask)) return EINVAL;
+  ibvp_mbox_modify_qp m{};
+  m.qpn = qp->qp_num;
+  m.attr_mask = attr_mask;
+  m.qp_state = static_cast<uint32_t>(next);
+  m.cur_state = static_cast<uint32_t>(qp->state);
+  m.qkey = attr.qkey;
+  m.dest_qpn = attr.dest_qp_num;
+  m.rq_psn = attr.rq_psn;
+  m.sq_psn = attr.sq_psn;
+  m.dlid = attr.ah_attr.dlid;
+  m.sl = attr.ah_attr.sl;
+  m.path_mtu = static_cast<uint8_t>(attr.path_mtu);
+  m.pkey_index = attr.pkey_index;
+  m.port_num = attr.port_num;
+  m.timeout = attr.timeout;
+  m.retry_cnt = attr.retry_cnt;
+  m.rnr_retry = attr.rnr_retry;
+  m.access = attr.qp_access_flags;
+  uint32_t out = 0;
+  const uint32_t status = ctx.command(IBVP_CMD_MODIFY_QP, &m, sizeof m, out);
+  if (status == IBVP_CMD_STATUS_BAD_STATE || status == IBVP_CMD_STATUS_BAD_PARAM) return EINVAL;
+  if (status != IBVP_CMD_STATUS_OK) return EIO;
+  if (next == QpState::reset) qp->sq_head = qp->sq_tail = qp->rq_head = qp->rq_tail = 0;
+  qp->state = next;
+  return 0;
+}
+
+int post_send(QueuePair* qp, SendWr* wr, SendWr** bad_wr) {
+  if (qp == nullptr) return EINVAL;
+  Context& ctx = *qp->context;
+  ctx.cpu().spend_call();
+  // IBA 10.3: sends are posted in RTS (and flushed in error); before RTS they are refused.
+  const bool state_ok = qp->state == QpState::rts || qp->state == QpState::err || qp->state == QpState::sqd;
+  int err = 0;
+  uint32_t posted = 0;
+  for (SendWr* w = wr; w != nullptr; w = w->next) {
+    if (!state_ok || w->num_sge < 0 || w->num_sge > 1) err = EINVAL;
+    else if (qp->qp_type == QpType::ud && w->ud.ah == nullptr) err = EINVAL;
+    else if (qp->sq_head - qp->sq_tail >= qp->sq_entries) err = ENOMEM;
+    if (err != 0) {
+      if (bad_wr) *bad_wr = w;
+      break;
+    }
+    ibvp_send_wqe e{};
+    e.opcode = static_cast<uint8_t>(w->opcode);
+    e.flags = static_cast<uint8_t>(w->send_flags | (qp->sq_sig_all ? uint32_t{SEND_SIGNALED} : 0u));
+    e.imm_data = w->imm_data;
+    e.wr_id = w->wr_id;
+    if (w->num_sge == 1) {
+      e.sge_addr = w->sg.addr;
+      e.sge_length = w->sg.length;
+      e.sge_lkey = w->sg.lkey;
+    }
+    e.remote_addr = w->rdma.remote_addr;
+    e.rkey = w->rdma.rkey;
+    if (qp->qp_type == QpType::ud) {
+      e.remote_qpn = w->ud.remote_qpn;
+      e.remote_qkey = w->ud.remote_qkey;
+      e.dlid = w->ud.ah->attr.dlid;
+      e.sl = w->ud.ah->attr.sl;
+    }
+    const uint32_t idx = qp->sq_head & (qp->sq_entries - 1);
+    ctx.memory().write(qp->sq_addr + uint64_t{idx} * IBVP_SEND_WQE_BYTES, &e, sizeof e);
+    qp->sq_head++;
+    posted++;
+  }
+  // One doorbell for the chain: the new producer index.
+  if (posted > 0)
+    ctx.cpu().mmio_write32(IBVP_REG_QP_DB_BASE + qp->qp_num * IBVP_QP_DB_STRIDE, qp->sq_head);
+  return err;
+}
+
+int post_recv(QueuePair* qp, RecvWr* wr, RecvWr** bad_wr) {
+  if (qp == nullptr) return EINVAL;
+  Context& ctx = *qp->context;
+  ctx.cpu().spend_call();
+  int err = 0;
+  uint32_t posted = 0;
+  for (RecvWr* w = wr; w != nullptr; w = w->next) {
+    if (qp->state == QpState::reset || w->num_sge < 0 || w->num_sge > 1) err = EINVAL;
+    else if (qp->rq_head - qp->rq_tail >= qp->rq_entries) err = ENOMEM;
+    if (err != 0) {
+      if (bad_wr) *bad_wr = w;
+      break;
+    }
+    ibvp_recv_wqe e{};
+    e.wr_id = w->wr_id;
+    if (w->num_sge == 1) {
+      e.addr = w->sg.addr;
+      e.length = w->sg.length;
+      e.lkey = w->sg.lkey;
+    }
+    const uint32_t idx = qp->rq_head & (qp->rq_entries - 1);
+    ctx.memory().write(qp->rq_addr + uint64_t{idx} * IBVP_RECV_WQE_BYTES, &e, sizeof e);
+    qp->rq_head++;
+    posted++;
+  }
+  if (posted > 0)
+    ctx.cpu().mmio_write32(IBVP_REG_QP_DB_BASE + qp->qp_num * IBVP_QP_DB_STRIDE + 4, qp->rq_head);
+  return err;
+}
+
+namespace {
+uint64_t cqe_address(const CompletionQueue& cq) {
+  return cq.ring + uint64_t{cq.consumer & (cq.entries - 1)} * IBVP_CQE_BYTES;
+}
+}  // namespace
+
+int poll_cq(CompletionQueue* cq, int num_entries, Wc* wc) {
+  if (cq == nullptr || num_entries < 0) return -EINVAL;
+  Context& ctx = *cq->context;
+  // The CQ is read when the call starts; the call's cost follows.
+  int n = 0;
+  while (n < num_entries) {
+    ibvp_cqe e;
+    ctx.memory().read(cqe_address(*cq), &e, sizeof e);
+    const uint8_t expected = static_cast<uint8_t>(((cq->consumer / cq->entries) & 1) ^ 1);
+    if ((e.owner & 1) != expected) break;
+    Wc& w = wc[n++];
+    w.wr_id = e.wr_id;
+    w.status = static_cast<WcStatus>(e.status);
+    w.opcode = static_cast<WcOpcode>(e.opcode);
+    w.byte_len = e.byte_len;
+    w.imm_data = e.imm_data;
+    w.qp_num = e.qp_num;
+    w.src_qp = e.opcode == IBVP_WC_SEND ? 0 : e.src_qp;
+    w.wc_flags = e.wc_flags;
+    w.slid = e.slid;
+    w.sl = e.sl;
+    cq->consumer++;
+    if (QueuePair* qp = ctx.qp_by_number(e.qp_num)) {
+      // Send completions carry the WQE counter: every WQE before it is done, signaled or not.
+      if (e.opcode == IBVP_WC_SEND) qp->sq_tail = e.src_qp;
+      else qp->rq_tail++;
+    }
+  }
+  ctx.cpu().spend_call();
+  return n;
+}
+
+int poll_cq_wait(CompletionQueue* cq, Wc& wc) {
+  host::HostCpu& cpu = cq->context->cpu();
+  for (;;) {
+    // Arm first, then look: a CQE landing during the poll wakes the wait at once.
+    const auto monitor = cpu.arm_monitor(cqe_address(*cq), IBVP_CQE_BYTES);
+    const int n = poll_cq(cq, 1, &wc);
+    if (n != 0) {
+      cpu.disarm_monitor(monitor);
+      return n;
+    }
+    cpu.wait_monitor(monitor);
+  }
+}
+
+int req_notify_cq(CompletionQueue* cq, int solicited_only) {
+  if (cq == nullptr) return EINVAL;
+  cq->context->cpu().spend_call();
+  cq->context->cpu().mmio_write32(IBVP_REG_CQ_DB_BASE + cq->cqn * IBVP_CQ_DB_STRIDE, solicited_only ? 2 : 1);
+  return 0;
+}
+
+int get_cq_event(CompletionQueue* cq) {
+  if (cq == nullptr) return EINVAL;
+  Context& ctx = *cq->context;
+  host::HostCpu& cpu = ctx.cpu();
+  for (;;) {
+    const auto monitor = cpu.arm_monitor(cq->event_addr, 4);
+    uint32_t count;
+    ctx.memory().read(cq->event_addr, &count, sizeof count);
+    if (count != cq->events_seen) {
+      cpu.disarm_monitor(monitor);
+      cq->events_seen = count;
+      cpu.spend_call();
+      return 0;
+    }
+    cpu.wait_monitor(monitor);
+  }
+}
+
+}  // namespace ibvp::verbs
