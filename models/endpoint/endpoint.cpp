@@ -46,7 +46,14 @@ tlm::tlm_sync_enum Endpoint::on_rx(tlm::tlm_generic_payload& gp, tlm::tlm_phase&
   assert(e.kind == link::FabricExt::Kind::packet);
   const uint64_t head_ps = agenda_.now_ps() + delay.value();
   e.packet->hop_tail_ps = head_ps + e.duration.value();
-  agenda_.push_at(head_ps, kHead, 0, 0, e.packet);
+  if (e.packet->lrh.vl == ib::kVl15) {
+    // Uncredited: whether it fits is decided when its head arrives.
+    agenda_.push_at(head_ps, kHead, 0, 0, e.packet);
+  } else {
+    // As in the switch: a data packet is admitted as it is sent (the sender held credits,
+    // so its space is free), and the endpoint wakes only when its tail is in.
+    head_arrived(e.packet);
+  }
   return tlm::TLM_COMPLETED;
 }
 
