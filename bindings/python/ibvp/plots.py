@@ -80,7 +80,8 @@ def rates_over_time(out_dir: str | Path, *, out: str | Path | None = None, title
     ax.set_title(title or f"{_scenario_name(out_dir)}: rates over time")
     ax.grid(alpha=0.3)
     if rates["series"].nunique() <= 20:  # beyond that a legend hides the plot
-        ax.legend(loc="upper right", fontsize=8)
+        # Saturated links sit at the top of the plot; the middle right is usually empty.
+        ax.legend(loc="center right", fontsize=8)
     return _save(fig, out_dir, "rates", out)
 
 
