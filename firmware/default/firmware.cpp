@@ -3,6 +3,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <new>
+#include <utility>
 
 namespace ibvp::fw {
 
@@ -16,6 +17,17 @@ constexpr uint8_t kAckSyndrome = 0x1F;  // ACK, credit count "invalid" (no end-t
 constexpr uint8_t kRnrNakSyndrome = 0x20 | 0x0E;  // RNR NAK with timer code 14 (IBA Table 45)
 constexpr uint8_t kNakPsnSeq = 0x60;    // NAK codes (IBA 9.7.5.2.2, Table 44)
 constexpr uint8_t kNakInvalidRequest = 0x61;
+constexpr uint8_t kNakRemoteAccess = 0x62;
+constexpr uint8_t kNakRemoteOperational = 0x63;
+constexpr uint32_t kFetchBatch = 16;     // WQEs per DMA read of a ring
+constexpr uint32_t kHeaderRoom = 64;     // wire bytes of a packet besides its payload, at most
+constexpr uint32_t kDefaultVcRateMbps = 1000;  // VirtualClock rate of a QP that reserved none
+// Cookies of tx descriptors: the QPN, whether this is a message's last packet, and the WQE
+// counter of its WQE (UD/UC completions are matched by it).
+constexpr uint64_t kCookieLast = uint64_t{1} << 63;
+uint64_t make_cookie(uint32_t qpn, uint32_t wqe_counter, bool last) {
+  return qpn | (uint64_t{wqe_counter & 0x3FFFFFFF} << 32) | (last ? kCookieLast : 0);
+}
 
 bool power_of_two(uint32_t v) { return v != 0 && (v & (v - 1)) == 0; }
 uint32_t psn_add(uint32_t psn, uint32_t n) { return (psn + n) & 0xFFFFFF; }
@@ -64,18 +76,30 @@ bool transition(uint32_t type, uint32_t cur, uint32_t next, Transition& t) {
 }
 }  // namespace
 
-Firmware::Firmware(const ibvp_hal* hal, DoorbellPolicy policy, const StepCosts& costs)
-    : hal_(hal), c_(hal->ctx), policy_(policy), costs_(costs) {
+Firmware::Firmware(const ibvp_hal* hal, DoorbellPolicy policy, const StepCosts& costs, const SchedOptions& sched)
+    : hal_(hal), c_(hal->ctx), policy_(policy), costs_(costs), sched_(sched) {
   classes_ = hal_->reg_read(c_, IBVP_REG_DB_CLASSES);
+  data_vls_ = hal_->reg_read(c_, IBVP_REG_DATA_VLS);
+  if (data_vls_ == 0 || data_vls_ > 15) data_vls_ = 1;
   for (uint32_t sl = 0; sl < 16; ++sl) sl2vl_[sl] = static_cast<uint8_t>(hal_->reg_read(c_, IBVP_REG_SL2VL_BASE + 4 * sl));
   qps_.resize(hal_->reg_read(c_, IBVP_REG_MAX_QPS));
+  active_.reserve(qps_.size());
   cqs_.resize(kMaxCqs);
   mrs_.resize(kMaxMrs);
+  if (!sched_.dlid_ipd.empty()) {
+    dlid_ipd_.assign(65536, 0);
+    for (const auto& [dlid, ipd] : sched_.dlid_ipd) dlid_ipd_[dlid] = static_cast<uint8_t>(ipd);
+  }
 }
 
-bool Firmware::parse_args(const char* args, StepCosts& out, std::string& error) {
+bool Firmware::parse_args(const char* args, StepCosts& out, SchedOptions& sched, std::string& error) {
   std::string s = args ? args : "";
   size_t pos = 0;
+  const auto number = [&](const std::string& v, unsigned long long& n) {
+    char* rest = nullptr;
+    n = std::strtoull(v.c_str(), &rest, 10);
+    return !v.empty() && *rest == '\0';
+  };
   while (pos < s.size()) {
     size_t end = s.find(',', pos);
     if (end == std::string::npos) end = s.size();
@@ -88,17 +112,40 @@ bool Firmware::parse_args(const char* args, StepCosts& out, std::string& error) 
       return false;
     }
     const std::string key = item.substr(0, eq), value = item.substr(eq + 1);
-    char* rest = nullptr;
-    const unsigned long long v = std::strtoull(value.c_str(), &rest, 10);
-    if (value.empty() || *rest != '\0') {
-      error = "'" + value + "' is not a number of cycles";
+    unsigned long long v = 0;
+    if (key == "sched") {
+      if (value == "fcfs") sched.policy = QpSchedPolicy::fcfs;
+      else if (value == "sp") sched.policy = QpSchedPolicy::strict_priority;
+      else if (value == "rr") sched.policy = QpSchedPolicy::round_robin;
+      else if (value == "wrr") sched.policy = QpSchedPolicy::weighted_rr;
+      else if (value == "vc") sched.policy = QpSchedPolicy::virtual_clock;
+      else {
+        error = "unknown scheduling policy '" + value + "' (fcfs, sp, rr, wrr, vc)";
+        return false;
+      }
+      continue;
+    }
+    if (key == "dlid_ipd") {
+      const size_t colon = value.find(':');
+      unsigned long long lid = 0, ipd = 0;
+      if (colon == std::string::npos || !number(value.substr(0, colon), lid) || !number(value.substr(colon + 1), ipd) ||
+          lid == 0 || lid > 0xBFFF || ipd > 255) {
+        error = "'" + value + "' is not LID:IPD (unicast LID 1..0xBFFF, IPD 0..255)";
+        return false;
+      }
+      sched.dlid_ipd.emplace_back(static_cast<uint16_t>(lid), static_cast<uint32_t>(ipd));
+      continue;
+    }
+    if (!number(value, v)) {
+      error = "'" + value + "' is not a number";
       return false;
     }
     if (key == "wqe_cycles") out.wqe_cycles = v;
     else if (key == "rx_cycles") out.rx_cycles = v;
     else if (key == "cmd_cycles") out.cmd_cycles = v;
+    else if (key == "vc_bits" && v <= 63) sched.vc_bits = static_cast<uint32_t>(v);
     else {
-      error = "unknown key '" + key + "' (wqe_cycles, rx_cycles, cmd_cycles)";
+      error = "unknown key '" + key + "' (wqe_cycles, rx_cycles, cmd_cycles, sched, vc_bits, dlid_ipd)";
       return false;
     }
   }
@@ -111,7 +158,8 @@ void Firmware::handle(const ibvp_fw_event& ev) {
     case IBVP_EV_COMMAND: on_command(); break;
     case IBVP_EV_RX_PACKET: on_rx(*ev.rx); break;
     case IBVP_EV_TX_DONE: on_tx_done(ev.cookie, ev.arg); break;
-    default: break;  // timers: no retransmission yet (docs/hca.md, Not yet)
+    case IBVP_EV_TIMER: on_timer(ev.arg); break;
+    default: break;
   }
 }
 
@@ -119,41 +167,23 @@ void Firmware::handle(const ibvp_fw_event& ev) {
 // Doorbells
 // ---------------------------------------------------------------------------------------
 
-bool Firmware::servable(const ibvp_doorbell& db) {
-  if (db.kind != IBVP_DB_SQ) return true;  // receive and CQ doorbells need no VL space
-  if (db.qpn >= qps_.size()) return true;
-  const Qp& qp = qps_[db.qpn];
-  if (!qp.valid || qp.state != IBVP_QPS_RTS) return true;  // recorded, nothing sent
-  // Seed 003 Sec. 3.3.1: the doorbell's VL buffer is full: pass it over for now. Room for
-  // one MTU packet counts as not full.
-  const uint32_t room = qp.type == IBVP_QPT_UD ? kPortMtu : qp.mtu_bytes;
-  return hal_->tx_space(c_, vl_of(qp.sl)) >= room + 64;
-}
-
 bool Firmware::pick_doorbell(uint32_t& db_class, uint32_t& index) {
   bool found = false;
   uint64_t oldest = ~uint64_t{0};
   for (uint32_t k = classes_; k-- > 0;) {
-    const uint32_t n = hal_->doorbell_count(c_, k);
-    for (uint32_t i = 0; i < n; ++i) {
-      ibvp_doorbell db;
-      if (hal_->doorbell_peek(c_, k, i, &db) != 0) break;
-      if (!servable(db)) {
-        hal_->counter_add(c_, IBVP_CNT_DOORBELLS_SKIPPED, 1);
-        continue;
-      }
-      if (policy_ == DoorbellPolicy::prioritized) {
-        db_class = k;
-        index = i;
-        return true;  // highest class first, FCFS within it
-      }
-      if (db.arrival_ps < oldest) {
-        oldest = db.arrival_ps;
-        db_class = k;
-        index = i;
-        found = true;
-      }
-      break;  // FCFS: the first servable one of each class is the oldest of it
+    if (hal_->doorbell_count(c_, k) == 0) continue;
+    if (policy_ == DoorbellPolicy::prioritized) {
+      db_class = k;
+      index = 0;
+      return true;  // highest class first, FCFS within it
+    }
+    ibvp_doorbell db;
+    if (hal_->doorbell_peek(c_, k, 0, &db) != 0) continue;
+    if (db.arrival_ps < oldest) {  // FCFS across classes: the oldest head
+      oldest = db.arrival_ps;
+      db_class = k;
+      index = 0;
+      found = true;
     }
   }
   return found;
@@ -167,7 +197,10 @@ void Firmware::on_doorbells() {
     hal_->doorbell_take(c_, k, i);
     hal_->counter_add(c_, IBVP_CNT_DOORBELLS, 1);
     serve(db);
+    // The work of this doorbell may go out before the next doorbell is looked at.
+    schedule();
   }
+  schedule();  // also a wake-up after a VL drained (the hardware raises DOORBELL then)
 }
 
 void Firmware::serve(const ibvp_doorbell& db) {
@@ -183,7 +216,7 @@ void Firmware::serve(const ibvp_doorbell& db) {
     return;
   }
   qp.sq_pi = db.value;
-  run_send_queue(db.qpn);
+  fetch_send_wqes(db.qpn, qp);
 }
 
 void Firmware::fetch_recv_wqes(Qp& qp) {
@@ -193,8 +226,8 @@ void Firmware::fetch_recv_wqes(Qp& qp) {
     const uint32_t idx = qp.rq_fetched & (qp.rq_entries - 1);
     uint32_t n = qp.rq_pi - qp.rq_fetched;
     if (n > qp.rq_entries - idx) n = qp.rq_entries - idx;  // contiguous run up to the ring's end
-    if (n > 16) n = 16;
-    ibvp_recv_wqe buf[16];
+    if (n > kFetchBatch) n = kFetchBatch;
+    ibvp_recv_wqe buf[kFetchBatch];
     if (hal_->dma_read(c_, qp.rq_addr + uint64_t{idx} * IBVP_RECV_WQE_BYTES, buf, n * IBVP_RECV_WQE_BYTES) != 0) {
       hal_->log(c_, IBVP_LOG_ERROR, "receive WQE fetch failed");
       return;
@@ -204,57 +237,245 @@ void Firmware::fetch_recv_wqes(Qp& qp) {
   }
 }
 
-void Firmware::run_send_queue(uint32_t qpn) {
-  Qp& qp = qps_[qpn];
+void Firmware::fetch_send_wqes(uint32_t qpn, Qp& qp) {
   if (qp.state != IBVP_QPS_RTS && qp.state != IBVP_QPS_ERR) return;  // kept until RTS
+  // Send WQEs are fetched in runs (one DMA read per contiguous run of up to 16) into the
+  // QP's send queue; the scheduler then hands their packets to the tx engine.
   while (qp.sq_ci != qp.sq_pi) {
     const uint32_t idx = qp.sq_ci & (qp.sq_entries - 1);
-    ibvp_send_wqe wqe;
-    if (hal_->dma_read(c_, qp.sq_addr + uint64_t{idx} * IBVP_SEND_WQE_BYTES, &wqe, sizeof wqe) != 0) {
+    uint32_t n = qp.sq_pi - qp.sq_ci;
+    if (n > qp.sq_entries - idx) n = qp.sq_entries - idx;
+    if (n > kFetchBatch) n = kFetchBatch;
+    ibvp_send_wqe buf[kFetchBatch];
+    if (hal_->dma_read(c_, qp.sq_addr + uint64_t{idx} * IBVP_SEND_WQE_BYTES, buf, n * IBVP_SEND_WQE_BYTES) != 0) {
       hal_->log(c_, IBVP_LOG_ERROR, "send WQE fetch failed");
       return;
     }
-    qp.sq_ci++;
-    hal_->counter_add(c_, IBVP_CNT_WQES, 1);
-    if (costs_.wqe_cycles) hal_->consume_cycles(c_, costs_.wqe_cycles);
-    execute_send(qpn, qp, wqe);
+    for (uint32_t i = 0; i < n; ++i) {
+      SendWork w;
+      w.wqe = buf[i];
+      w.wqe_counter = ++qp.sq_ci;
+      w.seq = fetch_seq_++;
+      hal_->counter_add(c_, IBVP_CNT_WQES, 1);
+      if (costs_.wqe_cycles) hal_->consume_cycles(c_, costs_.wqe_cycles);
+      if (qp.state == IBVP_QPS_ERR) {  // IBA 10.3.1: WQEs of a QP in error are flushed
+        complete_send(qpn, qp, w, IBVP_WC_WR_FLUSH_ERR, true);
+        continue;
+      }
+      qp.sq.push_back(w);
+    }
+  }
+  set_active(qpn, qp);
+}
+
+// ---------------------------------------------------------------------------------------
+// QP scheduling: which QP's next packet the tx engine gets
+// ---------------------------------------------------------------------------------------
+
+void Firmware::set_active(uint32_t qpn, Qp& qp) {
+  const bool has_work = qp.state == IBVP_QPS_RTS && qp.send_idx < qp.sq.size();
+  if (has_work == qp.active) return;
+  qp.active = has_work;
+  size_t i = 0;
+  while (i < active_.size() && active_[i] < qpn) ++i;
+  if (has_work) {
+    active_.insert(active_.begin() + static_cast<std::ptrdiff_t>(i), qpn);
+    // VirtualClock (Zhang): an idle connection's clock catches up with real time, so idling
+    // earns no credit. The finite-counter variant of seed 003 has no real-time term.
+    if (sched_.policy == QpSchedPolicy::virtual_clock && sched_.vc_bits == 0) {
+      const uint64_t now_ns = hal_->now_ps(c_) / 1000;
+      if (qp.aux_vc < now_ns) qp.aux_vc = now_ns;
+    }
+  } else if (i < active_.size() && active_[i] == qpn) {
+    active_.erase(active_.begin() + static_cast<std::ptrdiff_t>(i));
   }
 }
 
-void Firmware::execute_send(uint32_t qpn, Qp& qp, const ibvp_send_wqe& wqe) {
-  SendRecord r;
-  r.wr_id = wqe.wr_id;
-  r.byte_len = wqe.sge_length;
-  r.signaled = (wqe.flags & IBVP_SEND_SIGNALED) != 0;
-  r.wqe_counter = qp.sq_ci;
-  if (qp.state == IBVP_QPS_ERR) {  // IBA 10.3.1: WQEs of a QP in error are flushed
-    complete_send(qpn, qp, r, IBVP_WC_WR_FLUSH_ERR, true);
+uint8_t Firmware::next_sl(const Qp& qp) const {
+  return qp.type == IBVP_QPT_UD ? static_cast<uint8_t>(qp.sq[qp.send_idx].wqe.sl & 15) : qp.sl;
+}
+
+uint32_t Firmware::next_packet_bytes(const Qp& qp) const {
+  const SendWork& w = qp.sq[qp.send_idx];
+  if (w.wqe.opcode == IBVP_WR_RDMA_READ) return kHeaderRoom;  // the request: headers only
+  const uint32_t mtu = qp.type == IBVP_QPT_UD ? kPortMtu : qp.mtu_bytes;
+  const uint64_t start = uint64_t{qp.next_packet} * mtu;
+  const uint32_t rest = start >= w.wqe.sge_length ? 0 : static_cast<uint32_t>(w.wqe.sge_length - start);
+  return (rest < mtu ? rest : mtu) + kHeaderRoom;
+}
+
+uint64_t Firmware::vtick_ns(const Qp& qp, uint32_t bytes) const {
+  // Seed 003 Sec. 3.1: Vtick is the time one unit of data takes at the connection's
+  // reserved rate; here per packet, bytes * 8 / rate, in ns.
+  const uint64_t rate = qp.rate_mbps ? qp.rate_mbps : kDefaultVcRateMbps;
+  return (uint64_t{bytes} * 8000 + rate - 1) / rate;
+}
+
+void Firmware::charge_virtual_clock(uint32_t qpn, uint32_t bytes) {
+  Qp& qp = qps_[qpn];
+  const uint64_t tick = vtick_ns(qp, bytes);
+  if (sched_.vc_bits == 0) {
+    qp.aux_vc += tick;
     return;
   }
+  // Seed 003 Sec. 3.1, finite counters: when auxVC_i overflows it is set to 0 and every
+  // other auxVC_j becomes auxVC_j - auxVC_i (0 if negative). auxVC_i is taken before the
+  // add and the Vtick is then added to the restarted counter, so the differences between
+  // the clocks (the order of service) survive the overflow.
+  const uint64_t limit = (uint64_t{1} << sched_.vc_bits) - 1;
+  if (qp.aux_vc + tick <= limit) {
+    qp.aux_vc += tick;
+    return;
+  }
+  const uint64_t old = qp.aux_vc;
+  qp.aux_vc = tick;
+  for (uint32_t n : active_) {
+    if (n == qpn) continue;
+    Qp& o = qps_[n];
+    o.aux_vc = o.aux_vc > old ? o.aux_vc - old : 0;
+  }
+}
+
+int Firmware::pick_qp(const uint32_t* space) {
+  const auto eligible = [&](uint32_t n) {
+    const Qp& qp = qps_[n];
+    return space[vl_of(next_sl(qp))] >= next_packet_bytes(qp);
+  };
+  int best = -1;
+  switch (sched_.policy) {
+    case QpSchedPolicy::fcfs:
+    case QpSchedPolicy::strict_priority: {
+      // FCFS: the oldest WQE; strict priority: the highest SL, the oldest WQE within it.
+      uint64_t best_seq = 0;
+      int best_sl = -1;
+      for (uint32_t n : active_) {
+        if (!eligible(n)) continue;
+        const Qp& qp = qps_[n];
+        const uint64_t seq = qp.sq[qp.send_idx].seq;
+        const int sl = sched_.policy == QpSchedPolicy::strict_priority ? next_sl(qp) : 0;
+        if (best < 0 || sl > best_sl || (sl == best_sl && seq < best_seq)) {
+          best = static_cast<int>(n);
+          best_seq = seq;
+          best_sl = sl;
+        }
+      }
+      return best;
+    }
+    case QpSchedPolicy::weighted_rr:
+      // The QP whose turn it is keeps it for `weight` packets while it can send.
+      if (wrr_current_ < qps_.size() && qps_[wrr_current_].active && wrr_sent_ < qps_[wrr_current_].weight &&
+          eligible(wrr_current_))
+        return static_cast<int>(wrr_current_);
+      [[fallthrough]];
+    case QpSchedPolicy::round_robin: {
+      // The next eligible QPN after the one served last, wrapping around.
+      const uint32_t last = sched_.policy == QpSchedPolicy::weighted_rr ? wrr_current_ : rr_last_;
+      int first = -1;
+      for (uint32_t n : active_) {
+        if (!eligible(n)) continue;
+        if (first < 0) first = static_cast<int>(n);
+        if (last == ~0u || n > last) return static_cast<int>(n);
+      }
+      return first;
+    }
+    case QpSchedPolicy::virtual_clock: {
+      // The packet with the smallest virtual-clock stamp auxVC + Vtick goes first.
+      uint64_t best_stamp = 0;
+      for (uint32_t n : active_) {
+        if (!eligible(n)) continue;
+        const Qp& qp = qps_[n];
+        const uint64_t stamp = qp.aux_vc + vtick_ns(qp, next_packet_bytes(qp));
+        if (best < 0 || stamp < best_stamp) {
+          best = static_cast<int>(n);
+          best_stamp = stamp;
+        }
+      }
+      return best;
+    }
+  }
+  return best;
+}
+
+void Firmware::schedule() {
+  if (active_.empty()) return;
+  // Room in each VL's tx buffer, read once and counted down locally as packets are posted.
+  uint32_t space[16] = {};
+  for (uint32_t vl = 0; vl < data_vls_; ++vl) space[vl] = hal_->tx_space(c_, vl);
+  for (;;) {
+    const int pick = pick_qp(space);
+    if (pick < 0) {
+      if (!active_.empty()) hal_->counter_add(c_, IBVP_CNT_DOORBELLS_SKIPPED, 1);
+      return;  // TX_DONE of a packet in the buffer calls again
+    }
+    const uint32_t qpn = static_cast<uint32_t>(pick);
+    Qp& qp = qps_[qpn];
+    const uint32_t bytes = next_packet_bytes(qp);
+    const uint8_t vl = vl_of(next_sl(qp));
+    post_next_packet(qpn, qp);
+    space[vl] = space[vl] > bytes ? space[vl] - bytes : 0;
+    rr_last_ = qpn;
+    if (qpn != wrr_current_) {
+      wrr_current_ = qpn;
+      wrr_sent_ = 0;
+    }
+    ++wrr_sent_;
+    if (sched_.policy == QpSchedPolicy::virtual_clock) charge_virtual_clock(qpn, bytes);
+  }
+}
+
+// ---------------------------------------------------------------------------------------
+// Send
+// ---------------------------------------------------------------------------------------
+
+bool Firmware::start_wqe(uint32_t qpn, Qp& qp, SendWork& w) {
+  const ibvp_send_wqe& wqe = w.wqe;
+  const bool ud = qp.type == IBVP_QPT_UD, rc = qp.type == IBVP_QPT_RC;
   const bool send_op = wqe.opcode == IBVP_WR_SEND || wqe.opcode == IBVP_WR_SEND_WITH_IMM;
-  if (!send_op || (wqe.flags & IBVP_SEND_INLINE) != 0) {
-    // RDMA and inline data are not implemented yet (docs/hca.md, Not yet).
-    complete_send(qpn, qp, r, IBVP_WC_LOC_QP_OP_ERR, true);
+  const bool write_op = wqe.opcode == IBVP_WR_RDMA_WRITE || wqe.opcode == IBVP_WR_RDMA_WRITE_WITH_IMM;
+  const bool read_op = wqe.opcode == IBVP_WR_RDMA_READ;
+  uint8_t status = IBVP_WC_SUCCESS;
+  // IBA Table 38: UD has SEND only, UC SEND and RDMA WRITE, RC all three. Inline data is
+  // not implemented (docs/hca.md, Not yet).
+  if (!(send_op || (write_op && !ud) || (read_op && rc)) || (wqe.flags & IBVP_SEND_INLINE) != 0)
+    status = IBVP_WC_LOC_QP_OP_ERR;
+  else if (wqe.sge_length > 0 &&
+           !mr_covers(wqe.sge_lkey, qp.pdn, wqe.sge_addr, wqe.sge_length, read_op ? IBVP_ACCESS_LOCAL_WRITE : 0))
+    status = IBVP_WC_LOC_PROT_ERR;
+  else if (ud && wqe.sge_length > kPortMtu)
+    status = IBVP_WC_LOC_LEN_ERR;
+  if (status != IBVP_WC_SUCCESS) {
+    complete_send(qpn, qp, w, status, true);
+    qp.sq.erase(qp.sq.begin() + qp.send_idx);
     enter_error(qpn, qp);
-    return;
+    return false;
   }
-  if (wqe.sge_length > 0 &&
-      !mr_covers(wqe.sge_lkey, qp.pdn, wqe.sge_addr, wqe.sge_length, 0)) {
-    complete_send(qpn, qp, r, IBVP_WC_LOC_PROT_ERR, true);
-    enter_error(qpn, qp);
-    return;
-  }
+  const uint32_t mtu = ud ? kPortMtu : qp.mtu_bytes;
+  const uint32_t packets = wqe.sge_length == 0 ? 1 : (wqe.sge_length + mtu - 1) / mtu;
+  w.first_psn = qp.sq_psn;
+  w.psns = packets;                   // READ: the responder answers with this many packets
+  w.packets = read_op ? 1 : packets;  // the request itself
+  w.started = true;
+  qp.sq_psn = psn_add(qp.sq_psn, packets);
+  hal_->counter_add(c_, IBVP_CNT_TX_MESSAGES, 1);
+  return true;
+}
+
+void Firmware::post_next_packet(uint32_t qpn, Qp& qp) {
+  SendWork& w = qp.sq[qp.send_idx];
+  if (!w.started && !start_wqe(qpn, qp, w)) return;
+  const ibvp_send_wqe& wqe = w.wqe;
   const bool ud = qp.type == IBVP_QPT_UD;
   const uint32_t mtu = ud ? kPortMtu : qp.mtu_bytes;
-  if (ud && wqe.sge_length > mtu) {
-    complete_send(qpn, qp, r, IBVP_WC_LOC_LEN_ERR, true);
-    enter_error(qpn, qp);
-    return;
-  }
   ibvp_tx_desc d{};
   d.qp_type = static_cast<uint8_t>(qp.type);
-  d.op = wqe.opcode == IBVP_WR_SEND_WITH_IMM ? IBVP_TX_SEND_IMM : IBVP_TX_SEND;
-  d.sl = ud ? wqe.sl : qp.sl;
+  switch (wqe.opcode) {
+    case IBVP_WR_SEND_WITH_IMM: d.op = IBVP_TX_SEND_IMM; break;
+    case IBVP_WR_RDMA_WRITE: d.op = IBVP_TX_RDMA_WRITE; break;
+    case IBVP_WR_RDMA_WRITE_WITH_IMM: d.op = IBVP_TX_RDMA_WRITE_IMM; break;
+    case IBVP_WR_RDMA_READ: d.op = IBVP_TX_RDMA_READ_REQ; break;
+    default: d.op = IBVP_TX_SEND; break;
+  }
+  d.sl = ud ? static_cast<uint8_t>(wqe.sl & 15) : qp.sl;
   d.vl = vl_of(d.sl);
   d.dlid = ud ? wqe.dlid : qp.dlid;
   d.p_key = 0xFFFF;
@@ -262,38 +483,166 @@ void Firmware::execute_send(uint32_t qpn, Qp& qp, const ibvp_send_wqe& wqe) {
   d.dest_qp = ud ? wqe.remote_qpn : qp.dest_qpn;
   // libibverbs: a remote Q_Key with the high bit set means "use the QP's own Q_Key".
   d.q_key = ud ? ((wqe.remote_qkey & 0x80000000u) ? qp.qkey : wqe.remote_qkey) : 0;
-  d.psn = qp.sq_psn;
   d.imm_data = wqe.imm_data;
   d.solicited = (wqe.flags & IBVP_SEND_SOLICITED) != 0;
   d.mtu_bytes = mtu;
   d.ipd = qp.ipd;
-  d.payload_addr = wqe.sge_addr;
-  d.payload_len = wqe.sge_length;
-  const uint32_t packets = wqe.sge_length == 0 ? 1 : (wqe.sge_length + mtu - 1) / mtu;
-  r.first_psn = qp.sq_psn;
-  r.last_psn = psn_add(qp.sq_psn, packets - 1);
-  // RC completes when the ACK comes back; UD and UC when the last packet has left.
-  d.notify_done = qp.type != IBVP_QPT_RC;
-  d.cookie = qpn;
+  if (!dlid_ipd_.empty()) d.dlid_ipd = dlid_ipd_[d.dlid];
+  d.rkey = wqe.rkey;
+  bool last;
+  if (d.op == IBVP_TX_RDMA_READ_REQ) {
+    // The request asks for what has not arrived yet: after a retry, the rest of the data
+    // from the first missing response packet on (IBA 9.7.5.1.1).
+    const uint64_t skip = uint64_t{w.read_done} * mtu;
+    d.psn = psn_add(w.first_psn, w.read_done);
+    d.remote_addr = wqe.remote_addr + skip;
+    d.dma_len = static_cast<uint32_t>(wqe.sge_length - skip);
+    last = true;
+  } else {
+    d.psn = w.first_psn;
+    d.remote_addr = wqe.remote_addr;
+    d.payload_addr = wqe.sge_addr;
+    d.payload_len = wqe.sge_length;
+    d.first_packet = qp.next_packet;
+    d.num_packets = 1;  // one packet per scheduling decision
+    last = qp.next_packet + 1 == w.packets;
+  }
+  // Every data packet reports its departure: the scheduler runs again when tx buffer room
+  // frees, and UD/UC messages complete when their last packet has left.
+  d.notify_done = 1;
+  d.cookie = make_cookie(qpn, w.wqe_counter, last);
   if (hal_->tx_post(c_, &d) != 0) {
-    complete_send(qpn, qp, r, IBVP_WC_LOC_QP_OP_ERR, true);
+    complete_send(qpn, qp, w, IBVP_WC_LOC_QP_OP_ERR, true);
+    qp.sq.erase(qp.sq.begin() + qp.send_idx);
     enter_error(qpn, qp);
     return;
   }
-  qp.sq_psn = psn_add(qp.sq_psn, packets);
-  hal_->counter_add(c_, IBVP_CNT_TX_MESSAGES, 1);
-  if (qp.type == IBVP_QPT_RC) qp.unacked.push_back(r);
-  else qp.tx_wait.push_back(r);
+  if (!last) {
+    qp.next_packet++;
+    return;
+  }
+  qp.next_packet = 0;
+  if (qp.type == IBVP_QPT_RC) {
+    qp.send_idx++;  // waits in sq for its ACK or READ response
+    arm_timer(qpn, qp);
+  } else {
+    qp.tx_wait.push_back(w);
+    qp.sq.erase(qp.sq.begin() + qp.send_idx);
+  }
+  set_active(qpn, qp);
 }
 
 void Firmware::on_tx_done(uint64_t cookie, uint32_t failed) {
-  const uint32_t qpn = static_cast<uint32_t>(cookie);
+  const uint32_t qpn = static_cast<uint32_t>(cookie & 0xFFFFFFFF);
+  if ((cookie & kCookieLast) != 0 && qpn < qps_.size() && qps_[qpn].valid) {
+    Qp& qp = qps_[qpn];
+    const uint32_t counter = static_cast<uint32_t>((cookie >> 32) & 0x3FFFFFFF);
+    for (size_t i = 0; i < qp.tx_wait.size(); ++i) {
+      if ((qp.tx_wait[i].wqe_counter & 0x3FFFFFFF) != counter) continue;
+      const SendWork w = qp.tx_wait[i];
+      qp.tx_wait.erase(qp.tx_wait.begin() + static_cast<std::ptrdiff_t>(i));
+      complete_send(qpn, qp, w, failed ? IBVP_WC_LOC_PROT_ERR : IBVP_WC_SUCCESS, failed != 0);
+      break;
+    }
+  }
+  schedule();  // its bytes left the tx buffer
+}
+
+// ---------------------------------------------------------------------------------------
+// RC requester reliability (IBA 9.7.5.1, 9.7.6.1)
+// ---------------------------------------------------------------------------------------
+
+void Firmware::arm_timer(uint32_t qpn, Qp& qp) {
+  // IBA 9.7.6.1.3 / libibverbs ibv_qp_attr.timeout: 4.096 us * 2^timeout; 0 is infinite.
+  if (qp.timer_armed || qp.timeout == 0) return;
+  hal_->timer_set(c_, qpn, uint64_t{4'096'000} << qp.timeout);
+  qp.timer_armed = true;
+}
+
+void Firmware::update_timer(uint32_t qpn, Qp& qp) {
+  // Progress restarts the timer; nothing outstanding stops it.
+  if (qp.timer_armed) {
+    hal_->timer_cancel(c_, qpn);
+    qp.timer_armed = false;
+  }
+  if (rc_outstanding(qp)) arm_timer(qpn, qp);
+}
+
+bool Firmware::rewind(uint32_t qpn, Qp& qp, uint32_t psn) {
+  // Go-back-N: the WQE holding `psn` is sent again from that packet; the WQEs after it
+  // keep their PSNs and follow (IBA 9.7.5.2.1, 9.7.6.1.3).
+  const uint32_t limit = qp.send_idx < qp.sq.size() ? qp.send_idx + 1 : qp.send_idx;
+  for (uint32_t i = 0; i < limit; ++i) {
+    const SendWork& w = qp.sq[i];
+    if (!w.started) break;
+    const uint32_t off = (psn - w.first_psn) & 0xFFFFFF;
+    if (off >= w.psns) continue;
+    qp.send_idx = i;
+    qp.next_packet = w.wqe.opcode == IBVP_WR_RDMA_READ ? 0 : off;
+    qp.active = false;  // re-entered below with its position in active_
+    for (size_t k = 0; k < active_.size(); ++k)
+      if (active_[k] == qpn) active_.erase(active_.begin() + static_cast<std::ptrdiff_t>(k));
+    set_active(qpn, qp);
+    hal_->counter_add(c_, IBVP_CNT_RETRANSMISSIONS, 1);
+    return true;
+  }
+  return false;
+}
+
+void Firmware::retry(uint32_t qpn, Qp& qp, uint32_t psn) {
+  if (qp.sq.empty()) return;
+  if (qp.retries_left == 0) {
+    // IBA 9.7.6.1.3: retries exhausted: the request fails and the QP enters the error
+    // state (libibverbs IBV_WC_RETRY_EXC_ERR); the rest flush.
+    const SendWork w = qp.sq.front();
+    qp.sq.pop_front();
+    if (qp.send_idx > 0) qp.send_idx--;
+    else qp.next_packet = 0;
+    complete_send(qpn, qp, w, IBVP_WC_RETRY_EXC_ERR, true);
+    enter_error(qpn, qp);
+    return;
+  }
+  qp.retries_left--;
+  if (rewind(qpn, qp, psn)) schedule();
+  update_timer(qpn, qp);
+}
+
+void Firmware::on_timer(uint32_t qpn) {
   if (qpn >= qps_.size() || !qps_[qpn].valid) return;
   Qp& qp = qps_[qpn];
-  if (qp.tx_wait.empty()) return;
-  const SendRecord r = qp.tx_wait.front();
-  qp.tx_wait.pop_front();
-  complete_send(qpn, qp, r, failed ? IBVP_WC_LOC_PROT_ERR : IBVP_WC_SUCCESS, failed != 0);
+  qp.timer_armed = false;
+  if (qp.type != IBVP_QPT_RC || qp.state != IBVP_QPS_RTS || !rc_outstanding(qp) || qp.sq.empty()) return;
+  hal_->counter_add(c_, IBVP_CNT_ACK_TIMEOUTS, 1);
+  // Local ACK timeout: everything from the oldest unacknowledged PSN goes again.
+  const SendWork& w = qp.sq.front();
+  retry(qpn, qp, psn_add(w.first_psn, w.wqe.opcode == IBVP_WR_RDMA_READ ? w.read_done : 0));
+}
+
+void Firmware::complete_acked(uint32_t qpn, Qp& qp, uint32_t psn, bool inclusive) {
+  // Requests whose last PSN is before `psn` (or at it, for an ACK) were received; an ACK
+  // covers every earlier request (coalescing, IBA 9.7.5.1.2). A READ completes only with
+  // all its data: an ACK past an unfinished READ means its responses were lost, and it is
+  // asked for again.
+  bool progress = false;
+  while (qp.send_idx > 0 && !qp.sq.empty()) {
+    const SendWork& w = qp.sq.front();
+    const uint32_t last = psn_add(w.first_psn, w.psns - 1);
+    const bool covered = inclusive ? !psn_before(psn, last) : psn_before(last, psn);
+    if (!covered) break;
+    if (w.wqe.opcode == IBVP_WR_RDMA_READ) {
+      if (rewind(qpn, qp, psn_add(w.first_psn, w.read_done))) schedule();
+      break;
+    }
+    const SendWork done = w;
+    qp.sq.pop_front();
+    qp.send_idx--;
+    complete_send(qpn, qp, done, IBVP_WC_SUCCESS, false);
+    progress = true;
+  }
+  if (progress) {
+    qp.retries_left = qp.retry_cnt;
+    update_timer(qpn, qp);
+  }
 }
 
 // ---------------------------------------------------------------------------------------
@@ -364,6 +713,8 @@ uint32_t Firmware::create_qp(uint64_t mbox, uint32_t& out) {
     qp.rq_entries = m.rq_entries;
     qp.db_class = m.db_class;
     qp.ipd = m.ipd;
+    qp.weight = m.weight == 0 ? 1 : m.weight;
+    qp.rate_mbps = m.rate_mbps;
     hal_->doorbell_set_class(c_, n, m.db_class);
     out = n;
     return IBVP_CMD_STATUS_OK;
@@ -397,6 +748,11 @@ uint32_t Firmware::modify_qp(uint64_t mbox) {
     qp.rq_entries = fresh.rq_entries;
     qp.db_class = fresh.db_class;
     qp.ipd = fresh.ipd;
+    qp.weight = fresh.weight;
+    qp.rate_mbps = fresh.rate_mbps;
+    if (fresh.timer_armed) hal_->timer_cancel(c_, m.qpn);
+    for (size_t i = 0; i < active_.size(); ++i)
+      if (active_[i] == m.qpn) active_.erase(active_.begin() + static_cast<std::ptrdiff_t>(i));
     return IBVP_CMD_STATUS_OK;
   }
   if (m.attr_mask & IBVP_QP_QKEY) qp.qkey = m.qkey;
@@ -409,10 +765,15 @@ uint32_t Firmware::modify_qp(uint64_t mbox) {
   if (m.attr_mask & IBVP_QP_DEST_QPN) qp.dest_qpn = m.dest_qpn & 0xFFFFFF;
   if (m.attr_mask & IBVP_QP_RQ_PSN) qp.epsn = m.rq_psn & 0xFFFFFF;
   if (m.attr_mask & IBVP_QP_SQ_PSN) qp.sq_psn = m.sq_psn & 0xFFFFFF;
+  if (m.attr_mask & IBVP_QP_TIMEOUT) qp.timeout = m.timeout & 0x1F;
+  if (m.attr_mask & IBVP_QP_RETRY_CNT) qp.retry_cnt = qp.retries_left = m.retry_cnt & 7;
   qp.state = next;
   if (next == IBVP_QPS_ERR) enter_error(m.qpn, qp);
   // WQEs posted before RTS go out now.
-  if (next == IBVP_QPS_RTS && qp.sq_ci != qp.sq_pi) run_send_queue(m.qpn);
+  if (next == IBVP_QPS_RTS && qp.sq_ci != qp.sq_pi) {
+    fetch_send_wqes(m.qpn, qp);
+    schedule();
+  }
   return IBVP_CMD_STATUS_OK;
 }
 
@@ -461,8 +822,14 @@ void Firmware::on_rx(const ibvp_rx_packet& rx) {
     hal_->counter_add(c_, IBVP_CNT_RX_DROPPED, 1);
     return;
   }
-  if (rx.opcode == 0x11) {  // RC Acknowledge: the requester side, valid in RTS
-    receive_ack(rx.dest_qp, qp, rx);
+  // RC responses (ACK, READ RESPONSE): the requester side, valid in RTS.
+  if (rx.opcode == 0x11 || (rx.opcode >= 0x0D && rx.opcode <= 0x10)) {
+    if (qp.state != IBVP_QPS_RTS) {
+      hal_->counter_add(c_, IBVP_CNT_RX_DROPPED, 1);
+      return;
+    }
+    if (rx.opcode == 0x11) receive_ack(rx.dest_qp, qp, rx);
+    else receive_read_response(rx.dest_qp, qp, rx);
     return;
   }
   // IBA 10.3.1: a QP receives from RTR on.
@@ -502,74 +869,12 @@ void Firmware::receive_ud(uint32_t qpn, Qp& qp, const ibvp_rx_packet& rx) {
   if (cqe.status != IBVP_WC_SUCCESS) enter_error(qpn, qp);
 }
 
-void Firmware::receive_rc_uc(uint32_t qpn, Qp& qp, const ibvp_rx_packet& rx) {
+void Firmware::responder_error(uint32_t qpn, Qp& qp, const ibvp_rx_packet& rx, uint8_t nak, uint8_t status) {
+  // IBA 9.7.5.2.2 / 9.9.3 (RC): a request the responder cannot execute is NAKed and the
+  // responder QP enters the error state; a receive WQE in use completes with `status`.
+  // UC (9.8.3): the message is dropped silently.
   const bool rc = qp.type == IBVP_QPT_RC;
-  const uint8_t op = rx.opcode & 0x1F;
-  if (op > 0x05) {  // RDMA and atomics are not implemented yet
-    hal_->counter_add(c_, IBVP_CNT_RX_DROPPED, 1);
-    if (rc) send_ack(qpn, qp, rx.psn, kNakInvalidRequest);
-    return;
-  }
-  const bool first = op == 0x00 || op == 0x04 || op == 0x05;
-  const bool last = op == 0x02 || op == 0x03 || op == 0x04 || op == 0x05;
-  // PSN check (IBA 9.7.5.1 responder): in order only.
-  if (rx.psn != qp.epsn) {
-    hal_->counter_add(c_, IBVP_CNT_RX_PSN_ERRORS, 1);
-    if (rc && psn_before(rx.psn, qp.epsn)) {
-      // A duplicate: the requester missed our ACK; acknowledge again (9.7.5.1.1).
-      if (rx.ack_req) send_ack(qpn, qp, psn_add(qp.epsn, 0xFFFFFF), kAckSyndrome);
-    } else if (rc) {
-      // Out of sequence: one NAK until the expected PSN arrives (9.7.5.2.1).
-      if (!qp.nak_sent) {
-        send_ack(qpn, qp, qp.epsn, kNakPsnSeq);
-        qp.nak_sent = true;
-        hal_->counter_add(c_, IBVP_CNT_NAKS_SENT, 1);
-      }
-    } else {
-      // UC: the message in progress is lost; resynchronise on this PSN (9.8.3).
-      qp.in_message = false;
-      qp.epsn = psn_add(rx.psn, 1);
-    }
-    hal_->counter_add(c_, IBVP_CNT_RX_DROPPED, 1);
-    return;
-  }
-  qp.nak_sent = false;
-  if (first) {
-    if (qp.in_message && !rc) qp.in_message = false;  // UC: the unfinished message is dropped
-    if (qp.recv_cache.empty()) {
-      hal_->counter_add(c_, IBVP_CNT_RX_DROPPED, 1);
-      // RC: receiver not ready (9.7.5.2.8); the requester's RNR retry is not implemented.
-      if (rc) send_ack(qpn, qp, rx.psn, kRnrNakSyndrome);
-      return;
-    }
-    qp.current = qp.recv_cache.front();
-    qp.recv_cache.pop_front();
-    qp.in_message = true;
-    qp.message_failed = false;
-    qp.current_offset = 0;
-  } else if (!qp.in_message) {
-    hal_->counter_add(c_, IBVP_CNT_RX_DROPPED, 1);
-    if (!rc) qp.epsn = psn_add(qp.epsn, 1);  // UC: wait for the next first/only
-    if (rc) send_ack(qpn, qp, rx.psn, kNakInvalidRequest);
-    return;
-  }
-  qp.epsn = psn_add(qp.epsn, 1);
-  uint8_t status = IBVP_WC_SUCCESS;
-  if (!qp.message_failed) {
-    const uint64_t end = uint64_t{qp.current_offset} + rx.payload_len;
-    if (end > qp.current.length) status = IBVP_WC_LOC_LEN_ERR;
-    else if (!mr_covers(qp.current.lkey, qp.pdn, qp.current.addr + qp.current_offset, rx.payload_len,
-                        IBVP_ACCESS_LOCAL_WRITE))
-      status = IBVP_WC_LOC_PROT_ERR;
-    else if (rx.payload_len > 0 &&
-             hal_->rx_scatter(c_, 0, qp.current.addr + qp.current_offset, rx.payload_len) != 0)
-      status = IBVP_WC_LOC_PROT_ERR;
-    qp.current_offset += rx.payload_len;
-    if (status != IBVP_WC_SUCCESS) qp.message_failed = true;
-  }
-  if (qp.message_failed && status != IBVP_WC_SUCCESS) {
-    // IBA 9.7.5.2.2 (RC): a receive length or protection error is an Invalid Request NAK;
-    // the receive WQE completes in error.
+  if (qp.in_message && !qp.in_write) {
     ibvp_cqe cqe{};
     cqe.wr_id = qp.current.wr_id;
     cqe.qp_num = qpn;
@@ -578,29 +883,200 @@ void Firmware::receive_rc_uc(uint32_t qpn, Qp& qp, const ibvp_rx_packet& rx) {
     cqe.opcode = IBVP_WC_RECV;
     cqe.status = status;
     complete(qp.recv_cqn, cqe, true);
-    qp.in_message = false;
-    if (rc) {
-      send_ack(qpn, qp, rx.psn, kNakInvalidRequest);
-      hal_->counter_add(c_, IBVP_CNT_NAKS_SENT, 1);
-    }
-    enter_error(qpn, qp);
+  }
+  qp.in_message = false;
+  qp.in_write = false;
+  hal_->counter_add(c_, IBVP_CNT_RX_DROPPED, 1);
+  if (!rc) return;
+  send_ack(qpn, qp, rx.psn, nak);
+  hal_->counter_add(c_, IBVP_CNT_NAKS_SENT, 1);
+  enter_error(qpn, qp);
+}
+
+void Firmware::receive_read_request(uint32_t qpn, Qp& qp, const ibvp_rx_packet& rx, bool duplicate) {
+  // Responder access checks (IBA ch. 9.7, RDMA READ): the R_Key must name a region of
+  // this QP's PD that allows remote read and holds [VA, VA + DMALen), and the QP must
+  // allow remote reads.
+  const uint32_t len = rx.reth_dma_len;
+  if ((qp.access & IBVP_ACCESS_REMOTE_READ) == 0 ||
+      (len > 0 && !mr_covers(rx.reth_rkey, qp.pdn, rx.reth_va, len, IBVP_ACCESS_REMOTE_READ))) {
+    if (!duplicate) responder_error(qpn, qp, rx, kNakRemoteAccess, IBVP_WC_REM_ACCESS_ERR);
     return;
   }
-  if (last && !qp.message_failed) {
-    ibvp_cqe cqe{};
-    cqe.wr_id = qp.current.wr_id;
-    cqe.byte_len = qp.current_offset;
-    cqe.qp_num = qpn;
-    cqe.src_qp = qp.dest_qpn;
-    cqe.slid = rx.slid;
-    cqe.sl = rx.sl;
-    cqe.opcode = IBVP_WC_RECV;
-    if (rx.has_immdt) {
-      cqe.imm_data = rx.immdt;
-      cqe.wc_flags |= IBVP_WC_WITH_IMM;
+  const uint32_t packets = len == 0 ? 1 : (len + qp.mtu_bytes - 1) / qp.mtu_bytes;
+  ibvp_tx_desc d{};
+  d.qp_type = IBVP_QPT_RC;
+  d.op = IBVP_TX_READ_RESP;
+  d.sl = qp.sl;
+  d.vl = vl_of(qp.sl);
+  d.dlid = qp.dlid;
+  d.p_key = 0xFFFF;
+  d.src_qp = qpn;
+  d.dest_qp = qp.dest_qpn;
+  d.psn = rx.psn;  // responses carry the PSNs the request reserved (IBA 9.7.5.1.3)
+  d.aeth_syndrome = kAckSyndrome;
+  if (!duplicate) qp.msn = psn_add(qp.msn, 1);
+  d.msn = qp.msn;
+  d.mtu_bytes = qp.mtu_bytes;
+  d.ipd = qp.ipd;
+  if (!dlid_ipd_.empty()) d.dlid_ipd = dlid_ipd_[d.dlid];
+  d.payload_addr = rx.reth_va;  // host physical: the model has no address translation
+  d.payload_len = len;
+  if (hal_->tx_post(c_, &d) != 0) {
+    if (!duplicate) responder_error(qpn, qp, rx, kNakRemoteOperational, IBVP_WC_REM_OP_ERR);
+    return;
+  }
+  if (!duplicate) qp.epsn = psn_add(qp.epsn, packets);
+}
+
+void Firmware::receive_rc_uc(uint32_t qpn, Qp& qp, const ibvp_rx_packet& rx) {
+  const bool rc = qp.type == IBVP_QPT_RC;
+  const uint8_t op = rx.opcode & 0x1F;
+  const bool send = op <= 0x05, write = op >= 0x06 && op <= 0x0B, read = rc && op == 0x0C;
+  if (!send && !write && !read) {  // atomics are not implemented; UC has no READ
+    hal_->counter_add(c_, IBVP_CNT_RX_DROPPED, 1);
+    if (rc) send_ack(qpn, qp, rx.psn, kNakInvalidRequest);
+    return;
+  }
+  const uint8_t k = write ? op - 0x06 : op;  // position in the First..Only Imm sequence
+  const bool first = k == 0x00 || k == 0x04 || k == 0x05;
+  const bool last = k >= 0x02 && k <= 0x05;
+  // PSN check (IBA 9.7.5.1 responder): in order only.
+  if (rx.psn != qp.epsn) {
+    hal_->counter_add(c_, IBVP_CNT_RX_PSN_ERRORS, 1);
+    if (rc && psn_before(rx.psn, qp.epsn)) {
+      // A duplicate (IBA 9.7.5.1.1): the requester missed our response. Nothing is
+      // delivered again; a READ is executed again, anything else acknowledged again.
+      hal_->counter_add(c_, IBVP_CNT_DUPLICATES, 1);
+      if (read) receive_read_request(qpn, qp, rx, true);
+      else if (rx.ack_req) send_ack(qpn, qp, psn_add(qp.epsn, 0xFFFFFF), kAckSyndrome);
+      return;
     }
-    complete(qp.recv_cqn, cqe, rx.se != 0);
+    if (rc) {
+      // Out of sequence: one NAK until the expected PSN arrives (9.7.5.2.1).
+      if (!qp.nak_sent) {
+        send_ack(qpn, qp, qp.epsn, kNakPsnSeq);
+        qp.nak_sent = true;
+        hal_->counter_add(c_, IBVP_CNT_NAKS_SENT, 1);
+      }
+      hal_->counter_add(c_, IBVP_CNT_RX_DROPPED, 1);
+      return;
+    }
+    // UC (IBA 9.8.3): packets were lost: the message in progress is abandoned (its
+    // receive WQE serves the next message, as rxe does) and the receiver resynchronises
+    // on this PSN; a First or Only packet starts a new message.
+    if (qp.in_message && !qp.in_write) qp.recv_cache.push_front(qp.current);
     qp.in_message = false;
+    qp.in_write = false;
+    qp.epsn = rx.psn;
+    if (!first) {
+      qp.epsn = psn_add(rx.psn, 1);
+      hal_->counter_add(c_, IBVP_CNT_RX_DROPPED, 1);
+      return;
+    }
+  }
+  qp.nak_sent = false;
+  if (read) {
+    receive_read_request(qpn, qp, rx, false);
+    return;
+  }
+  if (first) {
+    if (qp.in_message && !rc) {  // UC: the unfinished message is dropped, its WQE reused
+      if (!qp.in_write) qp.recv_cache.push_front(qp.current);
+      qp.in_message = false;
+    }
+    if (write) {
+      // Responder access checks (IBA ch. 9.7, RDMA WRITE): R_Key, bounds, QP permission.
+      const uint32_t len = rx.reth_dma_len;
+      if ((qp.access & IBVP_ACCESS_REMOTE_WRITE) == 0 ||
+          (len > 0 && !mr_covers(rx.reth_rkey, qp.pdn, rx.reth_va, len, IBVP_ACCESS_REMOTE_WRITE))) {
+        responder_error(qpn, qp, rx, kNakRemoteAccess, IBVP_WC_REM_ACCESS_ERR);
+        if (!rc) qp.epsn = psn_add(qp.epsn, 1);
+        return;
+      }
+      qp.write_va = rx.reth_va;
+      qp.write_len = len;
+      qp.in_write = true;
+    } else {
+      if (qp.recv_cache.empty()) {
+        hal_->counter_add(c_, IBVP_CNT_RX_DROPPED, 1);
+        // RC: receiver not ready (9.7.5.2.8); the requester's RNR retry is not implemented.
+        if (rc) send_ack(qpn, qp, rx.psn, kRnrNakSyndrome);
+        else qp.epsn = psn_add(qp.epsn, 1);
+        return;
+      }
+      qp.current = qp.recv_cache.front();
+      qp.recv_cache.pop_front();
+      qp.in_write = false;
+    }
+    qp.in_message = true;
+    qp.message_failed = false;
+    qp.current_offset = 0;
+  } else if (!qp.in_message || qp.in_write != write) {
+    hal_->counter_add(c_, IBVP_CNT_RX_DROPPED, 1);
+    if (!rc) qp.epsn = psn_add(qp.epsn, 1);  // UC: wait for the next first/only
+    if (rc) send_ack(qpn, qp, rx.psn, kNakInvalidRequest);
+    return;
+  }
+  qp.epsn = psn_add(qp.epsn, 1);
+  uint8_t status = IBVP_WC_SUCCESS;
+  uint8_t nak = kNakInvalidRequest;
+  const uint64_t end = uint64_t{qp.current_offset} + rx.payload_len;
+  if (write) {
+    // The payload goes to VA + offset; more bytes than DMALen is an invalid request.
+    if (end > qp.write_len) status = IBVP_WC_REM_INV_REQ_ERR;
+    else if (rx.payload_len > 0 &&
+             hal_->rx_scatter(c_, 0, qp.write_va + qp.current_offset, rx.payload_len) != 0) {
+      status = IBVP_WC_REM_ACCESS_ERR;
+      nak = kNakRemoteAccess;
+    }
+  } else {
+    if (end > qp.current.length) status = IBVP_WC_LOC_LEN_ERR;
+    else if (!mr_covers(qp.current.lkey, qp.pdn, qp.current.addr + qp.current_offset, rx.payload_len,
+                        IBVP_ACCESS_LOCAL_WRITE))
+      status = IBVP_WC_LOC_PROT_ERR;
+    else if (rx.payload_len > 0 &&
+             hal_->rx_scatter(c_, 0, qp.current.addr + qp.current_offset, rx.payload_len) != 0)
+      status = IBVP_WC_LOC_PROT_ERR;
+  }
+  qp.current_offset = static_cast<uint32_t>(end);
+  if (status != IBVP_WC_SUCCESS) {
+    // IBA 9.7.5.2.2 (RC): a length or protection error is an Invalid Request NAK (a
+    // write outside its region a Remote Access NAK); a receive WQE completes in error.
+    responder_error(qpn, qp, rx, nak, status);
+    return;
+  }
+  if (last) {
+    // A SEND, or an RDMA WRITE with immediate (which consumes a receive WQE, IBA 9.4.3),
+    // completes on the receive queue.
+    const bool with_imm = rx.has_immdt != 0;
+    if (write && with_imm) {
+      if (qp.recv_cache.empty()) {
+        qp.epsn = psn_add(qp.epsn, 0xFFFFFF);  // not accepted: the retry is the same packet
+        hal_->counter_add(c_, IBVP_CNT_RX_DROPPED, 1);
+        if (rc) send_ack(qpn, qp, rx.psn, kRnrNakSyndrome);
+        return;
+      }
+      qp.current = qp.recv_cache.front();
+      qp.recv_cache.pop_front();
+    }
+    if (!write || with_imm) {
+      ibvp_cqe cqe{};
+      cqe.wr_id = qp.current.wr_id;
+      cqe.byte_len = qp.current_offset;
+      cqe.qp_num = qpn;
+      cqe.src_qp = qp.dest_qpn;
+      cqe.slid = rx.slid;
+      cqe.sl = rx.sl;
+      cqe.opcode = write ? IBVP_WC_RECV_RDMA_WITH_IMM : IBVP_WC_RECV;
+      if (with_imm) {
+        cqe.imm_data = rx.immdt;
+        cqe.wc_flags |= IBVP_WC_WITH_IMM;
+      }
+      complete(qp.recv_cqn, cqe, rx.se != 0);
+    }
+    qp.in_message = false;
+    qp.in_write = false;
     if (rc) qp.msn = psn_add(qp.msn, 1);
   }
   if (rc && rx.ack_req) send_ack(qpn, qp, rx.psn, kAckSyndrome);
@@ -626,33 +1102,76 @@ void Firmware::send_ack(uint32_t qpn, const Qp& qp, uint32_t psn, uint8_t syndro
 void Firmware::receive_ack(uint32_t qpn, Qp& qp, const ibvp_rx_packet& rx) {
   const uint8_t kind = rx.aeth_syndrome >> 5;  // IBA Table 43: 000 ACK, 001 RNR NAK, 011 NAK
   if (kind == 0) {
-    // An ACK covers every request up to and including its PSN (coalesced ACKs, 9.7.5.1.2).
-    while (!qp.unacked.empty() && !psn_before(rx.psn, qp.unacked.front().last_psn)) {
-      const SendRecord r = qp.unacked.front();
-      qp.unacked.pop_front();
-      complete_send(qpn, qp, r, IBVP_WC_SUCCESS, false);
-    }
+    complete_acked(qpn, qp, rx.psn, true);
     return;
   }
   hal_->counter_add(c_, IBVP_CNT_NAKS_RECEIVED, 1);
-  // Requests before the NAK's PSN were received (an implicit ACK); the one it names failed.
-  while (!qp.unacked.empty() && psn_before(qp.unacked.front().last_psn, rx.psn)) {
-    const SendRecord r = qp.unacked.front();
-    qp.unacked.pop_front();
-    complete_send(qpn, qp, r, IBVP_WC_SUCCESS, false);
+  // Requests before the NAK's PSN were received (an implicit ACK, 9.7.5.1.2).
+  complete_acked(qpn, qp, rx.psn, false);
+  if (qp.state != IBVP_QPS_RTS || qp.sq.empty() || !rc_outstanding(qp)) return;
+  if (kind == 3 && (rx.aeth_syndrome & 0x1F) == 0) {
+    // PSN sequence error (9.7.5.2.1): go back to the PSN the responder expects.
+    retry(qpn, qp, rx.psn);
+    return;
   }
-  if (qp.unacked.empty()) return;
-  // Retransmission (PSN sequence error, RNR retry) is not implemented yet: the request
-  // completes as if its retries were exhausted, and the QP enters the error state.
-  uint8_t status = IBVP_WC_RETRY_EXC_ERR;
+  // RNR retry is not implemented: an RNR NAK fails the request as if its RNR retries
+  // were exhausted. Other NAKs are fatal (9.7.5.2.2): the request fails, the QP errs.
+  uint8_t status = IBVP_WC_REM_OP_ERR;
   if (kind == 1) status = IBVP_WC_RNR_RETRY_EXC_ERR;
   else if (kind == 3 && (rx.aeth_syndrome & 0x1F) == 1) status = IBVP_WC_REM_INV_REQ_ERR;
   else if (kind == 3 && (rx.aeth_syndrome & 0x1F) == 2) status = IBVP_WC_REM_ACCESS_ERR;
-  else if (kind == 3 && (rx.aeth_syndrome & 0x1F) == 3) status = IBVP_WC_REM_OP_ERR;
-  const SendRecord r = qp.unacked.front();
-  qp.unacked.pop_front();
-  complete_send(qpn, qp, r, status, true);
+  const SendWork w = qp.sq.front();
+  qp.sq.pop_front();
+  if (qp.send_idx > 0) qp.send_idx--;
+  else qp.next_packet = 0;
+  complete_send(qpn, qp, w, status, true);
   enter_error(qpn, qp);
+}
+
+void Firmware::receive_read_response(uint32_t qpn, Qp& qp, const ibvp_rx_packet& rx) {
+  // A READ response acknowledges the requests before its READ (an implicit ACK).
+  complete_acked(qpn, qp, rx.psn, false);
+  if (qp.send_idx == 0 || qp.sq.empty() || qp.sq.front().wqe.opcode != IBVP_WR_RDMA_READ) {
+    hal_->counter_add(c_, IBVP_CNT_RX_DROPPED, 1);  // stale: nothing outstanding wants it
+    return;
+  }
+  SendWork& w = qp.sq.front();
+  // In order only: a response after a gap is dropped and the timer asks again from the
+  // first missing packet (IBA 9.7.5.1.3 lets the requester retry; no NAK exists for it).
+  if (rx.psn != psn_add(w.first_psn, w.read_done)) {
+    hal_->counter_add(c_, IBVP_CNT_RX_PSN_ERRORS, 1);
+    hal_->counter_add(c_, IBVP_CNT_RX_DROPPED, 1);
+    return;
+  }
+  const uint64_t offset = uint64_t{w.read_done} * qp.mtu_bytes;
+  const bool last_packet = w.read_done + 1 == w.psns;
+  const uint64_t expect = last_packet ? w.wqe.sge_length - offset : qp.mtu_bytes;
+  if (rx.payload_len != expect && !(w.wqe.sge_length == 0 && rx.payload_len == 0)) {
+    // IBA 9.7.5.1.3: a response of the wrong length is a bad response.
+    const SendWork bad = w;
+    qp.sq.pop_front();
+    qp.send_idx--;
+    complete_send(qpn, qp, bad, IBVP_WC_BAD_RESP_ERR, true);
+    enter_error(qpn, qp);
+    return;
+  }
+  if (rx.payload_len > 0 && hal_->rx_scatter(c_, 0, w.wqe.sge_addr + offset, rx.payload_len) != 0) {
+    const SendWork bad = w;
+    qp.sq.pop_front();
+    qp.send_idx--;
+    complete_send(qpn, qp, bad, IBVP_WC_LOC_PROT_ERR, true);
+    enter_error(qpn, qp);
+    return;
+  }
+  w.read_done++;
+  qp.retries_left = qp.retry_cnt;
+  if (last_packet) {
+    const SendWork done = w;
+    qp.sq.pop_front();
+    qp.send_idx--;
+    complete_send(qpn, qp, done, IBVP_WC_SUCCESS, false);
+  }
+  update_timer(qpn, qp);
 }
 
 // ---------------------------------------------------------------------------------------
@@ -681,26 +1200,37 @@ void Firmware::complete(uint32_t cqn, const ibvp_cqe& in, bool solicited) {
   }
 }
 
-void Firmware::complete_send(uint32_t qpn, const Qp& qp, const SendRecord& r, uint8_t status, bool force) {
+void Firmware::complete_send(uint32_t qpn, const Qp& qp, const SendWork& w, uint8_t status, bool force) {
   // Unsignaled WQEs complete silently unless they fail (IBA 10.8.6, sq_sig_all = 0).
-  if (!r.signaled && !force && status == IBVP_WC_SUCCESS) return;
+  if ((w.wqe.flags & IBVP_SEND_SIGNALED) == 0 && !force && status == IBVP_WC_SUCCESS) return;
   ibvp_cqe cqe{};
-  cqe.wr_id = r.wr_id;
-  cqe.byte_len = r.byte_len;
+  cqe.wr_id = w.wqe.wr_id;
+  cqe.byte_len = w.wqe.sge_length;
   cqe.qp_num = qpn;
-  cqe.src_qp = r.wqe_counter;  // send completions: the WQE counter (ibvp_hal.h)
-  cqe.opcode = IBVP_WC_SEND;
+  cqe.src_qp = w.wqe_counter;  // send completions: the WQE counter (ibvp_hal.h)
+  switch (w.wqe.opcode) {
+    case IBVP_WR_RDMA_WRITE:
+    case IBVP_WR_RDMA_WRITE_WITH_IMM: cqe.opcode = IBVP_WC_RDMA_WRITE; break;
+    case IBVP_WR_RDMA_READ: cqe.opcode = IBVP_WC_RDMA_READ; break;
+    default: cqe.opcode = IBVP_WC_SEND; break;
+  }
   cqe.status = status;
   complete(qp.send_cqn, cqe, false);
 }
 
 void Firmware::enter_error(uint32_t qpn, Qp& qp) {
   qp.state = IBVP_QPS_ERR;
-  // Outstanding requests and posted receives are flushed (IBA 10.3.1 Error state).
-  while (!qp.unacked.empty()) {
-    complete_send(qpn, qp, qp.unacked.front(), IBVP_WC_WR_FLUSH_ERR, true);
-    qp.unacked.pop_front();
+  if (qp.timer_armed) {
+    hal_->timer_cancel(c_, qpn);
+    qp.timer_armed = false;
   }
+  // Outstanding and queued requests and posted receives are flushed (IBA 10.3.1 Error).
+  while (!qp.sq.empty()) {
+    complete_send(qpn, qp, qp.sq.front(), IBVP_WC_WR_FLUSH_ERR, true);
+    qp.sq.pop_front();
+  }
+  qp.send_idx = qp.next_packet = 0;
+  set_active(qpn, qp);
   while (!qp.recv_cache.empty()) {
     ibvp_cqe cqe{};
     cqe.wr_id = qp.recv_cache.front().wr_id;
@@ -719,12 +1249,13 @@ void Firmware::enter_error(uint32_t qpn, Qp& qp) {
 void* init_firmware(const ibvp_hal* hal, const char* args, DoorbellPolicy policy) {
   if (hal == nullptr || hal->version != IBVP_HAL_VERSION) return nullptr;
   StepCosts costs;
+  SchedOptions sched;
   std::string error;
-  if (!Firmware::parse_args(args, costs, error)) {
+  if (!Firmware::parse_args(args, costs, sched, error)) {
     hal->log(hal->ctx, IBVP_LOG_ERROR, ("firmware arguments: " + error).c_str());
     return nullptr;
   }
-  return new (std::nothrow) Firmware(hal, policy, costs);
+  return new (std::nothrow) Firmware(hal, policy, costs, sched);
 }
 
 void handle_firmware(void* fw, const ibvp_fw_event* ev) { static_cast<Firmware*>(fw)->handle(*ev); }

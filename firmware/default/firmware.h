@@ -1,11 +1,14 @@
 // The ibvp HCA firmware: doorbell handling, QP contexts, send processing (UD, UC, RC SEND
-// and SEND with immediate), receive matching and scatter, RC ACK/NAK with PSN checks,
-// completion generation and CQ events. It talks to the hardware only through the HAL
-// (firmware/hal/ibvp_hal.h) and holds all its state in one Firmware object per HCA.
+// and SEND with immediate, RDMA WRITE (with immediate), RC RDMA READ), QP scheduling (which
+// QP's next packet the tx engine gets), receive matching and scatter, RC reliability
+// (responder PSN checks, duplicates, sequence NAKs; requester ACK timer, go-back-N,
+// retry_cnt), completion generation and CQ events. It talks to the hardware only through
+// the HAL (firmware/hal/ibvp_hal.h) and holds all its state in one Firmware object per HCA.
 //
 // Images are built from this code with a doorbell policy (which waiting doorbell the core
 // serves next); image.cpp is the default (seed 003 Sec. 3.3.1 prioritized doorbells),
-// firmware/examples/ holds others.
+// firmware/examples/ holds others. The QP scheduling policy is an argument of every image
+// ("sched=vc"); docs/hca.md lists the arguments.
 #pragma once
 
 #include <cstdint>
@@ -19,9 +22,10 @@ namespace ibvp::fw {
 
 enum class DoorbellPolicy {
   // Seed 003 Sec. 3.3.1: one queue per priority class, FCFS within a class, higher class
-  // first; a doorbell whose VL's tx buffer is full is skipped, not waited for.
+  // first. A QP whose VL's tx buffer is full is passed over by the QP scheduler, not
+  // waited for.
   prioritized,
-  // Arrival order across all classes (the classes are ignored); full VLs are still skipped.
+  // Arrival order across all classes (the classes are ignored).
   fcfs,
 };
 
@@ -34,11 +38,29 @@ struct StepCosts {
   uint64_t cmd_cycles = 0;  // per command
 };
 
+// Which QP's next packet the tx engine gets when several QPs have work ("sched=...").
+enum class QpSchedPolicy {
+  fcfs,             // the oldest WQE first (fetch order), whole messages in turn
+  strict_priority,  // seed 000 Sec. 2.3: one queue per SL, higher SL first, FCFS inside
+  round_robin,      // one packet per QP in turn (QPN order)
+  weighted_rr,      // `weight` packets per QP in turn (QpInitAttr::weight)
+  virtual_clock,    // seed 003 Sec. 3.1: smallest auxVC first, auxVC += Vtick per packet
+};
+
+struct SchedOptions {
+  QpSchedPolicy policy = QpSchedPolicy::fcfs;
+  // VirtualClock counters: 0 = unbounded, auxVC <- max(auxVC, now) + Vtick (Zhang's
+  // VirtualClock); n = finite n-bit counters with seed 003 Sec. 3.1's overflow rule.
+  uint32_t vc_bits = 0;
+  // Static rate per destination (IBA 9.11.2), "dlid_ipd=LID:IPD", repeatable.
+  std::vector<std::pair<uint16_t, uint32_t>> dlid_ipd;
+};
+
 class Firmware {
  public:
-  Firmware(const ibvp_hal* hal, DoorbellPolicy policy, const StepCosts& costs);
-  // Parses the argument string; false (and `error`) on an unknown key or a bad number.
-  static bool parse_args(const char* args, StepCosts& out, std::string& error);
+  Firmware(const ibvp_hal* hal, DoorbellPolicy policy, const StepCosts& costs, const SchedOptions& sched);
+  // Parses the argument string; false (and `error`) on an unknown key or a bad value.
+  static bool parse_args(const char* args, StepCosts& out, SchedOptions& sched, std::string& error);
   void handle(const ibvp_fw_event& ev);
 
  private:
@@ -56,19 +78,23 @@ class Firmware {
     uint32_t armed = 0;     // 0, 1 next completion, 2 next solicited completion
     uint32_t events = 0;
   };
-  struct SendRecord {       // a send WQE between tx_post and its completion
-    uint64_t wr_id = 0;
-    uint32_t first_psn = 0, last_psn = 0;
-    uint32_t byte_len = 0;
+  // A send WQE from its fetch to its completion.
+  struct SendWork {
+    ibvp_send_wqe wqe{};
     uint32_t wqe_counter = 0;  // send WQEs consumed up to and including this one
-    bool signaled = false;
+    uint64_t seq = 0;          // fetch order across all QPs (FCFS)
+    uint32_t first_psn = 0;
+    uint32_t psns = 1;         // PSNs it occupies (READ: one per response packet)
+    uint32_t packets = 1;      // request packets on the wire (READ: the request only)
+    uint32_t read_done = 0;    // READ: response packets received in order
+    bool started = false;      // checked and given its PSNs
   };
   struct Qp {
     bool valid = false;
     uint32_t type = 0, state = IBVP_QPS_RESET, pdn = 0, send_cqn = 0, recv_cqn = 0;
     uint64_t sq_addr = 0, rq_addr = 0;
     uint32_t sq_entries = 0, rq_entries = 0;
-    uint32_t sq_pi = 0, sq_ci = 0;       // producer (doorbell) and consumer (WQEs executed)
+    uint32_t sq_pi = 0, sq_ci = 0;       // producer (doorbell) and consumer (WQEs fetched)
     uint32_t rq_pi = 0, rq_fetched = 0;  // receive WQEs posted and fetched into the cache
     std::deque<ibvp_recv_wqe> recv_cache;
     uint32_t db_class = 0, ipd = 0;
@@ -79,14 +105,29 @@ class Firmware {
     uint16_t dlid = 0;
     uint8_t sl = 0;
     uint32_t mtu_bytes = 4096;
-    // Responder: the receive WQE of a multi-packet message in progress.
+    // Responder: the message in progress (a SEND into `current`, or an RDMA WRITE).
     bool in_message = false;
+    bool in_write = false;
     bool message_failed = false;
     ibvp_recv_wqe current{};
     uint32_t current_offset = 0;
+    uint64_t write_va = 0;
+    uint32_t write_len = 0;
     bool nak_sent = false;  // a PSN sequence NAK is outstanding (IBA 9.7.5.2.1: send one)
-    std::deque<SendRecord> unacked;   // RC
-    std::deque<SendRecord> tx_wait;   // UD, UC: completed at tx done
+    // Requester: fetched WQEs until they complete. sq[0, send_idx) have all their packets
+    // posted (RC: waiting for the ACK); sq[send_idx] sends packet next_packet next.
+    std::deque<SendWork> sq;
+    uint32_t send_idx = 0, next_packet = 0;
+    std::deque<SendWork> tx_wait;  // UD, UC: all packets posted, completed at TX_DONE
+    // RC reliability (IBA 9.7.6.1): local ACK timeout 4.096 us * 2^timeout (0: infinite),
+    // retries left of retry_cnt, reset when an ACK makes progress.
+    uint8_t timeout = 14, retry_cnt = 7, retries_left = 7;
+    bool timer_armed = false;
+    // Scheduling.
+    bool active = false;   // in active_ (has packets to send)
+    uint32_t weight = 1;   // WRR packets per turn
+    uint32_t rate_mbps = 0;
+    uint64_t aux_vc = 0;   // VirtualClock auxVC, ns
   };
 
   // Events.
@@ -95,13 +136,32 @@ class Firmware {
   void on_rx(const ibvp_rx_packet& rx);
   void on_tx_done(uint64_t cookie, uint32_t failed);
 
+  void on_timer(uint32_t qpn);
+
   // Doorbells.
   bool pick_doorbell(uint32_t& db_class, uint32_t& index);
-  bool servable(const ibvp_doorbell& db);
   void serve(const ibvp_doorbell& db);
-  void run_send_queue(uint32_t qpn);
+  void fetch_send_wqes(uint32_t qpn, Qp& qp);
   void fetch_recv_wqes(Qp& qp);
-  void execute_send(uint32_t qpn, Qp& qp, const ibvp_send_wqe& wqe);
+
+  // Send scheduling and transmission.
+  void set_active(uint32_t qpn, Qp& qp);
+  void schedule();
+  int pick_qp(const uint32_t* space_bytes);
+  uint32_t next_packet_bytes(const Qp& qp) const;
+  uint8_t next_sl(const Qp& qp) const;
+  uint64_t vtick_ns(const Qp& qp, uint32_t bytes) const;
+  void charge_virtual_clock(uint32_t qpn, uint32_t bytes);
+  bool start_wqe(uint32_t qpn, Qp& qp, SendWork& w);
+  void post_next_packet(uint32_t qpn, Qp& qp);
+
+  // RC requester reliability.
+  bool rc_outstanding(const Qp& qp) const { return qp.send_idx > 0 || qp.next_packet > 0; }
+  void arm_timer(uint32_t qpn, Qp& qp);
+  void update_timer(uint32_t qpn, Qp& qp);
+  bool rewind(uint32_t qpn, Qp& qp, uint32_t psn);
+  void retry(uint32_t qpn, Qp& qp, uint32_t psn);
+  void complete_acked(uint32_t qpn, Qp& qp, uint32_t psn, bool inclusive);
 
   // Commands.
   uint32_t create_cq(uint64_t mbox, uint32_t& out);
@@ -112,12 +172,15 @@ class Firmware {
   // Receive.
   void receive_ud(uint32_t qpn, Qp& qp, const ibvp_rx_packet& rx);
   void receive_rc_uc(uint32_t qpn, Qp& qp, const ibvp_rx_packet& rx);
+  void receive_read_request(uint32_t qpn, Qp& qp, const ibvp_rx_packet& rx, bool duplicate);
   void receive_ack(uint32_t qpn, Qp& qp, const ibvp_rx_packet& rx);
+  void receive_read_response(uint32_t qpn, Qp& qp, const ibvp_rx_packet& rx);
+  void responder_error(uint32_t qpn, Qp& qp, const ibvp_rx_packet& rx, uint8_t nak, uint8_t status);
   void send_ack(uint32_t qpn, const Qp& qp, uint32_t psn, uint8_t syndrome);
 
   // Completions.
   void complete(uint32_t cqn, const ibvp_cqe& cqe, bool solicited);
-  void complete_send(uint32_t qpn, const Qp& qp, const SendRecord& r, uint8_t status, bool force);
+  void complete_send(uint32_t qpn, const Qp& qp, const SendWork& w, uint8_t status, bool force);
   void enter_error(uint32_t qpn, Qp& qp);
 
   const Mr* find_mr(uint32_t key) const;
@@ -128,7 +191,14 @@ class Firmware {
   void* c_;
   DoorbellPolicy policy_;
   StepCosts costs_;
+  SchedOptions sched_;
   uint32_t classes_ = 1;
+  uint32_t data_vls_ = 1;
+  uint64_t fetch_seq_ = 0;
+  std::vector<uint32_t> active_;  // QPNs with packets to send, ascending
+  uint32_t rr_last_ = 0;          // round robin: the QPN served last
+  uint32_t wrr_current_ = ~0u, wrr_sent_ = 0;
+  std::vector<uint8_t> dlid_ipd_;  // per DLID, from SchedOptions::dlid_ipd
   uint8_t sl2vl_[16] = {};
   std::vector<Qp> qps_;
   std::vector<Cq> cqs_;

@@ -1,6 +1,5 @@
 // The default firmware image: seed 003 Sec. 3.3.1 prioritized doorbells (FCFS within a
-// class, higher class first, a doorbell whose VL buffer is full is skipped) and the
-// transport of firmware.h.
+// class, higher class first) and the transport and QP scheduling of firmware.h.
 #include "firmware/default/firmware.h"
 
 #define IBVP_FW_EXPORT extern "C" __attribute__((visibility("default")))

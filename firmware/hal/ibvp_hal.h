@@ -31,7 +31,7 @@ extern "C" {
 #endif
 
 /* Bumped on any change to this header that changes layout or meaning. */
-#define IBVP_HAL_VERSION 1u
+#define IBVP_HAL_VERSION 2u /* 2: RDMA descriptors, packet windows, RETH on rx, QP scheduling attributes */
 
 /* ---------------------------------------------------------------------------------------
  * Register map (BAR0 byte offsets; 32-bit registers, 32-bit accesses).
@@ -97,6 +97,8 @@ struct ibvp_mbox_qp {
   uint32_t rq_entries;   /* 36: a power of two */
   uint32_t db_class;     /* 40: doorbell priority class (seed 003 Sec. 3.3.1), 0 = lowest */
   uint32_t ipd;          /* 44: static inter-packet delay in packet times (IBA 9.11.2) */
+  uint32_t weight;       /* 48: weighted round robin: packets per turn (0 counts as 1) */
+  uint32_t rate_mbps;    /* 52: VirtualClock reserved rate, Mb/s (0: the port's rate) */
 };
 struct ibvp_mbox_modify_qp {
   uint32_t qpn;       /* 0 */
@@ -219,8 +221,17 @@ enum { IBVP_DB_SQ = 0, IBVP_DB_RQ = 1, IBVP_DB_CQ_ARM = 2 };
 
 /* A message for the tx engine: it DMA-reads payload_len bytes at payload_addr, segments
  * them into MTU packets (first/middle/last/only opcodes, consecutive PSNs), builds
- * LRH/BTH/DETH/ImmDt/AETH with ICRC and VCRC, and queues the packets on `vl`. */
-enum { IBVP_TX_SEND = 0, IBVP_TX_SEND_IMM = 1, IBVP_TX_ACK = 2 };
+ * LRH/BTH/DETH/RETH/ImmDt/AETH with ICRC and VCRC, and queues the packets on `vl`.
+ * A window (first_packet, num_packets) sends only those packets of the message, with the
+ * opcodes and PSNs they have in the whole message: per-packet scheduling and go-back-N
+ * retransmission (IBA 9.7.5.2.1) reuse one descriptor layout.
+ *   RDMA_WRITE(_IMM): RETH (remote_addr, rkey, payload_len) on the first packet.
+ *   RDMA_READ_REQ: one packet, no payload, RETH (remote_addr, rkey, dma_len).
+ *   READ_RESP: payload from payload_addr, AETH (aeth_syndrome, msn) on first/last/only. */
+enum {
+  IBVP_TX_SEND = 0, IBVP_TX_SEND_IMM = 1, IBVP_TX_ACK = 2, IBVP_TX_RDMA_WRITE = 3, IBVP_TX_RDMA_WRITE_IMM = 4,
+  IBVP_TX_RDMA_READ_REQ = 5, IBVP_TX_READ_RESP = 6
+};
 struct ibvp_tx_desc {
   uint8_t qp_type;      /* IBVP_QPT_* : selects RC/UC/UD opcodes */
   uint8_t op;           /* IBVP_TX_* */
@@ -244,6 +255,14 @@ struct ibvp_tx_desc {
   uint32_t payload_len;
   uint32_t reserved2;
   uint64_t cookie;
+  uint64_t remote_addr; /* RETH.VA */
+  uint32_t rkey;        /* RETH.R_Key */
+  uint32_t dma_len;     /* RETH.DMALen of a READ request (writes: payload_len) */
+  uint32_t first_packet;/* window: first packet of the message to send */
+  uint32_t num_packets; /* window: packets to send; 0 = to the end of the message */
+  uint32_t dlid_ipd;    /* static rate per destination (IBA 9.11.2): idle packet times after
+                           each packet to `dlid`, whatever QP sent it */
+  uint32_t reserved3;
 };
 
 /* A received packet, after the rx engine checked its CRCs and lengths. Its payload stays
@@ -269,6 +288,9 @@ struct ibvp_rx_packet {
   uint8_t reserved;
   uint32_t aeth_msn;
   uint32_t payload_len;
+  uint64_t reth_va;   /* RETH (RDMA WRITE first/only, READ request) */
+  uint32_t reth_rkey;
+  uint32_t reth_dma_len;
 };
 
 enum ibvp_fw_event_kind {
@@ -289,7 +311,7 @@ struct ibvp_fw_event {
 /* Counters the platform reports (Hca::fw_counter). */
 enum ibvp_counter {
   IBVP_CNT_DOORBELLS = 0,
-  IBVP_CNT_DOORBELLS_SKIPPED, /* passed over because their VL was full */
+  IBVP_CNT_DOORBELLS_SKIPPED, /* scheduler passes that left QPs with work: their VL's tx buffer was full */
   IBVP_CNT_WQES,
   IBVP_CNT_TX_MESSAGES,
   IBVP_CNT_RX_PACKETS,
@@ -300,6 +322,9 @@ enum ibvp_counter {
   IBVP_CNT_NAKS_RECEIVED,
   IBVP_CNT_CQES,
   IBVP_CNT_ERROR_CQES,
+  IBVP_CNT_RETRANSMISSIONS,   /* go-back-N restarts (timeout or PSN sequence NAK) */
+  IBVP_CNT_ACK_TIMEOUTS,      /* local ACK timer expiries with requests outstanding */
+  IBVP_CNT_DUPLICATES,        /* duplicate requests seen by a responder */
   IBVP_CNT_COUNT
 };
 

@@ -54,15 +54,30 @@ uint32_t packet_count(const ibvp_tx_desc& d) {
 // middle / last or only; the immediate rides on the last packet.
 ib::Opcode opcode_for(const ibvp_tx_desc& d, uint32_t index, uint32_t count) {
   if (d.op == IBVP_TX_ACK) return ib::Opcode::rc_acknowledge;
-  const bool imm = d.op == IBVP_TX_SEND_IMM;
+  if (d.op == IBVP_TX_RDMA_READ_REQ) return ib::Opcode::rc_rdma_read_request;
+  if (d.op == IBVP_TX_READ_RESP) {
+    if (count == 1) return ib::Opcode::rc_rdma_read_response_only;
+    if (index == 0) return ib::Opcode::rc_rdma_read_response_first;
+    return index + 1 < count ? ib::Opcode::rc_rdma_read_response_middle : ib::Opcode::rc_rdma_read_response_last;
+  }
+  const bool imm = d.op == IBVP_TX_SEND_IMM || d.op == IBVP_TX_RDMA_WRITE_IMM;
   if (d.qp_type == IBVP_QPT_UD) return imm ? ib::Opcode::ud_send_only_imm : ib::Opcode::ud_send_only;
   const uint8_t base = d.qp_type == IBVP_QPT_UC ? 0x20 : 0x00;
+  // SEND First 0x00, Middle 0x01, Last 0x02, Last Imm 0x03, Only 0x04, Only Imm 0x05;
+  // RDMA WRITE the same sequence from 0x06.
+  const uint8_t o = (d.op == IBVP_TX_RDMA_WRITE || d.op == IBVP_TX_RDMA_WRITE_IMM) ? 0x06 : 0x00;
   uint8_t op;
-  if (count == 1) op = imm ? 0x05 : 0x04;        // SEND Only (with Immediate)
-  else if (index == 0) op = 0x00;                // SEND First
-  else if (index + 1 < count) op = 0x01;         // SEND Middle
-  else op = imm ? 0x03 : 0x02;                   // SEND Last (with Immediate)
-  return static_cast<ib::Opcode>(base | op);
+  if (count == 1) op = imm ? 0x05 : 0x04;
+  else if (index == 0) op = 0x00;
+  else if (index + 1 < count) op = 0x01;
+  else op = imm ? 0x03 : 0x02;
+  return static_cast<ib::Opcode>(base | (o + op));
+}
+
+// The packets of the descriptor's window: [first, end).
+uint32_t window_end(const ibvp_tx_desc& d) {
+  const uint32_t count = packet_count(d);
+  return d.num_packets == 0 ? count : std::min(count, d.first_packet + d.num_packets);
 }
 
 uint32_t segment_bytes(const ibvp_tx_desc& d, uint32_t index) {
@@ -409,7 +424,7 @@ uint32_t Hca::hal_tx_space(uint32_t vl) {
 uint32_t Hca::message_wire_bytes(const ibvp_tx_desc& d) const {
   const uint32_t count = packet_count(d);
   uint32_t bytes = 0;
-  for (uint32_t i = 0; i < count; ++i) {
+  for (uint32_t i = d.first_packet; i < window_end(d); ++i) {
     ib::Packet shape;
     shape.bth.opcode = opcode_for(d, i, count);
     shape.payload_bytes = segment_bytes(d, i);
@@ -422,9 +437,14 @@ int Hca::hal_tx_post(const ibvp_tx_desc* d) {
   hal_call();
   if (d == nullptr || d->vl >= cfg_.data_vls || !is_mtu(d->mtu_bytes) || d->dlid == 0) return -1;
   if (d->qp_type != IBVP_QPT_RC && d->qp_type != IBVP_QPT_UC && d->qp_type != IBVP_QPT_UD) return -1;
-  if (d->op != IBVP_TX_SEND && d->op != IBVP_TX_SEND_IMM && d->op != IBVP_TX_ACK) return -1;
-  if (d->op == IBVP_TX_ACK && (d->qp_type != IBVP_QPT_RC || d->payload_len != 0)) return -1;
+  if (d->op > IBVP_TX_READ_RESP) return -1;
+  const bool rc_only = d->op == IBVP_TX_ACK || d->op == IBVP_TX_RDMA_READ_REQ || d->op == IBVP_TX_READ_RESP;
+  if (rc_only && d->qp_type != IBVP_QPT_RC) return -1;
+  const bool rdma_write = d->op == IBVP_TX_RDMA_WRITE || d->op == IBVP_TX_RDMA_WRITE_IMM;
+  if (rdma_write && d->qp_type == IBVP_QPT_UD) return -1;  // IBA Table 38: no UD RDMA
+  if ((d->op == IBVP_TX_ACK || d->op == IBVP_TX_RDMA_READ_REQ) && d->payload_len != 0) return -1;
   if (d->qp_type == IBVP_QPT_UD && d->payload_len > d->mtu_bytes) return -1;
+  if (d->first_packet >= packet_count(*d)) return -1;  // an empty window
   TxJob job{*d, message_wire_bytes(*d)};
   // Reserved now, so the firmware's next look at tx_space already counts this message.
   tx_reserved_[d->vl] += job.wire_bytes;
@@ -506,13 +526,17 @@ ib::Packet* Hca::build_packet(const ibvp_tx_desc& d, uint32_t index, uint32_t co
   p->bth.dest_qp = d.dest_qp & 0xFFFFFF;
   // RC asks for an ACK on the last packet of a message (IBA 9.7.6.1.2 lets the requester
   // choose; one per message is what current HCAs do for short messages).
-  p->bth.ack_req = d.qp_type == IBVP_QPT_RC && d.op != IBVP_TX_ACK && last;
+  p->bth.ack_req = d.qp_type == IBVP_QPT_RC && d.op != IBVP_TX_ACK && d.op != IBVP_TX_READ_RESP && last;
   p->bth.psn = (d.psn + index) & 0xFFFFFF;
   p->deth.q_key = d.q_key;
   p->deth.src_qp = d.src_qp & 0xFFFFFF;
   p->immdt = d.imm_data;
   p->aeth.syndrome = d.aeth_syndrome;
   p->aeth.msn = d.msn & 0xFFFFFF;
+  // RETH on the first packet of an RDMA WRITE and on a READ request (IBA Table 39).
+  p->reth.va = d.remote_addr;
+  p->reth.r_key = d.rkey;
+  p->reth.dma_len = d.op == IBVP_TX_RDMA_READ_REQ ? d.dma_len : d.payload_len;
   p->payload_bytes = bytes;
   if (bytes > 0) p->payload.assign(payload, payload + bytes);
   p->finalize_lengths();
@@ -527,9 +551,14 @@ void Hca::tx_thread() {
     const TxJob job = tx_jobs_.front();
     tx_jobs_.pop_front();
     const ibvp_tx_desc& d = job.desc;
-    std::vector<uint8_t> data(d.payload_len);
+    // Only the window's bytes are read (a retransmission or one scheduled packet).
+    const uint32_t count = packet_count(d), end = window_end(d);
+    const uint64_t offset = uint64_t{d.first_packet} * d.mtu_bytes;
+    uint32_t len = 0;
+    for (uint32_t i = d.first_packet; i < end; ++i) len += segment_bytes(d, i);
+    std::vector<uint8_t> data(len);
     uint64_t ready = agenda_.now_ps();
-    if (d.payload_len > 0) {
+    if (len > 0) {
       // At most dma_max_outstanding_reads payload reads in flight: wait for the oldest.
       for (;;) {
         while (!dma_reads_done_ps_.empty() && dma_reads_done_ps_.front() <= agenda_.now_ps())
@@ -539,10 +568,10 @@ void Hca::tx_thread() {
       }
       tlm::tlm_generic_payload t;
       t.set_command(tlm::TLM_READ_COMMAND);
-      t.set_address(d.payload_addr);
+      t.set_address(d.payload_addr + offset);
       t.set_data_ptr(data.data());
-      t.set_data_length(d.payload_len);
-      t.set_streaming_width(d.payload_len);
+      t.set_data_length(len);
+      t.set_streaming_width(len);
       t.set_response_status(tlm::TLM_INCOMPLETE_RESPONSE);
       sc_core::sc_time delay = sc_core::SC_ZERO_TIME;
       dma->b_transport(t, delay);
@@ -557,13 +586,14 @@ void Hca::tx_thread() {
       ready = agenda_.now_ps() + delay.value();
       dma_reads_done_ps_.push_back(ready);
     }
-    const uint32_t count = packet_count(d);
     const uint64_t at = ready + cfg_.tx_pipeline_delay.value();
-    for (uint32_t i = 0; i < count; ++i) {
+    for (uint32_t i = d.first_packet; i < end; ++i) {
       const uint32_t bytes = segment_bytes(d, i);
-      ib::Packet* p = build_packet(d, i, count, data.data() + static_cast<size_t>(i) * d.mtu_bytes, bytes);
-      const bool last = i + 1 == count;
-      auto* t = new TxPacket{p, d.src_qp, d.ipd, p->size, d.vl, last && d.notify_done != 0, d.cookie};
+      const size_t at_byte = static_cast<size_t>(i - d.first_packet) * d.mtu_bytes;
+      ib::Packet* p = build_packet(d, i, count, data.data() + at_byte, bytes);
+      const bool last = i + 1 == end;
+      auto* t = new TxPacket{p, d.src_qp, d.ipd, d.dlid, d.dlid_ipd, p->size, d.vl, last && d.notify_done != 0,
+                             d.cookie};
       agenda_.push_at(at, kTxEnqueue, 0, 0, t);
     }
   }
@@ -595,6 +625,11 @@ void Hca::try_send() {
       earliest = std::min(earliest, it->second);
       continue;
     }
+    const auto dt = dlid_next_allowed_ps_.find(head.dlid);
+    if (dt != dlid_next_allowed_ps_.end() && dt->second > now) {
+      earliest = std::min(earliest, dt->second);
+      continue;
+    }
     const bool blocked = !credits_.can_send(vl, ib::blocks_for(head.bytes));
     credit_wait_.sample(vl, blocked, now, counters_);
     any_blocked |= blocked;
@@ -620,6 +655,9 @@ void Hca::send(uint8_t vl) {
   const uint64_t end = now + duration;
   if (t->ipd > 0) next_allowed_ps_[t->src_qp] = end + uint64_t{t->ipd} * duration;
   else next_allowed_ps_.erase(t->src_qp);
+  // Static rate per destination (IBA 9.11.2): the same rule keyed by the DLID.
+  if (t->dlid_ipd > 0) dlid_next_allowed_ps_[t->dlid] = end + uint64_t{t->dlid_ipd} * duration;
+  else dlid_next_allowed_ps_.erase(t->dlid);
   credits_.consume(vl, ib::blocks_for(t->bytes));
   credit_wait_.sample(vl, false, now, counters_);
   credit_wait_.sample_port(false, now, counters_);
@@ -719,7 +757,6 @@ void Hca::rx_ready(ib::Packet* p) {
     rx_discard(p);
     return;
   }
-  probe_.deliver(*p, node_, p->hop_tail_ps);
   const ib::Packet& h = r.packet;
   auto* item = new RxItem{p, {}};
   ibvp_rx_packet& i = item->info;
@@ -743,6 +780,16 @@ void Hca::rx_ready(ib::Packet* p) {
   i.icrc_ok = r.icrc_ok;
   i.vcrc_ok = r.vcrc_ok;
   i.payload_len = h.payload_bytes;
+  i.reth_va = h.reth.va;
+  i.reth_rkey = h.reth.r_key;
+  i.reth_dma_len = h.reth.dma_len;
+  if (test_rx_drop_ && test_rx_drop_(i)) {
+    ++test_rx_dropped_;
+    delete item;
+    rx_discard(p);
+    return;
+  }
+  probe_.deliver(*p, node_, p->hop_tail_ps);
   raise(IBVP_EV_RX_PACKET, 0, 0, item);
 }
 

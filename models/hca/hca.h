@@ -21,6 +21,7 @@
 #include <array>
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <memory>
 #include <string>
 #include <systemc>
@@ -101,6 +102,13 @@ class Hca : public sc_core::sc_module {
   // Firmware log lines (level, text), kept for tests and reports; models never print.
   const std::vector<std::pair<int, std::string>>& firmware_log() const { return log_; }
 
+  // Test hook: the rx engine offers every packet that passed its checks to `drop` (decoded
+  // headers as the firmware would see them) and discards those for which it returns true,
+  // as if they had been lost on the wire; counted in test_rx_dropped(). Tests use it to
+  // lose chosen data packets, ACKs or READ responses (tests/hca/test_reliability.cpp).
+  void set_test_rx_drop(std::function<bool(const ibvp_rx_packet&)> drop) { test_rx_drop_ = std::move(drop); }
+  uint64_t test_rx_dropped() const { return test_rx_dropped_; }
+
  private:
   struct CoreEvent {
     uint32_t kind;
@@ -119,6 +127,8 @@ class Hca : public sc_core::sc_module {
     ib::Packet* packet;
     uint32_t src_qp;
     uint32_t ipd;
+    uint16_t dlid;
+    uint32_t dlid_ipd;  // static rate per destination
     uint32_t bytes;
     uint8_t vl;
     bool notify;  // the last packet of a descriptor posted with notify_done
@@ -224,9 +234,12 @@ class Hca : public sc_core::sc_module {
   link::CreditWaitClock credit_wait_;
   link::PortCounters counters_;
   std::unordered_map<uint32_t, uint64_t> next_allowed_ps_;  // static IPD per sending QP
+  std::unordered_map<uint16_t, uint64_t> dlid_next_allowed_ps_;  // static IPD per DLID
   uint64_t busy_until_ = 0;
   uint64_t wake_ps_ = ~uint64_t{0};
   uint64_t rx_dropped_ = 0;
+  std::function<bool(const ibvp_rx_packet&)> test_rx_drop_;
+  uint64_t test_rx_dropped_ = 0;
 };
 
 }  // namespace ibvp::hca

@@ -178,6 +178,8 @@ QueuePair* create_qp(ProtectionDomain* pd, const QpInitAttr& attr) {
   m.rq_entries = qp->rq_entries;
   m.db_class = attr.doorbell_class;
   m.ipd = attr.ipd;
+  m.weight = attr.weight;
+  m.rate_mbps = attr.reserved_rate_mbps;
   uint32_t qpn = 0;
   if (ctx.command(IBVP_CMD_CREATE_QP, &m, sizeof m, qpn) != IBVP_CMD_STATUS_OK) return nullptr;
   qp->qp_num = qpn;
@@ -325,14 +327,16 @@ int poll_cq(CompletionQueue* cq, int num_entries, Wc* wc) {
     w.byte_len = e.byte_len;
     w.imm_data = e.imm_data;
     w.qp_num = e.qp_num;
-    w.src_qp = e.opcode == IBVP_WC_SEND ? 0 : e.src_qp;
+    // Requester completions (SEND, RDMA WRITE, RDMA READ) have opcodes below IBVP_WC_RECV.
+    const bool send_side = e.opcode < IBVP_WC_RECV;
+    w.src_qp = send_side ? 0 : e.src_qp;
     w.wc_flags = e.wc_flags;
     w.slid = e.slid;
     w.sl = e.sl;
     cq->consumer++;
     if (QueuePair* qp = ctx.qp_by_number(e.qp_num)) {
       // Send completions carry the WQE counter: every WQE before it is done, signaled or not.
-      if (e.opcode == IBVP_WC_SEND) qp->sq_tail = e.src_qp;
+      if (send_side) qp->sq_tail = e.src_qp;
       else qp->rq_tail++;
     }
   }

@@ -130,6 +130,10 @@ struct QpInitAttr {
   // (seed 003 Sec. 3.3.1) and its static inter-packet delay (IBA 9.11.2) in packet times.
   uint32_t doorbell_class = 0;
   uint32_t ipd = 0;
+  // QP scheduling in the HCA (docs/hca.md, "QP scheduling"): packets per turn under
+  // weighted round robin, and the reserved rate (Mb/s) VirtualClock derives Vtick from.
+  uint32_t weight = 1;
+  uint32_t reserved_rate_mbps = 0;
 };
 struct QpAttr {
   QpState qp_state = QpState::reset;

@@ -51,17 +51,18 @@ HcaBench::HcaBench(const HcaBenchOptions& o) {
   }
 }
 
-void open_side(Side& s, driver::HostNode& host, verbs::QpType type, uint32_t doorbell_class) {
+void open_side(Side& s, driver::HostNode& host, verbs::QpType type, uint32_t doorbell_class, uint32_t access,
+               int cq_entries) {
   s.ctx = verbs::open_device(host.cpu, Side::kDriverArea, Side::kDriverBytes);
   ASSERT_NE(s.ctx, nullptr);
   verbs::PortAttr port;
   ASSERT_EQ(verbs::query_port(*s.ctx, 1, port), 0);
   s.lid = port.lid;
   s.pd = verbs::alloc_pd(*s.ctx);
-  s.mr = verbs::reg_mr(s.pd, Side::kBuffer, Side::kBufferBytes, verbs::ACCESS_LOCAL_WRITE);
+  s.mr = verbs::reg_mr(s.pd, Side::kBuffer, Side::kBufferBytes, access);
   ASSERT_NE(s.mr, nullptr);
-  s.send_cq = verbs::create_cq(*s.ctx, 64);
-  s.recv_cq = verbs::create_cq(*s.ctx, 64);
+  s.send_cq = verbs::create_cq(*s.ctx, cq_entries);
+  s.recv_cq = verbs::create_cq(*s.ctx, cq_entries);
   ASSERT_NE(s.send_cq, nullptr);
   ASSERT_NE(s.recv_cq, nullptr);
   s.qp = add_qp(s, type, doorbell_class);
@@ -101,6 +102,32 @@ void bring_up(verbs::QueuePair* qp, uint16_t dlid, uint32_t dest_qpn, uint32_t q
   ASSERT_EQ(modify_qp(qp, a, mask), 0);
   a.qp_state = QpState::rts;
   a.sq_psn = 0x100;
+  mask = QP_STATE | QP_SQ_PSN;
+  if (qp->qp_type == QpType::rc) mask |= QP_TIMEOUT | QP_RETRY_CNT | QP_RNR_RETRY | QP_MAX_QP_RD_ATOMIC;
+  ASSERT_EQ(modify_qp(qp, a, mask), 0);
+}
+
+void bring_up_connected(verbs::QueuePair* qp, uint16_t dlid, uint32_t dest_qpn, const ConnectedAttrs& c) {
+  using namespace verbs;
+  QpAttr a;
+  a.qp_state = QpState::init;
+  a.pkey_index = 0;
+  a.port_num = 1;
+  a.qp_access_flags = c.access;
+  ASSERT_EQ(modify_qp(qp, a, QP_STATE | QP_PKEY_INDEX | QP_PORT | QP_ACCESS_FLAGS), 0);
+  a.qp_state = QpState::rtr;
+  a.ah_attr.dlid = dlid;
+  a.ah_attr.sl = c.sl;
+  a.path_mtu = c.mtu;
+  a.dest_qp_num = dest_qpn;
+  a.rq_psn = 0x100;
+  uint32_t mask = QP_STATE | QP_AV | QP_PATH_MTU | QP_DEST_QPN | QP_RQ_PSN;
+  if (qp->qp_type == QpType::rc) mask |= QP_MAX_DEST_RD_ATOMIC | QP_MIN_RNR_TIMER;
+  ASSERT_EQ(modify_qp(qp, a, mask), 0);
+  a.qp_state = QpState::rts;
+  a.sq_psn = 0x100;
+  a.timeout = c.timeout;
+  a.retry_cnt = c.retry_cnt;
   mask = QP_STATE | QP_SQ_PSN;
   if (qp->qp_type == QpType::rc) mask |= QP_TIMEOUT | QP_RETRY_CNT | QP_RNR_RETRY | QP_MAX_QP_RD_ATOMIC;
   ASSERT_EQ(modify_qp(qp, a, mask), 0);

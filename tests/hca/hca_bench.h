@@ -55,12 +55,24 @@ struct Side {
   static constexpr uint64_t kDriverBytes = 16 << 20;
 };
 
-// Opens the device of `host` and creates PD, MR, CQs and one QP of `type` (program thread).
-void open_side(Side& s, driver::HostNode& host, verbs::QpType type, uint32_t doorbell_class = 0);
+// Opens the device of `host` and creates PD, MR (with `access`), CQs of `cq_entries` and
+// one QP of `type` (program thread).
+void open_side(Side& s, driver::HostNode& host, verbs::QpType type, uint32_t doorbell_class = 0,
+               uint32_t access = verbs::ACCESS_LOCAL_WRITE, int cq_entries = 64);
 // Adds one more QP of `type` on the same PD and CQs.
 verbs::QueuePair* add_qp(Side& s, verbs::QpType type, uint32_t doorbell_class);
 // Brings `qp` to RTS: UD with Q_Key `qkey`; RC/UC connected to (dlid, dest_qpn).
 void bring_up(verbs::QueuePair* qp, uint16_t dlid, uint32_t dest_qpn, uint32_t qkey = 0x11111111);
+// RC/UC attributes of bring_up_connected.
+struct ConnectedAttrs {
+  uint32_t access = verbs::ACCESS_LOCAL_WRITE;
+  uint8_t timeout = 14;   // local ACK timeout 4.096 us * 2^timeout
+  uint8_t retry_cnt = 7;
+  uint8_t sl = 0;
+  verbs::Mtu mtu = verbs::Mtu::mtu_1024;
+};
+// Brings an RC or UC `qp` to RTS connected to (dlid, dest_qpn), PSNs 0x100 both ways.
+void bring_up_connected(verbs::QueuePair* qp, uint16_t dlid, uint32_t dest_qpn, const ConnectedAttrs& c);
 
 constexpr uint32_t kQkey = 0x11111111;
 

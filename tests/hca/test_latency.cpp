@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <systemc>
 
+#include "common/hca_latency.h"
 #include "hca/hca_bench.h"
 
 using namespace ibvp;
@@ -15,44 +16,9 @@ using sc_core::sc_time;
 
 namespace {
 
-using u128 = unsigned __int128;
-constexpr uint64_t kNs = 1000;  // ps
-
-// PCIe Gen3 x8 (the bus default): bytes * 8 bits / (8 lanes * 8 GT/s * 128/130), rounded up.
-uint64_t pcie_ps(uint64_t bytes) {
-  const u128 num = static_cast<u128>(bytes) * 8 * 130 * 1'000'000'000'000ULL;
-  const u128 den = static_cast<u128>(8) * 8'000'000'000ULL * 128;
-  return static_cast<uint64_t>((num + den - 1) / den);
-}
-constexpr uint64_t kTlp = 24;  // TLP overhead bytes (bus default)
-// 4X EDR: 4 x 25.78125 Gb/s x 64/66 = 100 Gb/s exactly: 80 ps per byte.
-uint64_t link_ps(uint64_t bytes) { return bytes * 80; }
-
-struct Parts {
-  uint64_t call = 50 * kNs;     // HostCpuConfig::verbs_call_cost
-  uint64_t bus = 200 * kNs;     // HostBusConfig::latency
-  uint64_t mem = 80 * kNs;      // HostMemoryConfig::access_latency
-  uint64_t tx_pipe = 50 * kNs;  // HcaConfig::tx_pipeline_delay
-  uint64_t rx_pipe = 50 * kNs;  // HcaConfig::rx_pipeline_delay
-  uint64_t sw_pipe = 100 * kNs; // SwitchConfig::pipeline_delay
-  uint64_t prop = 10 * kNs;     // 2 m at 5 ns/m
-};
-
-// Post to poll-return of a UD SEND of `payload` bytes, firmware costs zero.
-uint64_t expected_ps(const Parts& p, uint64_t payload) {
-  const uint64_t wire = 8 + 12 + 8 + payload + (4 - payload % 4) % 4 + 4 + 2;  // LRH BTH DETH payload pad ICRC VCRC
-  const uint64_t doorbell = p.call + pcie_ps(4 + kTlp) + p.bus;                  // post_send, 32-bit MMIO store
-  // A DMA read: request TLP, bus latency, memory access, completion TLP(s), bus latency.
-  const auto dma_read = [&](uint64_t n) { return pcie_ps(kTlp) + p.bus + p.mem + pcie_ps(n + kTlp) + p.bus; };
-  const uint64_t wqe = dma_read(IBVP_SEND_WQE_BYTES);
-  const uint64_t data = dma_read(payload);
-  const uint64_t fabric = link_ps(wire) + p.prop + p.sw_pipe + p.prop;  // cut-through: one serialization
-  // Payload then CQE, back to back on the upstream pipe; the CQE lands one bus latency and
-  // one memory access after its TLP has left.
-  const uint64_t writes = pcie_ps(payload + kTlp) + pcie_ps(IBVP_CQE_BYTES + kTlp) + p.bus + p.mem;
-  const uint64_t poll = p.call;  // the poll that finds the CQE
-  return doorbell + wqe + data + p.tx_pipe + fabric + p.rx_pipe + writes + poll;
-}
+using Parts = tb::UdLatencyParts;
+// The sum of the parts (tests/common/hca_latency.h), post_send to poll return.
+uint64_t expected_ps(const Parts& p, uint64_t payload) { return tb::ud_send_latency_ps(p, payload); }
 
 // Runs one UD send of `payload` bytes from h1 to h2 and returns post-to-completion time.
 uint64_t measure(const tb::HcaBenchOptions& o, uint32_t payload) {
