@@ -46,6 +46,9 @@ class Rng {
   }
   // Exponentially distributed with the given mean.
   double exponential(double mean) { return -mean * std::log1p(-uniform()); }
+  // A stream of its own for one part of a component (a flow's ON/OFF periods beside its
+  // packets), seeded from this stream's state and the part's name; this stream is unchanged.
+  Rng derive(const std::string& part) const { return Rng(s_[0] ^ rotl(s_[2], 17), part); }
 
  private:
   static uint64_t rotl(uint64_t x, int k) { return (x << k) | (x >> (64 - k)); }

@@ -6,6 +6,16 @@
 
 namespace ibvp::sw {
 
+const char* marking_policy_name(MarkingPolicy p) {
+  switch (p) {
+    case MarkingPolicy::none: return "none";
+    case MarkingPolicy::naive: return "naive";
+    case MarkingPolicy::input_triggered: return "input_triggered";
+    case MarkingPolicy::input_output_triggered: return "input_output_triggered";
+  }
+  return "?";
+}
+
 const char* crossbar_policy_name(CrossbarPolicy p) {
   switch (p) {
     case CrossbarPolicy::fifo: return "fifo";
@@ -32,7 +42,8 @@ Switch::Switch(sc_core::sc_module_name name, uint32_t node, const SwitchConfig& 
       agenda_("agenda", [this](const sim::Action& a) { dispatch(a); }),
       ports_(cfg.num_ports + 1u),
       sl2vl_(cfg.num_ports + 1u, std::vector<Sl2VlTable>(cfg.num_ports + 1u, cfg.sl2vl)),
-      requests_from_((cfg.num_ports + 1u) * (cfg.num_ports + 1u), 0) {
+      requests_from_((cfg.num_ports + 1u) * (cfg.num_ports + 1u), 0),
+      ecn_(cfg.ecn, cfg.num_ports) {
   for (const Cable& c : cables) attach_port(c.port, c.rate);
 }
 
@@ -82,6 +93,12 @@ tlm::tlm_sync_enum Switch::on_rx(int port, tlm::tlm_generic_payload& gp, tlm::tl
     // cost an event per hop. It requests its output after the pipeline delay.
     admit(static_cast<uint16_t>(port), p);
     agenda_.push_at(head_ps + cfg_.pipeline_delay.value(), kRouted, static_cast<uint16_t>(port), 0, p);
+    if (ecn_.enabled()) {
+      const uint8_t vl = p->lrh.vl;
+      const uint32_t blocks = ib::blocks_for(p->size);
+      ports_[port].arriving_blocks[vl] += blocks;
+      agenda_.push_at(p->hop_tail_ps, kTailIn, static_cast<uint16_t>(port), (blocks << 4) | vl);
+    }
   }
   return tlm::TLM_COMPLETED;
 }
@@ -119,6 +136,7 @@ void Switch::dispatch(const sim::Action& a) {
       offer_input(a.port);
       break;
     case kFreeInput: free_input(a.port, static_cast<uint8_t>(a.arg & 0xF), a.arg >> 4); break;
+    case kTailIn: tail_in(a.port, static_cast<uint8_t>(a.arg & 0xF), a.arg >> 4); break;
     case kDeliverLocal: {
       auto* p = static_cast<ib::Packet*>(a.ptr);
       probe_.deliver(*p, node_, agenda_.now_ps());
@@ -188,6 +206,7 @@ void Switch::routed(uint16_t in_port, ib::Packet* p) {
   requests_from_[in_port * ports_.size() + out_port]++;
   ports_[in_port].queued++;
   out.requested_vls |= static_cast<uint16_t>(1u << out_vl);
+  if (ecn_.enabled()) ecn_.waiting(out_port);
   arbitrate(out_port);
 }
 
@@ -199,6 +218,35 @@ void Switch::drop(uint16_t in_port, ib::Packet* p, ib::DropReason why) {
   const uint32_t arg = (ib::blocks_for(p->size) << 4) | p->lrh.vl;
   agenda_.push_at(std::max(p->hop_tail_ps, agenda_.now_ps()), kFreeInput, in_port, arg);
   packets_.release(p);
+}
+
+// Seed 004 Sec. 5: a buffer is full when the receipt of a packet's last byte leaves it
+// without room for one more maximum-sized packet. Then the naive policy marks the packets in
+// it, and the triggered policies make every output its packets wait for congested.
+void Switch::tail_in(uint16_t in_port, uint8_t vl, uint32_t blocks) {
+  Port& in = ports_[in_port];
+  assert(in.arriving_blocks[vl] >= blocks);
+  in.arriving_blocks[vl] -= blocks;
+  in.buffers.absorb(agenda_.now_ps());
+  // Packets behind this one have taken their space as they were sent but are not here yet.
+  const uint32_t resident = in.buffers.used_blocks(vl) - in.arriving_blocks[vl];
+  if (resident + ib::blocks_for(cfg_.ecn.max_packet_bytes) <= in.buffers.capacity_blocks(vl)) return;
+  const size_t n = ports_.size();
+  for (uint16_t out = 1; out < n; ++out) {
+    if (requests_from_[in_port * n + out] == 0) continue;
+    if (!ecn_.naive()) {
+      ecn_.trigger(out);
+      continue;
+    }
+    // The packets of this buffer still waiting here (one already leaving cannot be marked;
+    // one still in the pipeline has not asked for its output yet and is not seen).
+    for (std::deque<Request>& q : ports_[out].requests)
+      for (Request& r : q)
+        if (r.in_port == in_port && r.in_vl == vl && !r.packet->bth.fecn) {
+          r.packet->bth.fecn = true;
+          in.counters.fecn_marked++;
+        }
+  }
 }
 
 void Switch::free_input(uint16_t in_port, uint8_t vl, uint32_t blocks) {
@@ -341,6 +389,10 @@ void Switch::start_transmit(uint16_t out_port, uint8_t vl, int index) {
   ib::Packet* p = r.packet;
   const uint32_t bytes = p->size;
   const uint64_t start = agenda_.now_ps();
+  if (ecn_.enabled() && ecn_.transmit(out_port)) {
+    p->bth.fecn = true;
+    out.counters.fecn_marked++;
+  }
   // Cut-through: the tail cannot leave before it has arrived (a faster output waits).
   const uint64_t end = std::max(start + out.rate.serialization_ps(bytes), r.tail_ps);
   out.credits.consume(vl, r.blocks);

@@ -32,6 +32,7 @@
 #include "models/link/vl_arbiter.h"
 #include "models/sim/observer.h"
 #include "models/sim/timed_queue.h"
+#include "models/switch/ecn_marker.h"
 #include "models/switch/lft.h"
 
 namespace ibvp::sw {
@@ -55,6 +56,7 @@ struct SwitchConfig {
   uint32_t bypass_limit = 4;
   link::VlArbConfig vlarb = link::VlArbConfig::round_robin(1);
   Sl2VlTable sl2vl = default_sl2vl(1);  // for every (input, output) pair unless set per pair
+  EcnConfig ecn;                         // congestion marking (seed 004 Sec. 5)
 
   static Sl2VlTable default_sl2vl(uint8_t data_vls);
 };
@@ -115,6 +117,9 @@ class Switch : public sc_core::sc_module {
     link::LinkRate rate{link::LinkConfig{}};
     // Input side.
     link::RxBuffers buffers;
+    // Blocks admitted (a data packet takes its space as it is sent) whose tail is not in yet,
+    // per VL: the buffer's content as a receiver sees it is used - arriving.
+    std::array<uint32_t, ib::kMaxVls> arriving_blocks{};
     // The crossbar connects this input to an output until then (non-multiplexed).
     uint64_t feeding_until = 0;
     uint32_t queued = 0;   // requests of packets from this input, at any output
@@ -133,7 +138,9 @@ class Switch : public sc_core::sc_module {
   // kTxEnd: a transmission ends while its output or its input has requests waiting;
   // kRetry: arbitrate an output again (it frees, or credits land); kOffer: an input's
   // crossbar connection frees while requests of it wait at other outputs.
-  enum ActionKind : uint16_t { kHead, kRouted, kTxEnd, kRetry, kOffer, kFreeInput, kDeliverLocal };
+  // kTailIn: a data packet's tail is in (only with congestion marking on: it decides
+  // whether the input buffer is full).
+  enum ActionKind : uint16_t { kHead, kRouted, kTxEnd, kRetry, kOffer, kFreeInput, kDeliverLocal, kTailIn };
 
   tlm::tlm_sync_enum on_rx(int port, tlm::tlm_generic_payload& gp, tlm::tlm_phase& phase,
                            sc_core::sc_time& delay);
@@ -157,6 +164,7 @@ class Switch : public sc_core::sc_module {
   void schedule_retry(uint16_t out_port, uint64_t at_ps);
   void schedule_offer(uint16_t in_port, uint64_t at_ps);
   void free_input(uint16_t in_port, uint8_t vl, uint32_t blocks);
+  void tail_in(uint16_t in_port, uint8_t vl, uint32_t blocks);
   // Tells the sender on `in_port` that `blocks` of `vl` free `after_ps` from now.
   void return_credit(uint16_t in_port, uint8_t vl, uint32_t blocks, uint64_t after_ps);
 
@@ -171,6 +179,7 @@ class Switch : public sc_core::sc_module {
   std::vector<std::vector<Sl2VlTable>> sl2vl_;  // [in][out]
   std::vector<uint32_t> requests_from_;     // [in * (ports + 1) + out]: requests queued
   uint16_t rr_start_ = 1;                   // rotates which output is offered a freed input first
+  EcnMarker ecn_;
   uint64_t dropped_ = 0;
   uint64_t buffered_ = 0;
 };

@@ -5,6 +5,29 @@
 
 namespace ibvp::sw {
 
+const sim::ParamGroup& ecn_params() {
+  static const sim::ParamGroup group = [] {
+    sim::GroupBuilder<EcnConfig> b("ecn", "Congestion marking (FECN) of an input-buffered switch, seed 004 Sec. 5.");
+    const MarkingPolicy all[] = {MarkingPolicy::none, MarkingPolicy::naive, MarkingPolicy::input_triggered,
+                                 MarkingPolicy::input_output_triggered};
+    std::vector<std::pair<std::string, MarkingPolicy>> names;
+    for (MarkingPolicy p : all) names.emplace_back(marking_policy_name(p), p);
+    b.choice("policy", &EcnConfig::policy, names,
+             "none; naive (packets in a full input buffer); input_triggered (a full input buffer marks "
+             "the packets leaving for its outputs, cnt1/cnt2); input_output_triggered (also when more "
+             "than output_threshold packets wait for one output).");
+    b.integer("output_threshold", &EcnConfig::output_threshold, "packets",
+              "input_output_triggered: packets waiting for one output that trigger marking.")
+        .range(1, 1 << 20);
+    b.integer("max_packet_bytes", &EcnConfig::max_packet_bytes, "bytes",
+              "A buffer is full when it has no room left for a packet of this size; 0: the largest packet "
+              "of the run's flows.")
+        .range(0, 1 << 20);
+    return b.build();
+  }();
+  return group;
+}
+
 const sim::ParamGroup& switch_params() {
   static const sim::ParamGroup group = [] {
     // num_ports is not here: every switch has the ports its topology node declares.
@@ -22,6 +45,7 @@ const sim::ParamGroup& switch_params() {
     b.integer("bypass_limit", &SwitchConfig::bypass_limit, "requests",
               "fifo_bypass: how often younger requests may pass one head request.")
         .range(0, 255);
+    b.object("ecn", &SwitchConfig::ecn, ecn_params(), "Congestion marking.").defaults_to("policy none");
     return b.build();
   }();
   return group;

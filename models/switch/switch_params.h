@@ -5,5 +5,7 @@
 namespace ibvp::sw {
 
 const sim::ParamGroup& switch_params();
+// switch.ecn (EcnConfig): congestion marking, seed 004 Sec. 5.
+const sim::ParamGroup& ecn_params();
 
 }  // namespace ibvp::sw

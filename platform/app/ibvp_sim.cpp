@@ -78,6 +78,7 @@ int sc_main(int argc, char** argv) {
     options.out_dir = out_dir;
     options.progress = !quiet;
     const ibvp::RunResult r = ibvp::run_scenario(scenario, options);
+    if (!r.perftest_table.empty()) std::fputs(r.perftest_table.c_str(), stdout);
     if (!quiet)
       std::fprintf(stderr,
                    "ibvp-sim: %s: %.3f ms simulated in %.2f s; packets injected %llu, delivered %llu, dropped %llu, "

@@ -7,6 +7,7 @@
 #include <set>
 
 #include "models/link/link_params.h"
+#include "platform/apps/perftest.h"
 #include "platform/params/config_error.h"
 #include "platform/sm/route_stats.h"
 
@@ -38,6 +39,23 @@ class PcapTap : public link::LinkTap {
   ib::PcapWriter writer_;
 };
 
+// An HCA host as the scenario describes it: the hca section's HCA, bus, memory and CPU, with
+// the CA port of every endpoint (data VLs, buffers, SL2VL, VL arbitration).
+driver::HostNodeConfig host_node_config(const Scenario& s) {
+  driver::HostNodeConfig c;
+  c.hca = s.hca_host.hca;
+  c.hca.data_vls = s.endpoint_cfg.data_vls;
+  c.hca.vl_buffer_bytes = s.endpoint_cfg.vl_buffer_bytes;
+  c.hca.vl15_buffer_bytes = s.endpoint_cfg.vl15_buffer_bytes;
+  c.hca.vlarb = s.endpoint_cfg.vlarb;
+  c.hca.sl2vl = s.endpoint_cfg.sl2vl;
+  if (c.hca.firmware_image.empty()) c.hca.firmware_image = driver::default_firmware_image();
+  c.bus = s.hca_host.bus;
+  c.memory = s.hca_host.memory;
+  c.cpu.verbs_call_cost = s.hca_host.verbs_call_cost;
+  return c;
+}
+
 }  // namespace
 
 Fabric::Fabric(const Scenario& scenario, const std::string& out_dir) : scenario_(scenario) {
@@ -54,10 +72,14 @@ Fabric::Fabric(const Scenario& scenario, const std::string& out_dir) : scenario_
   check_path_sls();
   switches_.resize(t.nodes.size());
   endpoints_.resize(t.nodes.size());
+  hosts_.resize(t.nodes.size());
   build_flows();
   build_trace_flows();
-  recorder_ = std::make_unique<metrics::Recorder>(static_cast<uint32_t>(flows_.size()),
-                                                  scenario_.warmup.value(), scenario_.outputs.packets_csv);
+  // HCA hosts report their packets without flows or destinations (docs/hca.md): no packet
+  // records for them.
+  const bool hca_hosts = scenario_.endpoint_model == EndpointModel::hca;
+  recorder_ = std::make_unique<metrics::Recorder>(static_cast<uint32_t>(flows_.size()), scenario_.warmup.value(),
+                                                  scenario_.outputs.packets_csv && !hca_hosts);
   probe_.attach(recorder_.get());
   build_nodes();
   build_links();
@@ -78,9 +100,26 @@ Fabric::Fabric(const Scenario& scenario, const std::string& out_dir) : scenario_
       recorder_->track_flow(static_cast<uint32_t>(f), flows_[f].name, port_rate_bytes_per_s(t.find(flows_[f].src), 1));
   }
   if (!out_dir.empty()) attach_captures(out_dir);
+  build_programs();
 }
 
 Fabric::~Fabric() = default;
+
+// The perftest's client and server run as program threads on their hosts' CPUs.
+void Fabric::build_programs() {
+  if (scenario_.endpoint_model != EndpointModel::hca) return;
+  if (scenario_.perftest.enabled) {
+    const topo::Topology& t = scenario_.topology;
+    perftest_ = std::make_unique<apps::Perftest>(scenario_.perftest, *hosts_.at(t.find(scenario_.perftest.client)),
+                                                 *hosts_.at(t.find(scenario_.perftest.server)));
+  }
+}
+
+const link::PortCounters& Fabric::port_counters(uint32_t node, uint16_t port) const {
+  if (switches_.at(node)) return switches_[node]->counters(port);
+  if (hosts_.at(node)) return hosts_[node]->hca.counters();
+  return endpoints_.at(node)->counters();
+}
 
 void Fabric::build_flows() {
   const topo::Topology& t = scenario_.topology;
@@ -162,12 +201,18 @@ void Fabric::build_nodes() {
     if (node.kind == topo::NodeKind::switch_node) {
       sw::SwitchConfig cfg = scenario_.switch_cfg;
       cfg.num_ports = node.num_ports;
+      if (cfg.ecn.max_packet_bytes == 0) cfg.ecn.max_packet_bytes = largest_packet_bytes();
       std::vector<sw::Switch::Cable> cables;
       for (uint16_t p = 1; p <= node.num_ports; ++p) {
         const int l = t.link_at(n, p);
         if (l >= 0) cables.push_back({p, link::LinkRate(t.links[static_cast<size_t>(l)].cfg)});
       }
       switches_[n] = std::make_unique<sw::Switch>(name.c_str(), n, cfg, cables, packets_, payloads_, probe_);
+    } else if (scenario_.endpoint_model == EndpointModel::hca) {
+      const int l = t.link_at(n, 1);
+      const link::LinkRate rate(t.links.at(static_cast<size_t>(l)).cfg);
+      hosts_[n] = std::make_unique<driver::HostNode>(name.c_str(), n, node.lid, host_node_config(scenario_), rate,
+                                                     packets_, payloads_, probe_);
     } else {
       const int l = t.link_at(n, 1);
       const link::LinkRate rate(t.links.at(static_cast<size_t>(l)).cfg);
@@ -189,10 +234,14 @@ void Fabric::build_links() {
       const topo::PortRef from = ends[d], to = ends[1 - d];
       if (sw::Switch* s = switches_[from.node].get())
         s->tx(from.port).bind(l->in[d]);
+      else if (driver::HostNode* h = hosts_[from.node].get())
+        h->hca.tx.bind(l->in[d]);
       else
         endpoints_[from.node]->tx.bind(l->in[d]);
       if (sw::Switch* s = switches_[to.node].get())
         l->out[d].bind(s->rx(to.port));
+      else if (driver::HostNode* h = hosts_[to.node].get())
+        l->out[d].bind(h->hca.rx);
       else
         l->out[d].bind(endpoints_[to.node]->rx);
       // Credits the sender starts with: the receiver's buffer per VL (IBA flow-control
@@ -202,6 +251,8 @@ void Fabric::build_links() {
       for (uint8_t vl = 0; vl < vls; ++vl) {
         if (sw::Switch* s = switches_[from.node].get())
           s->set_peer_buffer(from.port, vl, buffer);
+        else if (driver::HostNode* h = hosts_[from.node].get())
+          h->hca.set_peer_buffer(vl, buffer);
         else
           endpoints_[from.node]->set_peer_buffer(vl, buffer);
       }
@@ -259,6 +310,18 @@ void Fabric::check_path_sls() const {
            "leave sl out of the flows, or choose another routing engine for SLs of your own");
   if (!scenario_.trace.packets.empty())
     fail("trace", "a trace fixes each packet's SL", "use flows or traffic with this engine, or another engine");
+}
+
+// Wire bytes of the largest packet the run sends (UD SENDs of the flows' and the trace's
+// payloads): what a buffer must still have room for not to count as full.
+uint32_t Fabric::largest_packet_bytes() const {
+  uint32_t payload = 0;
+  for (const FlowConfig& f : flows_) payload = std::max(payload, f.payload_bytes);
+  for (const TracePacket& p : scenario_.trace.packets) payload = std::max(payload, p.payload_bytes);
+  ib::Packet shape;
+  shape.bth.opcode = ib::Opcode::ud_send_only;
+  shape.payload_bytes = payload;
+  return shape.wire_bytes();
 }
 
 void Fabric::program_switches() {

@@ -14,6 +14,7 @@
 #include "models/link/link.h"
 #include "models/sim/observer.h"
 #include "models/switch/switch.h"
+#include "platform/driver/host_node.h"
 #include "platform/metrics/recorder.h"
 #include "platform/scenario/scenario.h"
 #include "platform/sm/routing.h"
@@ -21,6 +22,10 @@
 #include "platform/workload/trace_source.h"
 
 namespace ibvp {
+
+namespace apps {
+class Perftest;
+}
 
 class Fabric {
  public:
@@ -36,6 +41,12 @@ class Fabric {
 
   sw::Switch* switch_at(uint32_t node) const { return switches_.at(node).get(); }
   ep::Endpoint* endpoint_at(uint32_t node) const { return endpoints_.at(node).get(); }
+  // The HCA host at `node` (endpoint_model: hca), or null.
+  driver::HostNode* host_at(uint32_t node) const { return hosts_.at(node).get(); }
+  // Counters of the port at (node, port): a switch port, an endpoint or an HCA.
+  const link::PortCounters& port_counters(uint32_t node, uint16_t port) const;
+  // The perftest the scenario runs, or null.
+  apps::Perftest* perftest() const { return perftest_.get(); }
   link::Link* link_at(size_t index) const { return links_.at(index).get(); }
   // Data rate of the cable at (node, port), bytes per second.
   double port_rate_bytes_per_s(uint32_t node, uint16_t port) const;
@@ -55,10 +66,12 @@ class Fabric {
   void build_links();
   void check_every_endpoint_reachable() const;
   void check_path_sls() const;
+  uint32_t largest_packet_bytes() const;
   void program_switches();
   void build_flows();
   void build_trace_flows();
   void attach_captures(const std::string& out_dir);
+  void build_programs();
 
   Scenario scenario_;
   sm::RoutingTables routing_;
@@ -68,11 +81,13 @@ class Fabric {
   sim::Probe probe_;
   std::unique_ptr<metrics::Recorder> recorder_;
   std::vector<std::unique_ptr<sw::Switch>> switches_;     // by node; null for endpoints
-  std::vector<std::unique_ptr<ep::Endpoint>> endpoints_;  // by node; null for switches
+  std::vector<std::unique_ptr<ep::Endpoint>> endpoints_;  // by node; null for switches and HCA hosts
+  std::vector<std::unique_ptr<driver::HostNode>> hosts_;  // by node; null unless an HCA host
   std::vector<std::unique_ptr<link::Link>> links_;
   std::vector<FlowConfig> flows_;
   std::vector<std::unique_ptr<ep::TrafficSource>> sources_;
   std::vector<std::unique_ptr<link::LinkTap>> taps_;
+  std::unique_ptr<apps::Perftest> perftest_;
 };
 
 }  // namespace ibvp

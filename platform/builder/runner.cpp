@@ -6,7 +6,10 @@
 #include <filesystem>
 #include <unistd.h>
 
+#include "models/sim/params.h"
 #include "models/sim/timed_queue.h"
+#include "platform/apps/perftest.h"
+#include "platform/params/config_error.h"
 #include "platform/builder/fabric.h"
 #include "platform/metrics/report.h"
 
@@ -63,7 +66,10 @@ RunResult run_scenario(const Scenario& scenario, const RunOptions& options) {
   RunResult result;
   uint64_t last_moves = 0;
   uint64_t last_move_ps = 0;
+  const apps::Perftest* perftest = fabric.perftest();
   while (sc_core::sc_time_stamp().value() < end_ps) {
+    // A perftest run ends when its last size is measured.
+    if (perftest && perftest->finished()) break;
     const uint64_t now = sc_core::sc_time_stamp().value();
     sc_core::sc_start(sc_core::sc_time::from_value(std::min(slice_ps, end_ps - now)));
     const uint64_t t = sc_core::sc_time_stamp().value();
@@ -99,8 +105,20 @@ RunResult run_scenario(const Scenario& scenario, const RunOptions& options) {
   result.events = sim::TimedQueue::served_total();
   result.sim_seconds = static_cast<double>(sc_core::sc_time_stamp().value()) * 1e-12;
   result.wall_seconds = wall();
+  if (perftest) result.perftest_table = perftest->table();
   if (!options.out_dir.empty()) metrics::write_results(fabric, result, options.out_dir);
   if (result.deadlock) throw DeadlockError(result.deadlock_report);
+  if (perftest && perftest->unsupported())
+    throw ConfigError(scenario.source, "perftest.test", 0, perftest->error(),
+                      "use a firmware image (hca.firmware_image) that implements it, or another test");
+  if (perftest && !perftest->error().empty())
+    throw std::runtime_error("perftest stopped: " + perftest->error());
+  if (perftest && !perftest->finished())
+    throw ConfigError(scenario.source, "duration", 0,
+                      "the perftest had measured " + std::to_string(perftest->rows().size()) + " of " +
+                          std::to_string(perftest->config().sizes.size()) + " sizes when the run ended at duration " +
+                          sim::format_time(scenario.duration),
+                      "raise duration or lower perftest.iterations");
   return result;
 }
 

@@ -29,6 +29,7 @@ struct RunResult {
   double wall_seconds = 0;
   bool deadlock = false;
   std::string deadlock_report;
+  std::string perftest_table;  // perftest's table (perftest scenarios), as the tools print it
 };
 
 // A fabric that stopped moving with packets inside: the message says when, how many packets

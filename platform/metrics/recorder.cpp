@@ -26,7 +26,9 @@ PacketRecord* Recorder::record_of(const ib::Packet& p) {
 
 void Recorder::on_inject(const ib::Packet& p, uint64_t t) {
   injected_++;
-  flows_.at(p.flow).injected++;
+  // HCA hosts send packets of no flow (flow 0 of an empty flow list): counted in totals only.
+  if (p.flow >= flows_.size()) return;
+  flows_[p.flow].injected++;
   if (!keep_packets_) return;
   // Packet ids are dense and handed out in creation order, so records index by id.
   if (p.id >= packets_.size()) packets_.resize(p.id + 1, PacketRecord{});
@@ -52,8 +54,10 @@ void Recorder::on_inject(const ib::Packet& p, uint64_t t) {
 void Recorder::on_deliver(const ib::Packet& p, uint32_t node, uint64_t t) {
   (void)node;
   delivered_++;
-  FlowTotals& f = flows_.at(p.flow);
+  if (p.flow >= flows_.size()) return;
+  FlowTotals& f = flows_[p.flow];
   f.delivered++;
+  if (p.bth.fecn) f.marked++;
   const uint64_t created = p.created.value();
   if (created >= warmup_ps_) {
     f.measured_packets++;
@@ -72,8 +76,9 @@ void Recorder::on_deliver(const ib::Packet& p, uint32_t node, uint64_t t) {
 
 void Recorder::on_drop(const ib::Packet& p, uint32_t node, uint64_t t) {
   dropped_++;
-  flows_.at(p.flow).dropped++;
   drops_by_reason_[static_cast<uint8_t>(p.drop)]++;
+  if (p.flow >= flows_.size()) return;
+  flows_[p.flow].dropped++;
   if (PacketRecord* r = record_of(p)) {
     r->done_ps = t;
     r->hops = p.hops;

@@ -34,6 +34,7 @@ struct FlowTotals {
   uint64_t injected = 0;
   uint64_t delivered = 0;
   uint64_t dropped = 0;
+  uint64_t marked = 0;  // delivered with FECN set (a switch saw them as generating congestion)
   // Counted only for packets created at or after the warm-up:
   uint64_t measured_packets = 0;
   uint64_t measured_payload_bytes = 0;

@@ -8,6 +8,7 @@
 #include <stdexcept>
 
 #include "platform/builder/fabric.h"
+#include "platform/apps/perftest.h"
 #include "platform/builder/runner.h"
 
 namespace ibvp::metrics {
@@ -68,7 +69,7 @@ void write_results(const Fabric& fabric, const RunResult& result, const std::str
   std::ostringstream flows_json;
   {
     std::ofstream csv = open_out(dir + "/flows.csv");
-    csv << "flow,name,src,dst,injected,delivered,dropped,throughput_Bps,throughput_fraction,"
+    csv << "flow,name,src,dst,injected,delivered,dropped,marked,throughput_Bps,throughput_fraction,"
            "latency_mean_ns,latency_p50_ns,latency_p99_ns,latency_max_ns,network_latency_mean_ns\n";
     const auto& flows = fabric.flows();
     for (size_t i = 0; i < flows.size(); ++i) {
@@ -87,11 +88,11 @@ void write_results(const Fabric& fabric, const RunResult& result, const std::str
       const std::string dst = fc.pattern == DestinationPattern::fixed ? fc.dst
                               : fc.pattern == DestinationPattern::uniform ? "*uniform" : "*hotspot";
       csv << i << "," << fc.name << "," << fc.src << "," << dst << "," << ft.injected << "," << ft.delivered << ","
-          << ft.dropped << "," << num(thr) << "," << num(cap > 0 ? thr / cap : 0) << "," << num(lat.mean) << ","
+          << ft.dropped << "," << ft.marked << "," << num(thr) << "," << num(cap > 0 ? thr / cap : 0) << "," << num(lat.mean) << ","
           << num(lat.p50) << "," << num(lat.p99) << "," << num(lat.max) << "," << num(net.mean) << "\n";
       flows_json << (i ? ",\n" : "\n") << "    {\"name\": " << quoted(fc.name) << ", \"src\": " << quoted(fc.src)
                  << ", \"dst\": " << quoted(dst) << ", \"injected\": " << ft.injected
-                 << ", \"delivered\": " << ft.delivered << ", \"dropped\": " << ft.dropped
+                 << ", \"delivered\": " << ft.delivered << ", \"dropped\": " << ft.dropped << ", \"marked\": " << ft.marked
                  << ", \"throughput_Bps\": " << num(thr) << ", \"throughput_fraction\": " << num(cap > 0 ? thr / cap : 0)
                  << ", \"latency_ns\": {\"mean\": " << num(lat.mean) << ", \"min\": " << num(lat.min)
                  << ", \"p50\": " << num(lat.p50) << ", \"p99\": " << num(lat.p99) << ", \"max\": " << num(lat.max)
@@ -103,18 +104,18 @@ void write_results(const Fabric& fabric, const RunResult& result, const std::str
   {
     std::ofstream csv = open_out(dir + "/ports.csv");
     csv << "node,port,vl,packets_tx,bytes_tx,utilization,busy_fraction,credit_blocked_fraction,"
-           "buffer_hwm_bytes,packets_rx,vl15_dropped\n";
+           "buffer_hwm_bytes,packets_rx,vl15_dropped,fecn_marked\n";
     const double run_s = result.sim_seconds;
     for (uint32_t n = 0; n < t.nodes.size(); ++n) {
       for (uint16_t p = 1; p <= t.nodes[n].num_ports; ++p) {
         if (t.link_at(n, p) < 0) continue;
-        const link::PortCounters& c =
-            fabric.switch_at(n) ? fabric.switch_at(n)->counters(p) : fabric.endpoint_at(n)->counters();
+        const link::PortCounters& c = fabric.port_counters(n, p);
         const double rate = fabric.port_rate_bytes_per_s(n, p);
         auto row = [&](const std::string& vl, uint64_t pk, uint64_t by, double busy, double blocked, uint64_t hwm) {
           csv << t.nodes[n].name << "," << p << "," << vl << "," << pk << "," << by << ","
               << num(run_s > 0 ? static_cast<double>(by) / (rate * run_s) : 0) << "," << num(busy) << ","
-              << num(blocked) << "," << hwm << "," << c.packets_rx << "," << c.vl15_dropped << "\n";
+              << num(blocked) << "," << hwm << "," << c.packets_rx << "," << c.vl15_dropped << "," << c.fecn_marked
+              << "\n";
         };
         const double span_ps = run_s * 1e12;
         row("all", c.packets_tx, c.bytes_tx, span_ps > 0 ? static_cast<double>(c.busy_ps) / span_ps : 0,
@@ -180,7 +181,9 @@ void write_results(const Fabric& fabric, const RunResult& result, const std::str
     }
     js << "},\n  \"packet_hops\": " << result.transmissions << ",\n  \"deadlock\": "
        << (result.deadlock ? quoted(result.deadlock_report) : "null") << ",\n  \"flows\": [" << flows_json.str()
-       << "\n  ]\n}\n";
+       << "\n  ]";
+    if (const apps::Perftest* p = fabric.perftest()) js << ",\n  \"perftest\": " << p->json();
+    js << "\n}\n";
   }
 
   // run.json: the only file that changes between identical runs.

@@ -7,11 +7,17 @@
 #include <vector>
 
 #include "models/endpoint/endpoint.h"
+#include "models/hca/hca.h"
+#include "models/host/host_bus.h"
+#include "models/host/host_memory.h"
 #include "models/link/link_rate.h"
 #include "models/switch/switch.h"
 #include "platform/topology/topology.h"
 
 namespace ibvp {
+
+// Transport of a perftest QP (the verbs names rc, ud; platform/driver/verbs.h QpType).
+enum class PerftestQpType : uint8_t { rc, ud };
 
 enum class GeneratorKind : uint8_t {
   saturating,  // always has a packet ready: the flow sends whenever credits and IPD allow
@@ -41,6 +47,9 @@ struct FlowConfig {
   sc_core::sc_time stop = sc_core::sc_max_time();  // no packet is created at or after stop
   uint32_t dlid_offset = 0;        // LMC path bits: dlid = base LID + offset
   bool vl15 = false;               // management traffic on VL15: uncredited, dropped on overflow
+  // Seed 004 Sec. 6.3.2 dynamic flows: ON and OFF periods exponentially distributed with this
+  // mean each (ON first, from start); 0: the flow is static (always on between start and stop).
+  sc_core::sc_time on_off_mean = sc_core::SC_ZERO_TIME;
 };
 
 // Traffic on every endpoint at once (the pattern-based studies of seed 001): expands into
@@ -89,6 +98,44 @@ struct OutputConfig {
   sc_core::sc_time progress_interval = sc_core::SC_ZERO_TIME;  // 0: no progress lines
 };
 
+// What each endpoint of the topology is: a fabric-only CA port fed by flows (ep::Endpoint),
+// or a host with memory, CPU, PCIe bus and a programmable HCA (driver::HostNode).
+enum class EndpointModel : uint8_t { fabric, hca };
+
+// The `hca:` section: every HCA host's HCA (its CA port tables, data VLs and buffers come
+// from the endpoint section, as a subnet manager programs every CA port alike), host bus,
+// host memory and CPU.
+struct HcaHostConfig {
+  hca::HcaConfig hca;  // firmware_image "" = the build's default image
+  host::HostBusConfig bus;
+  host::HostMemoryConfig memory;
+  sc_core::sc_time verbs_call_cost = sc_core::sc_time(50, sc_core::SC_NS);
+};
+
+enum class PerftestKind : uint8_t { send_bw, write_bw, read_bw, send_lat, write_lat };
+const char* perftest_kind_name(PerftestKind k);
+inline bool perftest_is_bw(PerftestKind k) {
+  return k == PerftestKind::send_bw || k == PerftestKind::write_bw || k == PerftestKind::read_bw;
+}
+
+// The `perftest:` section: one perftest-style test between two HCA hosts (platform/apps).
+struct PerftestConfig {
+  bool enabled = false;
+  PerftestKind test = PerftestKind::send_bw;
+  std::string client, server;     // endpoint names
+  std::vector<uint64_t> sizes;    // message sizes; from `sizes` or min_bytes..max_bytes (powers of two)
+  bool sizes_given = false;       // the document listed sizes
+  uint64_t min_bytes = 2;
+  uint64_t max_bytes = 8 << 20;
+  uint32_t iterations = 1000;     // messages per size
+  PerftestQpType qp_type = PerftestQpType::rc;
+  uint32_t tx_depth = 128;        // bandwidth tests: send WRs outstanding
+  uint32_t cq_mod = 100;          // bandwidth tests: one signaled send WR every cq_mod
+  uint32_t mtu = 4096;            // path MTU, bytes
+  uint8_t sl = 0;
+};
+
+
 struct Scenario {
   std::string source = "<memory>";  // file it came from
   std::string name;
@@ -104,6 +151,9 @@ struct Scenario {
   TrafficConfig traffic;
   TraceConfig trace;
   OutputConfig outputs;
+  EndpointModel endpoint_model = EndpointModel::fabric;
+  HcaHostConfig hca_host;
+  PerftestConfig perftest;
 };
 
 }  // namespace ibvp

@@ -10,6 +10,7 @@
 
 #include "models/ib/packet.h"
 #include "models/link/link_params.h"
+#include "platform/driver/host_node.h"
 #include "platform/params/validate.h"
 #include "platform/topology/generators.h"
 #include "platform/sm/qos_policy.h"
@@ -112,9 +113,11 @@ class ScenarioChecker {
                 "warmup " + sim::format_time(s_.warmup) + " is not before the end of the run (duration " +
                     sim::format_time(s_.duration) + ")",
                 "give a warmup shorter than duration");
-    if (s_.flows.empty() && !s_.traffic.enabled && s_.trace.file.empty())
-      doc_.fail({}, "nothing would be sent: the scenario has neither flows nor a traffic section nor a trace",
-                "add flows: [...], traffic: {...} or trace: {file: ...}");
+    if (s_.flows.empty() && !s_.traffic.enabled && s_.trace.file.empty() && !s_.perftest.enabled)
+      doc_.fail({}, "nothing would be sent: the scenario has neither flows nor a traffic section nor a trace "
+                    "nor a perftest",
+                "add flows: [...], traffic: {...}, trace: {file: ...} or (with endpoint_model: hca) perftest: {...}");
+    hca_hosts();
     same_vls();
     flows();
     if (s_.traffic.enabled) traffic();
@@ -132,6 +135,59 @@ class ScenarioChecker {
               "endpoints operate " + std::to_string(s_.endpoint_cfg.data_vls) + " data VL(s) but switches " +
                   std::to_string(s_.switch_cfg.data_vls) + "; a cable's two ends must agree",
               "give endpoint.data_vls and switch.data_vls the same value");
+  }
+
+  // HCA hosts run programs (perftest), not flows; the hca and perftest sections mean nothing
+  // to fabric-only endpoints.
+  void hca_hosts() const {
+    YAML::Node written;
+    if (s_.endpoint_model != EndpointModel::hca) {
+      for (const Path& at : {key("hca"), key("perftest")})
+        if (doc_.find(at, written))
+          doc_.fail(at, path_text(at) + " applies to HCA hosts, but endpoint_model is fabric",
+                    "add endpoint_model: hca, or remove " + path_text(at));
+      return;
+    }
+    for (const char* k : {"flows", "traffic", "trace"})
+      if (doc_.find(key(k), written))
+        doc_.fail(key(k), std::string(k) + " drive fabric-only endpoints; with endpoint_model: hca the hosts run programs",
+                  "remove " + std::string(k) + " and give a perftest section, or use endpoint_model: fabric");
+    if (!s_.perftest.enabled)
+      doc_.fail(key("endpoint_model"), "HCA hosts have nothing to run", "add a perftest section");
+    perftest();
+  }
+
+  void perftest() const {
+    const PerftestConfig& p = s_.perftest;
+    const uint32_t client = endpoint(p.client, key("perftest", "client"));
+    const uint32_t server = endpoint(p.server, key("perftest", "server"));
+    if (client == server)
+      doc_.fail(key("perftest", "server"), "server is the client itself", "name another endpoint");
+    const bool ud = p.qp_type == PerftestQpType::ud;
+    if (ud && p.test != PerftestKind::send_bw && p.test != PerftestKind::send_lat)
+      doc_.fail(key("perftest", "qp_type"),
+                std::string(perftest_kind_name(p.test)) + " needs a connected QP (RDMA is not defined on UD)",
+                "use qp_type: RC");
+    for (size_t i = 0; i < p.sizes.size(); ++i)
+      if (ud && p.sizes[i] > p.mtu)
+        doc_.fail(p.sizes_given ? item(key("perftest", "sizes"), i) : key("perftest", "max_bytes"),
+                  "a UD message of " + std::to_string(p.sizes[i]) + " bytes does not fit one " +
+                      std::to_string(p.mtu) + "-byte MTU packet",
+                  "keep UD sizes at most mtu, or use qp_type: RC");
+    // Largest packet: MTU payload + LRH 8, BTH 12, RETH 16, ICRC 4, VCRC 2; cut-through
+    // needs room for all of it in every receive buffer.
+    const uint32_t need = (p.mtu + 8 + 12 + 16 + 4 + 2 + ib::kCreditBlockBytes - 1) / ib::kCreditBlockBytes *
+                          ib::kCreditBlockBytes;
+    for (const char* port : {"switch", "endpoint"}) {
+      const uint32_t have = std::string(port) == "switch" ? s_.switch_cfg.vl_buffer_bytes : s_.endpoint_cfg.vl_buffer_bytes;
+      if (have < need)
+        doc_.fail(key(port, "vl_buffer_bytes"),
+                  std::to_string(have) + " bytes cannot hold an MTU packet of the perftest (mtu " +
+                      std::to_string(p.mtu) + ": " + std::to_string(need) + " bytes in 64-byte credit blocks)",
+                  "raise " + std::string(port) + ".vl_buffer_bytes to at least " + std::to_string(need) +
+                      " or lower perftest.mtu");
+    }
+    served(p.sl, key("perftest", "sl"));
   }
 
   uint32_t endpoint(const std::string& name, const Path& at) const {
@@ -438,7 +494,57 @@ void apply_qos(ScenarioDocument& sd, const Document& doc, const std::string& bas
   }
 }
 
+// perftest.sizes as written, or the powers of two from min_bytes to max_bytes (perftest -a
+// runs 2 .. 8 MiB).
+void perftest_sizes(ScenarioDocument& sd, const Document& doc) {
+  PerftestConfig& p = sd.perftest;
+  const Path at = key("perftest", "sizes");
+  YAML::Node list;
+  p.sizes.clear();
+  if (doc.find(at, list)) {
+    p.sizes_given = true;
+    if (list.size() == 0) doc.fail(at, "the list of sizes is empty", "give at least one size, or leave sizes out");
+    for (size_t i = 0; i < list.size(); ++i) {
+      int64_t v = 0;
+      if (!list[i].IsScalar() || !sim::parse_integer(list[i].Scalar(), v) || v < 1 || v > (int64_t{1} << 31))
+        doc.fail(item(at, i), "a size is an integer number of bytes in 1..2147483648",
+                 "write e.g. sizes: [2, 64, 4096]");
+      if (!p.sizes.empty() && static_cast<uint64_t>(v) <= p.sizes.back())
+        doc.fail(item(at, i), "sizes are not increasing", "list each size once, smallest first");
+      p.sizes.push_back(static_cast<uint64_t>(v));
+    }
+    return;
+  }
+  for (uint64_t n = p.min_bytes; n <= p.max_bytes; n *= 2) p.sizes.push_back(n);
+}
+
+// hca.firmware_image relative to the scenario's directory; "" is the build's default image.
+void firmware_path(ScenarioDocument& sd, const Document& doc, const std::string& base_dir) {
+  namespace fs = std::filesystem;
+  std::string& image = sd.hca_host.hca.firmware_image;
+  if (image.empty()) image = driver::default_firmware_image();
+  fs::path p(image);
+  if (p.is_relative()) p = fs::path(base_dir) / p;
+  std::error_code ec;
+  if (!fs::is_regular_file(p, ec))
+    doc.fail(key("hca", "firmware_image"), "no firmware image at " + p.lexically_normal().string(),
+             "give the path of an image (a shared library built from firmware/), relative to the scenario file's "
+             "directory (" + base_dir + ") or absolute; leave it out for the build's default image");
+  image = p.lexically_normal().string();
+}
+
 }  // namespace
+
+const char* perftest_kind_name(PerftestKind k) {
+  switch (k) {
+    case PerftestKind::send_bw: return "send_bw";
+    case PerftestKind::write_bw: return "write_bw";
+    case PerftestKind::read_bw: return "read_bw";
+    case PerftestKind::send_lat: return "send_lat";
+    case PerftestKind::write_lat: return "write_lat";
+  }
+  return "?";
+}
 
 Scenario scenario_from_yaml(const std::string& yaml_text, const std::string& source,
                             const std::vector<std::string>& overrides, const std::string& base_dir) {
@@ -454,6 +560,9 @@ Scenario scenario_from_yaml(const std::string& yaml_text, const std::string& sou
     if (sd.flows[i].name.empty()) sd.flows[i].name = "flow" + std::to_string(i);
   for (PcapConfig& pc : sd.outputs.pcaps)
     if (pc.file.empty()) pc.file = pc.node + "-" + std::to_string(pc.port) + ".pcap";
+
+  if (sd.perftest.enabled) perftest_sizes(sd, doc);
+  if (sd.endpoint_model == EndpointModel::hca) firmware_path(sd, doc, base_dir);
 
   topo::Topology topology = build_topology(sd, doc, base_dir);
   if (sd.qos_spec.present) apply_qos(sd, doc, base_dir);

@@ -5,6 +5,8 @@
 #include <vector>
 
 #include "models/endpoint/endpoint_params.h"
+#include "models/hca/hca_params.h"
+#include "models/host/host_params.h"
 #include "models/link/link_params.h"
 #include "models/switch/switch_params.h"
 #include "platform/scenario/scenario_loader.h"
@@ -88,7 +90,10 @@ const sim::ParamGroup& flow_params() {
         .range(0, (1 << topo::Topology::kMaxLmc) - 1);
     b.boolean("vl15", &FlowConfig::vl15,
               "Management traffic: sent on VL15 whatever the SL, not credited, dropped where it overflows.");
+    b.time("on_off_mean", &FlowConfig::on_off_mean,
+           "Dynamic flow (seed 004 Sec. 6.3.2): mean of its exponential ON and OFF periods; 0: static.");
     b.rule("pattern fixed needs dst; the other patterns take no dst.");
+    b.rule("on_off_mean above 0 needs generator saturating: a dynamic flow sends all it can while ON.");
     b.rule("src, dst and hotspots name endpoints of the topology; dst differs from src; dlid_offset is below 2^lmc of dst.");
     b.on_complete([](FlowConfig& c, const std::set<std::string>& given) {
       if (given.count("name") && c.name.empty())
@@ -98,6 +103,9 @@ const sim::ParamGroup& flow_params() {
       if (c.pattern != DestinationPattern::fixed && given.count("dst"))
         throw ParamError("dst", "dst is only used with pattern fixed", "remove dst or set pattern: fixed");
       check_pattern(c, given);
+      if (c.on_off_mean.value() > 0 && c.generator != GeneratorKind::saturating)
+        throw ParamError("on_off_mean", "an ON/OFF flow sends all it can while ON, so it needs generator saturating",
+                         "set generator: saturating, or remove on_off_mean");
     });
     return b.build();
   }();
@@ -165,6 +173,93 @@ const sim::ParamGroup& output_params() {
     b.objects("pcaps", &OutputConfig::pcaps, pcap_params(), "Packet captures.");
     b.time("progress_interval", &OutputConfig::progress_interval, "Print a progress line this often (0: never).");
     b.rule("rate_ports and pcaps name cabled ports of existing nodes; pcap files are distinct.");
+    return b.build();
+  }();
+  return group;
+}
+
+// The port of an HCA host is the scenario's endpoint port (data VLs, buffers, SL2VL, VL
+// arbitration, which a qos section may set): the HCA group's own port keys are left out.
+bool is_port_key(const std::string& name) {
+  for (const char* k : {"data_vls", "vl_buffer_bytes", "vl15_buffer_bytes", "vlarb", "sl2vl"})
+    if (name == k) return true;
+  return false;
+}
+
+const sim::ParamGroup& hca_host_params() {
+  static const sim::ParamGroup group = [] {
+    GroupBuilder<HcaHostConfig> b(
+        "hca", "Every HCA host (endpoint_model: hca): the HCA, its PCIe host bus, host memory and CPU. The CA "
+               "port's data VLs, buffers, SL2VL and VL arbitration are the endpoint section's.");
+    sim::ParamGroup g = b.build();
+    // The HCA's own declarations (models/hca/hca_params.cpp), bound through HcaHostConfig::hca.
+    const auto hca_of = [](void* c) -> void* { return &static_cast<HcaHostConfig*>(c)->hca; };
+    for (const sim::ParamDecl& d : hca::hca_params().params) {
+      if (is_port_key(d.name)) continue;
+      sim::ParamDecl w = d;
+      if (d.set) w.set = [set = d.set, hca_of](void* c, const sim::ParamValue& v) { set(hca_of(c), v); };
+      if (d.member) w.member = [member = d.member, hca_of](void* c) { return member(hca_of(c)); };
+      if (d.resize) w.resize = [resize = d.resize, hca_of](void* c, size_t n) { resize(hca_of(c), n); };
+      if (d.item) w.item = [item = d.item, hca_of](void* c, size_t i) { return item(hca_of(c), i); };
+      if (d.name == "firmware_image") w.defaults_to("the build's default image (firmware/default)");
+      g.params.push_back(std::move(w));
+    }
+    GroupBuilder<HcaHostConfig> more("hca", "");
+    more.object("host_bus", &HcaHostConfig::bus, host::host_bus_params(), "The PCIe link between HCA and host.");
+    more.object("host_memory", &HcaHostConfig::memory, host::host_memory_params(), "Host DRAM.");
+    more.time("verbs_call_cost", &HcaHostConfig::verbs_call_cost,
+              "Host CPU time of one verbs call (building a WQE, bookkeeping); doorbell stores go over the bus.");
+    for (sim::ParamDecl& d : more.build().params) g.params.push_back(std::move(d));
+    g.rules.push_back("firmware_image is relative to the scenario file's directory and must exist.");
+    g.complete = [](void* c, const std::set<std::string>&) { hca::check_hca(static_cast<HcaHostConfig*>(c)->hca); };
+    return g;
+  }();
+  return group;
+}
+
+const sim::ParamGroup& perftest_params() {
+  static const sim::ParamGroup group = [] {
+    GroupBuilder<PerftestConfig> b(
+        "perftest", "A perftest-style test between two HCA hosts (docs/perftest.md); present means enabled.");
+    b.choice("test", &PerftestConfig::test,
+             {{"send_bw", PerftestKind::send_bw},
+              {"write_bw", PerftestKind::write_bw},
+              {"read_bw", PerftestKind::read_bw},
+              {"send_lat", PerftestKind::send_lat},
+              {"write_lat", PerftestKind::write_lat}},
+             "Which test: ib_send_bw, ib_write_bw, ib_read_bw, ib_send_lat or ib_write_lat.");
+    b.string("client", &PerftestConfig::client, "Endpoint that runs the client (sends, writes, reads).").require();
+    b.string("server", &PerftestConfig::server, "Endpoint that runs the server.").require();
+    b.raw_list("sizes", "Message sizes in bytes, e.g. [2, 64, 65536]; default: powers of two min_bytes..max_bytes.");
+    b.integer("min_bytes", &PerftestConfig::min_bytes, "bytes", "Smallest message size (without sizes).")
+        .range(1, int64_t{1} << 31);
+    b.integer("max_bytes", &PerftestConfig::max_bytes, "bytes", "Largest message size (without sizes).")
+        .range(1, int64_t{1} << 31);
+    b.integer("iterations", &PerftestConfig::iterations, "messages", "Messages per size (perftest -n).")
+        .range(1, 1 << 20);
+    b.choice("qp_type", &PerftestConfig::qp_type, {{"RC", PerftestQpType::rc}, {"UD", PerftestQpType::ud}},
+             "Transport (perftest -c).");
+    b.integer("tx_depth", &PerftestConfig::tx_depth, "WRs", "Bandwidth tests: send WRs outstanding (perftest -t).")
+        .range(1, 1 << 15);
+    b.integer("cq_mod", &PerftestConfig::cq_mod, "WRs",
+              "Bandwidth tests: one signaled send WR every cq_mod (perftest -Q); at most tx_depth is used.")
+        .range(1, 1 << 15);
+    b.choice("mtu", &PerftestConfig::mtu,
+             {{"256", 256u}, {"512", 512u}, {"1024", 1024u}, {"2048", 2048u}, {"4096", 4096u}},
+             "Path MTU in bytes (perftest -m); UD messages are at most one MTU.");
+    b.integer("sl", &PerftestConfig::sl, "", "Service level of the QPs (perftest -S).").range(0, 15);
+    b.on_begin([](PerftestConfig& c) { c.enabled = true; });
+    b.rule("client and server are two different endpoints; the scenario has endpoint_model: hca.");
+    b.rule("min_bytes <= max_bytes; sizes and min_bytes/max_bytes are not both given; UD sizes are at most mtu.");
+    b.on_complete([](PerftestConfig& c, const std::set<std::string>& given) {
+      if (!c.enabled) return;
+      if (given.count("sizes") && (given.count("min_bytes") || given.count("max_bytes")))
+        throw ParamError("sizes", "sizes and min_bytes/max_bytes both given", "give either a list of sizes or a range");
+      if (c.min_bytes > c.max_bytes)
+        throw ParamError("min_bytes", "min_bytes " + std::to_string(c.min_bytes) + " is above max_bytes " +
+                                          std::to_string(c.max_bytes),
+                         "give min_bytes <= max_bytes");
+    });
     return b.build();
   }();
   return group;
@@ -340,7 +435,15 @@ const sim::ParamGroup& scenario_params() {
     b.object("outputs", &Scenario::outputs, output_params(), "What the run writes.");
     b.object("qos", &ScenarioDocument::qos_spec, qos_params(), "QoS policy in OpenSM's syntax.")
         .defaults_to("absent: the switch and endpoint tables");
-    b.rule("warmup is before duration; flows, traffic or a trace are given; flows and traffic start before duration.");
+    b.choice("endpoint_model", &Scenario::endpoint_model,
+             {{"fabric", EndpointModel::fabric}, {"hca", EndpointModel::hca}},
+             "What every endpoint is: fabric (a CA port fed by flows) or hca (a host with PCIe bus, memory, CPU "
+             "and a programmable HCA running firmware; docs/hca.md).");
+    b.object("hca", &Scenario::hca_host, hca_host_params(), "Every HCA host (endpoint_model: hca).");
+    b.object("perftest", &Scenario::perftest, perftest_params(), "A perftest-style test (endpoint_model: hca).")
+        .defaults_to("absent: none");
+    b.rule("endpoint_model: hca takes a perftest section and no flows, traffic or trace; hca and perftest need it.");
+    b.rule("warmup is before duration; flows, traffic, a trace or a perftest are given; flows and traffic start before duration.");
     b.rule("switch.vl_buffer_bytes and endpoint.vl_buffer_bytes hold the largest packet of any flow "
            "(payload + LRH, BTH, DETH, pad, ICRC, VCRC, rounded up to 64-byte credit blocks).");
     b.rule("endpoint.data_vls equals switch.data_vls (both ends of a cable operate the same VLs).");

@@ -54,6 +54,14 @@ class FlowSource : public ep::TrafficSource {
   double hotspot_fraction_;
   sim::Rng rng_;
   uint64_t taken_ = 0;
+  // ON/OFF (FlowConfig::on_off_mean): the current period is [period_start_ps_, period_end_ps_),
+  // ON when on_ is set; periods are drawn from a stream of their own, so a flow's packets do
+  // not change the periods and the periods do not change other draws.
+  void advance_periods(uint64_t now_ps);
+  double on_off_mean_ps_ = 0;
+  sim::Rng period_rng_;
+  bool on_ = true;
+  uint64_t period_end_ps_ = 0;
   std::vector<uint8_t> path_sl_;
   bool next_drawn_ = false;  // next_ holds the destination of the next packet
   Destination next_{};

@@ -105,10 +105,11 @@ TEST(ParamsVocabulary, NumbersAreStrictDecimal) {
 TEST(ParamsVocabulary, EveryModelFieldIsDeclaredOnceWithDocAndDefault) {
   const auto keys = [](const sim::ParamGroup& g) { return g.key_list(); };
   EXPECT_EQ(keys(sw::switch_params()),
-            "pipeline_delay, data_vls, vl_buffer_bytes, vl15_buffer_bytes, vlarb, sl2vl, crossbar, bypass_limit");
+            "pipeline_delay, data_vls, vl_buffer_bytes, vl15_buffer_bytes, vlarb, sl2vl, crossbar, bypass_limit, ecn");
+  EXPECT_EQ(keys(sw::ecn_params()), "policy, output_threshold, max_packet_bytes");
   EXPECT_EQ(keys(ep::endpoint_params()), "data_vls, vl_buffer_bytes, vl15_buffer_bytes, vlarb, sl2vl");
   EXPECT_EQ(keys(link::link_params()), "width, speed, length_m, propagation_ns_per_m");
-  for (const sim::ParamGroup* g : {&sw::switch_params(), &ep::endpoint_params(), &link::link_params(),
+  for (const sim::ParamGroup* g : {&sw::switch_params(), &sw::ecn_params(), &ep::endpoint_params(), &link::link_params(),
                                    &link::vlarb_params(), &link::vlarb_entry_params()}) {
     for (const sim::ParamDecl& d : g->params) {
       EXPECT_FALSE(d.doc.empty()) << g->name << "." << d.name;

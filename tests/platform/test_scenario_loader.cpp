@@ -340,6 +340,17 @@ TEST(ScenarioErrors, PatternKeysMustFitThePattern) {
   EXPECT_EQ(s.flows[1].hotspots, std::vector<std::string>{"h3"});
 }
 
+TEST(ScenarioErrors, OnOffFlowsMustBeSaturating) {
+  const ConfigError e = error_of(
+      "duration: 1ms\ntopology: {generator: single_switch, hosts: 2}\n"
+      "flows: [{src: h1, dst: h2, generator: poisson, load: 0.5, on_off_mean: 1ms}]\n");
+  EXPECT_EQ(e.key(), "flows[0].on_off_mean");
+  EXPECT_NE(e.fix().find("saturating"), std::string::npos);
+  const Scenario s = load("duration: 1ms\ntopology: {generator: single_switch, hosts: 2}\n"
+                          "flows: [{src: h1, dst: h2, on_off_mean: 250us}]\n");
+  EXPECT_EQ(s.flows[0].on_off_mean, sc_core::sc_time(250, sc_core::SC_US));
+}
+
 TEST(ScenarioErrors, TimesMustBeOrdered) {
   ConfigError e = error_of(kBase + "warmup: 1ms\n");
   EXPECT_EQ(e.key(), "warmup");

@@ -88,3 +88,21 @@ def test_layers_that_ports_cannot_keep_apart_are_refused(cli, tmp_path: Path) ->
         (tmp_path / "t.yaml").write_text(ibvp.Scenario(doc).to_yaml())
         code, _out, err = cli("run", tmp_path / "t.yaml", "--out", tmp_path / "out", "--quiet")
         assert code == 2 and key in err and "4 SLs (VL layers)" in err, (key, err)
+
+
+def test_run_prints_a_perftest_table(cli, tmp_path: Path) -> None:
+    doc = {"name": "lat", "duration": "5ms",
+           "topology": {"generator": "single_switch", "hosts": 2,
+                        "link": {"width": "4X", "speed": "EDR", "length_m": 2}},
+           "switch": {"vl_buffer_bytes": 16640}, "endpoint": {"vl_buffer_bytes": 16640},
+           "endpoint_model": "hca",
+           "perftest": {"test": "send_lat", "client": "h1", "server": "h2", "sizes": [2, 64], "iterations": 5}}
+    (tmp_path / "lat.yaml").write_text(ibvp.Scenario(doc).to_yaml())
+    code, out, err = cli("run", tmp_path / "lat.yaml", "--out", tmp_path / "out", "--quiet")
+    assert code == 0, err
+    assert "send_lat (RC, mtu 4096):" in out and "t_min[usec]" in out
+    rows = [line.split() for line in out.splitlines() if line.strip().startswith(("2 ", "64 "))]
+    assert [r[:2] for r in rows] == [["2", "5"], ["64", "5"]]
+    summary = json.loads((tmp_path / "out" / "summary.json").read_text())
+    assert [r["bytes"] for r in summary["perftest"]["rows"]] == [2, 64]
+    assert float(rows[0][2]) == round(summary["perftest"]["rows"][0]["t_min_us"], 3)

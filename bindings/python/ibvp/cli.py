@@ -160,6 +160,8 @@ def print_summary(summary: dict[str, Any], run_info: dict[str, Any], out_dir: Pa
     print(f"{summary['scenario']}: {sim_ms:.3f} ms simulated{speed}; results in {out_dir}", file=stream)
     print(f"packets: injected {p['injected']}, delivered {p['delivered']}, dropped {p['dropped']}, "
           f"in flight {p['in_flight']}", file=stream)
+    if "perftest" in summary:
+        _print_perftest(summary["perftest"], stream)
     flows = summary.get("flows", [])
     if not flows:
         return
@@ -169,6 +171,23 @@ def print_summary(summary: dict[str, Any], run_info: dict[str, Any], out_dir: Pa
         rows.append((f["name"], f"{f['src']} -> {f['dst']}", str(f["delivered"]), _num(f.get("throughput_Bps"), 1e-9),
                      _pct(f.get("throughput_fraction")), _num(lat.get("mean"), 1e-3), _num(lat.get("p99"), 1e-3)))
     _table(rows, stream, right_from=2)
+
+
+def _print_perftest(pt: dict[str, Any], stream) -> None:
+    """perftest's table: bandwidth tests (BW in MB/s of 2^20 bytes, message rate) or latency
+    tests (half round trips in microseconds)."""
+    rows = pt.get("rows", [])
+    print(f"{pt['test']} ({pt.get('qp_type', '')}, mtu {pt.get('mtu', '')}):", file=stream)
+    if pt["test"].endswith("_bw"):
+        table = [("#bytes", "#iterations", "BW average[MB/sec]", "MsgRate[Mpps]")]
+        table += [(str(r["bytes"]), str(r["iterations"]), f"{r['bw_avg_MBps']:.2f}", f"{r['msg_rate_Mpps']:.6f}")
+                  for r in rows]
+    else:
+        table = [("#bytes", "#iterations", "t_min[usec]", "t_max[usec]", "t_typical[usec]", "t_avg[usec]",
+                  "99%[usec]", "99.9%[usec]")]
+        table += [(str(r["bytes"]), str(r["iterations"]), *(f"{r[k]:.3f}" for k in
+                   ("t_min_us", "t_max_us", "t_typical_us", "t_avg_us", "p99_us", "p999_us"))) for r in rows]
+    _table(table, stream, right_from=0)
 
 
 def _num(value: Any, scale: float) -> str:

@@ -1,0 +1,480 @@
+#include "platform/apps/perftest.h"
+
+#include <cstring>
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <sstream>
+
+namespace ibvp::apps {
+
+using namespace verbs;
+
+namespace {
+
+uint64_t now_ps() { return sc_core::sc_time_stamp().value(); }
+
+const char* status_name(WcStatus s) {
+  static const char* const names[] = {"SUCCESS",       "LOC_LEN_ERR",     "LOC_QP_OP_ERR",  "LOC_EEC_OP_ERR",
+                                      "LOC_PROT_ERR",  "WR_FLUSH_ERR",    "MW_BIND_ERR",    "BAD_RESP_ERR",
+                                      "LOC_ACCESS_ERR", "REM_INV_REQ_ERR", "REM_ACCESS_ERR", "REM_OP_ERR",
+                                      "RETRY_EXC_ERR", "RNR_RETRY_EXC_ERR"};
+  const auto i = static_cast<size_t>(s);
+  return i < sizeof names / sizeof names[0] ? names[i] : "unknown status";
+}
+
+Mtu path_mtu(uint32_t bytes) {
+  switch (bytes) {
+    case 256: return Mtu::mtu_256;
+    case 512: return Mtu::mtu_512;
+    case 1024: return Mtu::mtu_1024;
+    case 2048: return Mtu::mtu_2048;
+    default: return Mtu::mtu_4096;
+  }
+}
+
+std::string num(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.9g", v);
+  return buf;
+}
+
+}  // namespace
+
+Perftest::Perftest(const PerftestConfig& cfg, driver::HostNode& client, driver::HostNode& server) : cfg_(cfg) {
+  client_.host = &client;
+  server_.host = &server;
+  for (uint64_t b : cfg_.sizes) max_bytes_ = std::max(max_bytes_, b);
+  client.cpu.run([this] { client_program(); });
+  server.cpu.run([this] { server_program(); });
+}
+
+void Perftest::fail(const std::string& why) {
+  if (error_.empty()) error_ = why;
+  finished_ = true;
+}
+
+void Perftest::rendezvous(int side) {
+  const uint64_t mine = ++arrived_[side];
+  rendezvous_event_.notify(sc_core::SC_ZERO_TIME);
+  while (arrived_[1 - side] < mine && !finished_) sc_core::wait(rendezvous_event_);
+}
+
+bool Perftest::setup(Side& s) {
+  s.ctx = open_device(s.host->cpu, kDriverArea, kDriverBytes);
+  if (!s.ctx) return fail("cannot open the HCA of " + std::string(s.host->name())), false;
+  PortAttr port;
+  query_port(*s.ctx, 1, port);
+  s.lid = port.lid;
+  s.pd = alloc_pd(*s.ctx);
+  s.mr = reg_mr(s.pd, kBuffer, max_bytes_ + kSpare, ACCESS_LOCAL_WRITE | ACCESS_REMOTE_WRITE | ACCESS_REMOTE_READ);
+  const bool bw = perftest_is_bw(cfg_.test);
+  const uint32_t sends = bw ? cfg_.tx_depth : 16;
+  s.send_cq = create_cq(*s.ctx, static_cast<int>(sends));
+  // Every receive of one size is posted before the size starts (no RNR retry in the
+  // firmware): the receive queue and CQ hold them all.
+  s.recv_cq = create_cq(*s.ctx, static_cast<int>(cfg_.iterations));
+  if (!s.mr || !s.send_cq || !s.recv_cq) return fail("cannot register memory or create CQs"), false;
+  QpInitAttr a;
+  a.send_cq = s.send_cq;
+  a.recv_cq = s.recv_cq;
+  a.qp_type = cfg_.qp_type == PerftestQpType::ud ? QpType::ud : QpType::rc;
+  a.cap.max_send_wr = sends;
+  a.cap.max_recv_wr = cfg_.iterations;
+  s.qp = create_qp(s.pd, a);
+  if (!s.qp) return fail("cannot create the QP"), false;
+  return true;
+}
+
+bool Perftest::connect(Side& s, const Side& peer) {
+  const bool ud = s.qp->qp_type == QpType::ud;
+  QpAttr a;
+  a.qp_state = QpState::init;
+  a.qkey = kQkey;
+  a.qp_access_flags = ACCESS_LOCAL_WRITE | ACCESS_REMOTE_WRITE | ACCESS_REMOTE_READ;
+  int rc = modify_qp(s.qp, a, QP_STATE | QP_PKEY_INDEX | QP_PORT | (ud ? QP_QKEY : QP_ACCESS_FLAGS));
+  a.qp_state = QpState::rtr;
+  uint32_t mask = QP_STATE;
+  if (!ud) {
+    a.ah_attr.dlid = peer.lid;
+    a.ah_attr.sl = cfg_.sl;
+    a.path_mtu = path_mtu(cfg_.mtu);
+    a.dest_qp_num = peer.qp->qp_num;
+    a.rq_psn = 0;
+    a.max_dest_rd_atomic = 16;
+    mask |= QP_AV | QP_PATH_MTU | QP_DEST_QPN | QP_RQ_PSN | QP_MAX_DEST_RD_ATOMIC | QP_MIN_RNR_TIMER;
+  }
+  if (rc == 0) rc = modify_qp(s.qp, a, mask);
+  a.qp_state = QpState::rts;
+  a.sq_psn = 0;
+  a.max_rd_atomic = 16;
+  mask = QP_STATE | QP_SQ_PSN;
+  if (!ud) mask |= QP_TIMEOUT | QP_RETRY_CNT | QP_RNR_RETRY | QP_MAX_QP_RD_ATOMIC;
+  if (rc == 0) rc = modify_qp(s.qp, a, mask);
+  if (ud && rc == 0) s.ah = create_ah(s.pd, AhAttr{peer.lid, cfg_.sl, 1});
+  if (rc != 0 || (ud && !s.ah)) return fail("cannot bring the QP of " + std::string(s.host->name()) + " to RTS"), false;
+  return true;
+}
+
+bool Perftest::post_recvs(Side& s, uint64_t bytes, uint32_t count) {
+  const uint32_t grh = s.qp->qp_type == QpType::ud ? IBVP_UD_GRH_BYTES : 0;
+  std::vector<RecvWr> wrs(count);
+  for (uint32_t i = 0; i < count; ++i) {
+    wrs[i].wr_id = i;
+    wrs[i].sg = {kBuffer, static_cast<uint32_t>(bytes + grh), s.mr->lkey};
+    wrs[i].next = i + 1 < count ? &wrs[i + 1] : nullptr;
+  }
+  if (post_recv(s.qp, wrs.data()) != 0) return fail("cannot post receives"), false;
+  return true;
+}
+
+bool Perftest::check(const Wc& wc, const char* what, uint64_t bytes) {
+  if (wc.status == WcStatus::success) return true;
+  // The default image completes an operation it does not implement with LOC_QP_OP_ERR.
+  if (wc.status == WcStatus::loc_qp_op_err && std::string(what) != "SEND") {
+    unsupported_ = true;
+    fail(std::string(what) + " is not supported by firmware image " + client_.host->hca.firmware().path() +
+         " (the first " + what + " completed with LOC_QP_OP_ERR)");
+    return false;
+  }
+  fail(std::string(perftest_kind_name(cfg_.test)) + ": a " + what + " of " + std::to_string(bytes) +
+       " bytes completed with status " + status_name(wc.status));
+  return false;
+}
+
+void Perftest::client_program() {
+  if (!setup(client_)) return;
+  rendezvous(0);  // both sides set up
+  if (finished_ || !connect(client_, server_)) return;
+  rendezvous(0);  // both connected
+  if (cfg_.test == PerftestKind::write_lat && !probe_rdma_write(client_, server_)) return;
+  for (uint64_t bytes : cfg_.sizes) {
+    if (finished_) return;
+    switch (cfg_.test) {
+      case PerftestKind::send_bw:
+      case PerftestKind::write_bw:
+      case PerftestKind::read_bw: client_bw(bytes); break;
+      case PerftestKind::send_lat: client_send_lat(bytes); break;
+      case PerftestKind::write_lat: client_write_lat(bytes); break;
+    }
+  }
+  finished_ = true;
+  rendezvous_event_.notify(sc_core::SC_ZERO_TIME);
+}
+
+void Perftest::server_program() {
+  if (!setup(server_)) return;
+  rendezvous(1);
+  if (finished_ || !connect(server_, client_)) return;
+  rendezvous(1);
+  for (uint64_t bytes : cfg_.sizes) {
+    if (finished_) return;
+    switch (cfg_.test) {
+      case PerftestKind::send_bw:
+      case PerftestKind::write_bw:
+      case PerftestKind::read_bw: server_bw(bytes); break;
+      case PerftestKind::send_lat: server_send_lat(bytes); break;
+      case PerftestKind::write_lat: server_write_lat(bytes); break;
+    }
+  }
+}
+
+// ---- bandwidth: the client keeps tx_depth WRs outstanding, one signaled every cq_mod;
+// BW = iterations * bytes over first post to last completion (perftest's BW average).
+void Perftest::client_bw(uint64_t bytes) {
+  Side& s = client_;
+  const char* what = cfg_.test == PerftestKind::send_bw ? "SEND" : cfg_.test == PerftestKind::write_bw ? "RDMA WRITE"
+                                                                                                      : "RDMA READ";
+  const WrOpcode op = cfg_.test == PerftestKind::send_bw    ? WrOpcode::send
+                      : cfg_.test == PerftestKind::write_bw ? WrOpcode::rdma_write
+                                                            : WrOpcode::rdma_read;
+  const uint32_t depth = std::min(cfg_.tx_depth, s.qp->sq_entries);
+  const uint32_t cq_mod = std::min(cfg_.cq_mod, depth);
+  const uint32_t n = cfg_.iterations;
+  rendezvous(0);  // the server's receives are posted
+  const uint64_t start = now_ps();
+  uint32_t posted = 0, completed = 0;
+  Wc wc[16];
+  while (completed < n) {
+    while (posted < n && posted - completed < depth) {
+      SendWr w;
+      w.wr_id = posted + 1;  // WRs done when this one completes
+      w.opcode = op;
+      w.sg = {kBuffer, static_cast<uint32_t>(bytes), s.mr->lkey};
+      w.send_flags = ((posted + 1) % cq_mod == 0 || posted + 1 == n) ? uint32_t{SEND_SIGNALED} : 0u;
+      w.rdma.remote_addr = kBuffer;
+      w.rdma.rkey = server_.mr->rkey;
+      if (s.ah) {
+        w.ud.ah = s.ah;
+        w.ud.remote_qpn = server_.qp->qp_num;
+        w.ud.remote_qkey = kQkey;
+      }
+      if (const int err = post_send(s.qp, &w); err != 0)
+        return fail("post_send refused a work request: " + std::string(std::strerror(err)));
+      ++posted;
+    }
+    int got = poll_cq(s.send_cq, 16, wc);
+    if (got == 0) got = poll_cq_wait(s.send_cq, wc[0]);
+    for (int i = 0; i < got; ++i) {
+      if (!check(wc[i], what, bytes)) return;
+      completed = std::max<uint32_t>(completed, static_cast<uint32_t>(wc[i].wr_id));
+    }
+  }
+  const double seconds = static_cast<double>(now_ps() - start) * 1e-12;
+  PerftestRow r;
+  r.bytes = bytes;
+  r.iterations = n;
+  r.bw_avg_MBps = static_cast<double>(bytes) * n / seconds / 1048576.0;
+  r.msg_rate_Mpps = n / seconds * 1e-6;
+  rows_.push_back(r);
+  rendezvous(0);  // the server has its receives (send_bw)
+}
+
+void Perftest::server_bw(uint64_t bytes) {
+  if (cfg_.test == PerftestKind::send_bw && !post_recvs(server_, bytes, cfg_.iterations)) return;
+  rendezvous(1);
+  if (cfg_.test == PerftestKind::send_bw) {
+    Wc wc[16];
+    for (uint32_t got = 0; got < cfg_.iterations && !finished_;) {
+      int k = poll_cq(server_.recv_cq, 16, wc);
+      if (k == 0) k = poll_cq_wait(server_.recv_cq, wc[0]);
+      for (int i = 0; i < k; ++i)
+        if (!check(wc[i], "receive", bytes)) return;
+      got += static_cast<uint32_t>(k);
+    }
+  }
+  rendezvous(1);
+}
+
+// Send completions free send-queue slots; the latency loops reap them outside the timed span.
+void Perftest::reap_sends(Side& s, bool wait) {
+  Wc wc[16];
+  for (;;) {
+    const int k = poll_cq(s.send_cq, 16, wc);
+    for (int i = 0; i < k; ++i)
+      if (!check(wc[i], cfg_.test == PerftestKind::write_lat ? "RDMA WRITE" : "SEND", 0)) return;
+    if (k > 0 || !wait) return;
+    poll_cq_wait(s.send_cq, wc[0]);
+    if (!check(wc[0], cfg_.test == PerftestKind::write_lat ? "RDMA WRITE" : "SEND", 0)) return;
+    return;
+  }
+}
+
+// ---- latency: ping-pong; a sample is half of one round trip, from the client's post to
+// its poll (send_lat) or its read of the last byte (write_lat) returning.
+void Perftest::client_send_lat(uint64_t bytes) {
+  Side& s = client_;
+  if (!post_recvs(s, bytes, cfg_.iterations)) return;
+  rendezvous(0);  // both sides' receives are posted
+  std::vector<uint64_t> half;
+  half.reserve(cfg_.iterations);
+  for (uint32_t i = 0; i < cfg_.iterations && !finished_; ++i) {
+    SendWr w;
+    w.wr_id = i;
+    w.sg = {kBuffer, static_cast<uint32_t>(bytes), s.mr->lkey};
+    w.send_flags = SEND_SIGNALED;
+    if (s.ah) {
+      w.ud.ah = s.ah;
+      w.ud.remote_qpn = server_.qp->qp_num;
+      w.ud.remote_qkey = kQkey;
+    }
+    const uint64_t t0 = now_ps();
+    if (const int err = post_send(s.qp, &w); err != 0)
+        return fail("post_send refused a work request: " + std::string(std::strerror(err)));
+    Wc wc;
+    poll_cq_wait(s.recv_cq, wc);
+    const uint64_t t1 = now_ps();
+    if (!check(wc, "receive", bytes)) return;
+    half.push_back(t1 - t0);
+    reap_sends(s, s.qp->sq_head - s.qp->sq_tail >= s.qp->sq_entries - 1);
+  }
+  latency_row(bytes, half);
+  rendezvous(0);
+}
+
+void Perftest::server_send_lat(uint64_t bytes) {
+  Side& s = server_;
+  if (!post_recvs(s, bytes, cfg_.iterations)) return;
+  rendezvous(1);
+  for (uint32_t i = 0; i < cfg_.iterations && !finished_; ++i) {
+    Wc wc;
+    poll_cq_wait(s.recv_cq, wc);
+    if (!check(wc, "receive", bytes)) return;
+    SendWr w;
+    w.wr_id = i;
+    w.sg = {kBuffer, static_cast<uint32_t>(bytes), s.mr->lkey};
+    w.send_flags = SEND_SIGNALED;
+    if (s.ah) {
+      w.ud.ah = s.ah;
+      w.ud.remote_qpn = client_.qp->qp_num;
+      w.ud.remote_qkey = kQkey;
+    }
+    if (const int err = post_send(s.qp, &w); err != 0)
+        return fail("post_send refused a work request: " + std::string(std::strerror(err)));
+    reap_sends(s, s.qp->sq_head - s.qp->sq_tail >= s.qp->sq_entries - 1);
+  }
+  rendezvous(1);
+}
+
+// One signaled 1-byte RDMA WRITE into the peer's spare area: a firmware that does not
+// implement RDMA WRITE says so here, before the ping-pong waits on memory that would never
+// change.
+bool Perftest::probe_rdma_write(Side& s, const Side& peer) {
+  SendWr w;
+  w.opcode = WrOpcode::rdma_write;
+  w.sg = {kBuffer + max_bytes_, 1, s.mr->lkey};
+  w.send_flags = SEND_SIGNALED;
+  w.rdma.remote_addr = kBuffer + max_bytes_;
+  w.rdma.rkey = peer.mr->rkey;
+  if (post_send(s.qp, &w) != 0) return fail("post_send refused a work request"), false;
+  Wc wc;
+  poll_cq_wait(s.send_cq, wc);
+  return check(wc, "RDMA WRITE", 1);
+}
+
+// perftest's write_lat: each side writes the message into the other's buffer, the last byte
+// carrying the iteration's number, and polls the last byte of its own buffer.
+void Perftest::client_write_lat(uint64_t bytes) {
+  Side& s = client_;
+  host::HostCpu& cpu = s.host->cpu;
+  const uint64_t last = kBuffer + bytes - 1;
+  rendezvous(0);
+  std::vector<uint64_t> half;
+  half.reserve(cfg_.iterations);
+  for (uint32_t i = 0; i < cfg_.iterations && !finished_; ++i) {
+    const uint8_t mark = static_cast<uint8_t>(2 * i + 1), reply = static_cast<uint8_t>(2 * i + 2);
+    s.host->memory.write(last, &mark, 1);
+    SendWr w;
+    w.opcode = WrOpcode::rdma_write;
+    w.sg = {kBuffer, static_cast<uint32_t>(bytes), s.mr->lkey};
+    w.send_flags = SEND_SIGNALED;
+    w.rdma.remote_addr = kBuffer;
+    w.rdma.rkey = server_.mr->rkey;
+    const uint64_t t0 = now_ps();
+    if (const int err = post_send(s.qp, &w); err != 0)
+        return fail("post_send refused a work request: " + std::string(std::strerror(err)));
+    for (;;) {
+      const auto m = cpu.arm_monitor(last, 1);
+      uint8_t v = 0;
+      s.host->memory.read(last, &v, 1);
+      if (v == reply) {
+        cpu.disarm_monitor(m);
+        break;
+      }
+      cpu.wait_monitor(m);
+    }
+    cpu.spend_call();  // the poll that sees the byte
+    half.push_back(now_ps() - t0);
+    reap_sends(s, s.qp->sq_head - s.qp->sq_tail >= s.qp->sq_entries - 1);
+  }
+  latency_row(bytes, half);
+  rendezvous(0);
+}
+
+void Perftest::server_write_lat(uint64_t bytes) {
+  Side& s = server_;
+  host::HostCpu& cpu = s.host->cpu;
+  const uint64_t last = kBuffer + bytes - 1;
+  rendezvous(1);
+  for (uint32_t i = 0; i < cfg_.iterations && !finished_; ++i) {
+    const uint8_t mark = static_cast<uint8_t>(2 * i + 1), reply = static_cast<uint8_t>(2 * i + 2);
+    for (;;) {
+      const auto m = cpu.arm_monitor(last, 1);
+      uint8_t v = 0;
+      s.host->memory.read(last, &v, 1);
+      if (v == mark) {
+        cpu.disarm_monitor(m);
+        break;
+      }
+      cpu.wait_monitor(m);
+    }
+    cpu.spend_call();
+    s.host->memory.write(last, &reply, 1);
+    SendWr w;
+    w.opcode = WrOpcode::rdma_write;
+    w.sg = {kBuffer, static_cast<uint32_t>(bytes), s.mr->lkey};
+    w.send_flags = SEND_SIGNALED;
+    w.rdma.remote_addr = kBuffer;
+    w.rdma.rkey = client_.mr->rkey;
+    if (const int err = post_send(s.qp, &w); err != 0)
+        return fail("post_send refused a work request: " + std::string(std::strerror(err)));
+    reap_sends(s, s.qp->sq_head - s.qp->sq_tail >= s.qp->sq_entries - 1);
+  }
+  rendezvous(1);
+}
+
+// perftest's statistics: sorted samples; typical = median, 99 % and 99.9 % at index
+// floor(n * q) (clipped to the last sample).
+void Perftest::latency_row(uint64_t bytes, std::vector<uint64_t>& half) {
+  if (half.empty()) return;
+  std::sort(half.begin(), half.end());
+  const size_t n = half.size();
+  const auto us = [](double ps2) { return ps2 * 0.5e-6; };  // samples are round trips
+  const auto at = [&](double q) { return half[std::min(n - 1, static_cast<size_t>(static_cast<double>(n) * q))]; };
+  double sum = 0, sq = 0;
+  for (uint64_t v : half) sum += static_cast<double>(v);
+  const double mean = sum / static_cast<double>(n);
+  for (uint64_t v : half) sq += (static_cast<double>(v) - mean) * (static_cast<double>(v) - mean);
+  PerftestRow r;
+  r.bytes = bytes;
+  r.iterations = static_cast<uint32_t>(n);
+  r.t_min_us = us(static_cast<double>(half.front()));
+  r.t_max_us = us(static_cast<double>(half.back()));
+  r.t_typical_us = us(static_cast<double>(half[n / 2]));
+  r.t_avg_us = us(mean);
+  r.t_stdev_us = us(std::sqrt(sq / static_cast<double>(n)));
+  r.p99_us = us(static_cast<double>(at(0.99)));
+  r.p999_us = us(static_cast<double>(at(0.999)));
+  rows_.push_back(r);
+}
+
+std::string Perftest::table() const {
+  std::ostringstream o;
+  char line[256];
+  const std::string rule(87, '-');
+  o << rule << "\n";
+  std::snprintf(line, sizeof line, "                    %s test (%s, mtu %u)\n", perftest_kind_name(cfg_.test),
+                cfg_.qp_type == PerftestQpType::ud ? "UD" : "RC", cfg_.mtu);
+  o << line << rule << "\n";
+  if (perftest_is_bw(cfg_.test)) {
+    o << " #bytes     #iterations    BW average[MB/sec]   MsgRate[Mpps]\n";
+    for (const PerftestRow& r : rows_) {
+      std::snprintf(line, sizeof line, " %-10llu %-10u     %-20.2f %.6f\n", (unsigned long long)r.bytes, r.iterations,
+                    r.bw_avg_MBps, r.msg_rate_Mpps);
+      o << line;
+    }
+  } else {
+    o << " #bytes #iterations    t_min[usec]    t_max[usec]  t_typical[usec]    t_avg[usec]    t_stdev[usec]   "
+         "99% percentile[usec]   99.9% percentile[usec]\n";
+    for (const PerftestRow& r : rows_) {
+      std::snprintf(line, sizeof line, " %-7llu %-10u %-14.3f %-14.3f %-16.3f %-14.3f %-15.3f %-22.3f %.3f\n",
+                    (unsigned long long)r.bytes, r.iterations, r.t_min_us, r.t_max_us, r.t_typical_us, r.t_avg_us,
+                    r.t_stdev_us, r.p99_us, r.p999_us);
+      o << line;
+    }
+  }
+  o << rule << "\n";
+  return o.str();
+}
+
+std::string Perftest::json() const {
+  std::ostringstream o;
+  o << "{\"test\": \"" << perftest_kind_name(cfg_.test) << "\", \"qp_type\": \""
+    << (cfg_.qp_type == PerftestQpType::ud ? "UD" : "RC") << "\", \"mtu\": " << cfg_.mtu << ", \"rows\": [";
+  for (size_t i = 0; i < rows_.size(); ++i) {
+    const PerftestRow& r = rows_[i];
+    o << (i ? ",\n    " : "\n    ") << "{\"bytes\": " << r.bytes << ", \"iterations\": " << r.iterations;
+    if (perftest_is_bw(cfg_.test))
+      o << ", \"bw_avg_MBps\": " << num(r.bw_avg_MBps) << ", \"msg_rate_Mpps\": " << num(r.msg_rate_Mpps);
+    else
+      o << ", \"t_min_us\": " << num(r.t_min_us) << ", \"t_typical_us\": " << num(r.t_typical_us)
+        << ", \"t_avg_us\": " << num(r.t_avg_us) << ", \"t_max_us\": " << num(r.t_max_us)
+        << ", \"t_stdev_us\": " << num(r.t_stdev_us) << ", \"p99_us\": " << num(r.p99_us)
+        << ", \"p999_us\": " << num(r.p999_us);
+    o << "}";
+  }
+  o << "\n  ]}";
+  return o.str();
+}
+
+}  // namespace ibvp::apps

@@ -1,0 +1,147 @@
+// perftest-style applications over HCA hosts (platform/apps/perftest): latency rows equal
+// the sum of a message's parts, bandwidth rows reach the slower of link and host bus, and
+// the configs and errors of the perftest section.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <string>
+#include <systemc>
+
+#include "common/hca_latency.h"
+#include "common/testing.h"
+#include "platform/apps/perftest.h"
+#include "platform/builder/fabric.h"
+#include "platform/params/config_error.h"
+#include "platform/scenario/scenario_loader.h"
+
+using namespace ibvp;
+
+namespace {
+
+const std::string kHosts =
+    "topology: {generator: single_switch, hosts: 2, link: {width: 4X, speed: EDR, length_m: 2}}\n"
+    "switch: {vl_buffer_bytes: 16640}\n"
+    "endpoint: {vl_buffer_bytes: 16640}\n"
+    "endpoint_model: hca\n";
+
+// Runs the scenario until its perftest is done and returns its rows.
+std::vector<apps::PerftestRow> run_perftest(const std::string& yaml) {
+  const Scenario s = scenario_from_yaml(yaml, "test.yaml");
+  Fabric f(s);
+  sc_core::sc_start(s.duration);
+  const apps::Perftest* pt = f.perftest();
+  EXPECT_NE(pt, nullptr);
+  if (!pt) return {};
+  EXPECT_TRUE(pt->finished()) << pt->error();
+  return pt->rows();
+}
+
+// perftest's MB/s: 2^20 bytes per second.
+double mbps(double bytes_per_s) { return bytes_per_s / (1 << 20); }
+
+}  // namespace
+
+TEST(Perftest, SendLatHalfRoundTripIsTheOneWaySumOfParts) {
+  // A ping-pong is two one-way trips of the same parts; the fastest sample has no queueing.
+  const auto rows = run_perftest("duration: 10ms\n" + kHosts +
+                                 "hca: {event_cycles: 0, hal_call_cycles: 0}\n"
+                                 "perftest: {test: send_lat, client: h1, server: h2, sizes: [64, 256], "
+                                 "iterations: 5, qp_type: UD}\n");
+  ASSERT_EQ(rows.size(), 2u);
+  for (const apps::PerftestRow& r : rows) {
+    const double expected_us = static_cast<double>(tb::ud_send_latency_ps({}, r.bytes)) * 1e-6;
+    EXPECT_NEAR(r.t_min_us, expected_us, 1e-6) << r.bytes << " bytes";
+    EXPECT_LE(r.t_min_us, r.t_typical_us);
+    EXPECT_LE(r.t_typical_us, r.t_max_us);
+    EXPECT_EQ(r.iterations, 5u);
+  }
+}
+
+TEST(Perftest, SendBwReachesTheLinkPayloadRateWhenTheBusIsFaster) {
+  // PCIe Gen3 x16 (126 Gb/s) feeds a 4X EDR link (100 Gb/s): RC SENDs of 4096-byte packets
+  // carry 4096 of every 4096 + 26 bytes (LRH 8, BTH 12, ICRC 4, VCRC 2).
+  const auto rows = run_perftest("duration: 50ms\n" + kHosts +
+                                 "hca: {host_bus: {generation: gen3, lanes: 16}}\n"
+                                 "perftest: {test: send_bw, client: h1, server: h2, sizes: [1048576], "
+                                 "iterations: 20}\n");
+  ASSERT_EQ(rows.size(), 1u);
+  const double link = mbps(12.5e9 * 4096.0 / (4096 + 26));
+  EXPECT_NEAR(rows[0].bw_avg_MBps, link, 0.02 * link);
+}
+
+// RDMA WRITE moves 1 MiB in 256 packets of 4096 bytes; only the first carries a RETH (16
+// bytes), so it too reaches the link's payload rate within 2 %. (The test also checks that
+// WRITE completions free send-queue slots: without that the queue fills and post_send
+// refuses.)
+static double bw_of(const char* test) {
+  const auto rows = run_perftest("duration: 50ms\n" + kHosts +
+                                 "hca: {host_bus: {generation: gen3, lanes: 16}}\n"
+                                 "perftest: {test: " + std::string(test) +
+                                 ", client: h1, server: h2, sizes: [1048576], iterations: 20}\n");
+  EXPECT_EQ(rows.size(), 1u);
+  return rows.empty() ? 0 : rows[0].bw_avg_MBps;
+}
+
+TEST(Perftest, WriteBwReachesTheLinkPayloadRate) {
+  const double link = mbps(12.5e9 * 4096.0 / (4096 + 26));
+  EXPECT_NEAR(bw_of("write_bw"), link, 0.02 * link);
+}
+
+TEST(Perftest, ReadBwStaysBelowTheLinkPayloadRateAndNearIt) {
+  // READ responses carry 4096 of 4096 + 26 bytes (first and last add an AETH). Measured:
+  // 95.5 % of that rate, for 64 KiB to 8 MiB alike, so the loss is per packet, not per
+  // message; where it goes is not yet explained (docs/hca.md, "Not yet").
+  const double link = mbps(12.5e9 * 4096.0 / (4096 + 26));
+  const double bw = bw_of("read_bw");
+  EXPECT_LE(bw, link);
+  EXPECT_GE(bw, 0.90 * link);
+}
+
+TEST(Perftest, SendBwIsTheBusRateWhenTheBusIsSlower) {
+  // PCIe Gen3 x4 (31.5 Gb/s) under a 100 Gb/s link: the payload crosses the bus in
+  // completions of Max_Payload_Size 256 bytes, each with 24 bytes of TLP overhead.
+  const auto rows = run_perftest("duration: 50ms\n" + kHosts +
+                                 "hca: {host_bus: {generation: gen3, lanes: 4}}\n"
+                                 "perftest: {test: send_bw, client: h1, server: h2, sizes: [1048576], "
+                                 "iterations: 20}\n");
+  ASSERT_EQ(rows.size(), 1u);
+  const double bus = mbps(4 * 8e9 * 128 / 130 / 8 * 256.0 / (256 + 24));
+  EXPECT_NEAR(rows[0].bw_avg_MBps, bus, 0.02 * bus);
+}
+
+TEST(Perftest, CommittedConfigsValidate) {
+  for (const char* name : {"send_bw", "write_bw", "read_bw", "send_lat", "write_lat"}) {
+    const std::string path = ibvp::testing::source_path(std::string("configs/perftest/") + name + ".yaml");
+    ASSERT_TRUE(std::filesystem::exists(path)) << path;
+    const Scenario s = load_scenario(path);
+    EXPECT_EQ(s.endpoint_model, EndpointModel::hca) << name;
+  }
+}
+
+TEST(Perftest, BadSectionsAreConfigErrorsWithKeyPaths) {
+  const auto error_of = [](const std::string& yaml) -> ConfigError {
+    try {
+      scenario_from_yaml(yaml, "test.yaml");
+    } catch (const ConfigError& e) {
+      return e;
+    }
+    ADD_FAILURE() << "accepted:\n" << yaml;
+    return ConfigError("", "", 0, "", "");
+  };
+  std::string fabric_only = kHosts;
+  fabric_only.replace(fabric_only.find("endpoint_model: hca\n"), 20, "");
+  EXPECT_NE(error_of("duration: 1ms\n" + fabric_only + "perftest: {client: h1, server: h2}\n").key().find("perftest"),
+            std::string::npos);
+  EXPECT_NE(error_of("duration: 1ms\n" + kHosts + "perftest: {client: h1, server: h1}\n").key().find("perftest"),
+            std::string::npos);
+  EXPECT_NE(error_of("duration: 1ms\n" + kHosts + "perftest: {client: h1, server: h9}\n").key().find("perftest"),
+            std::string::npos);
+  EXPECT_NE(error_of("duration: 1ms\n" + kHosts + "perftest: {test: write_bw, qp_type: UD, client: h1, server: h2}\n")
+                .key()
+                .find("perftest"),
+            std::string::npos);
+  EXPECT_NE(error_of("duration: 1ms\n" + kHosts + "perftest: {client: h1, server: h2, sizes: [64, 32]}\n")
+                .key()
+                .find("perftest.sizes"),
+            std::string::npos);
+}
