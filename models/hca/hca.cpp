@@ -258,6 +258,7 @@ void Hca::file_doorbell(uint32_t db_class, uint32_t qpn, uint32_t kind, uint32_t
   d.value = value;
   d.arrival_ps = agenda_.now_ps();
   doorbells_[db_class].push_back(d);
+  if (observer_) observer_->on_doorbell(node_, qpn, kind, value, d.arrival_ps);
   raise(IBVP_EV_DOORBELL);
 }
 
@@ -367,6 +368,8 @@ int Hca::hal_dma_read(uint64_t address, void* buf, uint32_t len) {
   t.set_response_status(tlm::TLM_INCOMPLETE_RESPONSE);
   sc_core::sc_time delay = sc_core::SC_ZERO_TIME;
   dma->b_transport(t, delay);
+  if (observer_ && t.is_response_ok())
+    observer_->on_dma_read(node_, address, len, agenda_.now_ps(), agenda_.now_ps() + delay.value());
   // The core stalls until the completion has arrived.
   if (delay > sc_core::SC_ZERO_TIME) sc_core::wait(delay);
   return t.is_response_ok() ? 0 : -1;
@@ -386,6 +389,8 @@ int Hca::hal_dma_write(uint64_t address, const void* buf, uint32_t len) {
   t.set_response_status(tlm::TLM_INCOMPLETE_RESPONSE);
   sc_core::sc_time delay = sc_core::SC_ZERO_TIME;
   dma->b_transport(t, delay);
+  if (observer_ && t.is_response_ok())
+    observer_->on_dma_write(node_, address, buf, len, agenda_.now_ps(), agenda_.now_ps() + delay.value());
   return t.is_response_ok() ? 0 : -1;
 }
 
@@ -670,6 +675,7 @@ void Hca::send(uint8_t vl) {
   p->injected = sc_core::sc_time::from_value(now);
   probe_.inject(*p, now);
   probe_.transmit(node_, 1, *p, now, end);
+  if (observer_) observer_->on_packet_out(node_, t->src_qp, *p, now, end);
   t->packet = nullptr;  // the fabric owns it from here
 
   tlm::tlm_generic_payload* gp = payloads_.acquire();
@@ -790,6 +796,7 @@ void Hca::rx_ready(ib::Packet* p) {
     return;
   }
   probe_.deliver(*p, node_, p->hop_tail_ps);
+  if (observer_) observer_->on_packet_in(node_, i, agenda_.now_ps());
   raise(IBVP_EV_RX_PACKET, 0, 0, item);
 }
 

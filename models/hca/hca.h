@@ -33,6 +33,7 @@
 
 #include "firmware/hal/ibvp_hal.h"
 #include "models/hca/firmware_image.h"
+#include "models/hca/hca_observer.h"
 #include "models/ib/packet.h"
 #include "models/link/fabric_payload.h"
 #include "models/link/link_rate.h"
@@ -108,6 +109,10 @@ class Hca : public sc_core::sc_module {
   // lose chosen data packets, ACKs or READ responses (tests/hca/test_reliability.cpp).
   void set_test_rx_drop(std::function<bool(const ibvp_rx_packet&)> drop) { test_rx_drop_ = std::move(drop); }
   uint64_t test_rx_dropped() const { return test_rx_dropped_; }
+
+  // Reports doorbells, firmware DMA, packets out and in (hca_observer.h); null: none.
+  void set_observer(HcaObserver* o) { observer_ = o; }
+  HcaObserver* observer() const { return observer_; }
 
  private:
   struct CoreEvent {
@@ -240,6 +245,7 @@ class Hca : public sc_core::sc_module {
   uint64_t rx_dropped_ = 0;
   std::function<bool(const ibvp_rx_packet&)> test_rx_drop_;
   uint64_t test_rx_dropped_ = 0;
+  HcaObserver* observer_ = nullptr;
 };
 
 }  // namespace ibvp::hca

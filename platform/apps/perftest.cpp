@@ -63,6 +63,8 @@ void Perftest::rendezvous(int side) {
 bool Perftest::setup(Side& s) {
   s.ctx = open_device(s.host->cpu, kDriverArea, kDriverBytes);
   if (!s.ctx) return fail("cannot open the HCA of " + std::string(s.host->name())), false;
+  // The host's observer (a timeline, outputs.timeline) hears the driver side too.
+  s.ctx->set_observer(s.host->hca.observer(), s.host->hca.node());
   PortAttr port;
   query_port(*s.ctx, 1, port);
   s.lid = port.lid;

@@ -108,6 +108,13 @@ Fabric::~Fabric() = default;
 // The perftest's client and server run as program threads on their hosts' CPUs.
 void Fabric::build_programs() {
   if (scenario_.endpoint_model != EndpointModel::hca) return;
+  if (!scenario_.outputs.timeline.empty()) {
+    std::vector<std::string> names;
+    for (const auto& node : scenario_.topology.nodes) names.push_back(node.name);
+    timeline_ = std::make_unique<metrics::Timeline>(std::move(names));
+    for (const auto& h : hosts_)
+      if (h) h->hca.set_observer(timeline_.get());
+  }
   if (scenario_.perftest.enabled) {
     const topo::Topology& t = scenario_.topology;
     perftest_ = std::make_unique<apps::Perftest>(scenario_.perftest, *hosts_.at(t.find(scenario_.perftest.client)),

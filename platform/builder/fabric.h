@@ -16,6 +16,7 @@
 #include "models/switch/switch.h"
 #include "platform/driver/host_node.h"
 #include "platform/metrics/recorder.h"
+#include "platform/metrics/timeline.h"
 #include "platform/scenario/scenario.h"
 #include "platform/sm/routing.h"
 #include "platform/workload/flow_source.h"
@@ -47,6 +48,8 @@ class Fabric {
   const link::PortCounters& port_counters(uint32_t node, uint16_t port) const;
   // The perftest the scenario runs, or null.
   apps::Perftest* perftest() const { return perftest_.get(); }
+  // The message timeline (outputs.timeline on HCA hosts), or null.
+  const metrics::Timeline* timeline() const { return timeline_.get(); }
   link::Link* link_at(size_t index) const { return links_.at(index).get(); }
   // Data rate of the cable at (node, port), bytes per second.
   double port_rate_bytes_per_s(uint32_t node, uint16_t port) const;
@@ -88,6 +91,7 @@ class Fabric {
   std::vector<std::unique_ptr<ep::TrafficSource>> sources_;
   std::vector<std::unique_ptr<link::LinkTap>> taps_;
   std::unique_ptr<apps::Perftest> perftest_;
+  std::unique_ptr<metrics::Timeline> timeline_;
 };
 
 }  // namespace ibvp

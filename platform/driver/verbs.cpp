@@ -145,6 +145,7 @@ CompletionQueue* create_cq(Context& ctx, int cqe) {
   uint32_t cqn = 0;
   if (ctx.command(IBVP_CMD_CREATE_CQ, &m, sizeof m, cqn) != IBVP_CMD_STATUS_OK) return nullptr;
   cq->cqn = cqn;
+  if (ctx.observer()) ctx.observer()->on_create_cq(ctx.node(), cqn, cq->ring, entries);
   ctx.cqs.push_back(std::move(cq));
   return ctx.cqs.back().get();
 }
@@ -183,6 +184,7 @@ QueuePair* create_qp(ProtectionDomain* pd, const QpInitAttr& attr) {
   uint32_t qpn = 0;
   if (ctx.command(IBVP_CMD_CREATE_QP, &m, sizeof m, qpn) != IBVP_CMD_STATUS_OK) return nullptr;
   qp->qp_num = qpn;
+  if (ctx.observer()) ctx.observer()->on_create_qp(ctx.node(), qpn, qp->sq_addr, qp->sq_entries);
   ctx.qps.push_back(std::move(qp));
   return ctx.qps.back().get();
 }
@@ -232,6 +234,7 @@ int modify_qp(QueuePair* qp, const QpAttr& attr, uint32_t attr_mask) {
 int post_send(QueuePair* qp, SendWr* wr, SendWr** bad_wr) {
   if (qp == nullptr) return EINVAL;
   Context& ctx = *qp->context;
+  const uint64_t called_ps = sc_core::sc_time_stamp().value();
   ctx.cpu().spend_call();
   // IBA 10.3: sends are posted in RTS (and flushed in error); before RTS they are refused.
   const bool state_ok = qp->state == QpState::rts || qp->state == QpState::err || qp->state == QpState::sqd;
@@ -265,6 +268,7 @@ int post_send(QueuePair* qp, SendWr* wr, SendWr** bad_wr) {
     }
     const uint32_t idx = qp->sq_head & (qp->sq_entries - 1);
     ctx.memory().write(qp->sq_addr + uint64_t{idx} * IBVP_SEND_WQE_BYTES, &e, sizeof e);
+    if (ctx.observer()) ctx.observer()->on_post_send(ctx.node(), qp->qp_num, qp->sq_head, w->wr_id, called_ps);
     qp->sq_head++;
     posted++;
   }
@@ -315,6 +319,13 @@ int poll_cq(CompletionQueue* cq, int num_entries, Wc* wc) {
   Context& ctx = *cq->context;
   // The CQ is read when the call starts; the call's cost follows.
   int n = 0;
+  // What the observer hears of each completion returned (send: the WQE it completes).
+  struct Returned {
+    uint32_t qpn;
+    bool send;
+    uint32_t wqe_index;
+  };
+  std::vector<Returned> returned(ctx.observer() ? static_cast<size_t>(num_entries) : 0);
   while (n < num_entries) {
     ibvp_cqe e;
     ctx.memory().read(cqe_address(*cq), &e, sizeof e);
@@ -334,6 +345,7 @@ int poll_cq(CompletionQueue* cq, int num_entries, Wc* wc) {
     w.slid = e.slid;
     w.sl = e.sl;
     cq->consumer++;
+    if (ctx.observer()) returned[n - 1] = {e.qp_num, send_side, send_side ? e.src_qp - 1 : 0u};
     if (QueuePair* qp = ctx.qp_by_number(e.qp_num)) {
       // Send completions carry the WQE counter: every WQE before it is done, signaled or not.
       if (send_side) qp->sq_tail = e.src_qp;
@@ -341,6 +353,11 @@ int poll_cq(CompletionQueue* cq, int num_entries, Wc* wc) {
     }
   }
   ctx.cpu().spend_call();
+  if (hca::HcaObserver* o = ctx.observer()) {
+    const uint64_t t = sc_core::sc_time_stamp().value();
+    for (int i = 0; i < n; ++i)
+      o->on_poll_return(ctx.node(), returned[i].qpn, returned[i].send, returned[i].wqe_index, wc[i].wr_id, t);
+  }
   return n;
 }
 

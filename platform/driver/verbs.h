@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "firmware/hal/ibvp_hal.h"
+#include "models/hca/hca_observer.h"
 #include "models/host/host_cpu.h"
 
 namespace ibvp::verbs {
@@ -198,6 +199,13 @@ class Context {
   // One command through the mailbox (program thread). Returns the IBVP_CMD_STATUS_*.
   uint32_t command(uint32_t opcode, const void* mailbox, uint32_t bytes, uint32_t& out);
   QueuePair* qp_by_number(uint32_t qpn);
+  // Reports ring layouts, posts and poll returns of this host (`node`) to `o`; null: none.
+  void set_observer(hca::HcaObserver* o, uint32_t node) {
+    observer_ = o;
+    node_ = node;
+  }
+  hca::HcaObserver* observer() const { return observer_; }
+  uint32_t node() const { return node_; }
 
   std::vector<std::unique_ptr<ProtectionDomain>> pds;
   std::vector<std::unique_ptr<MemoryRegion>> mrs;
@@ -209,6 +217,8 @@ class Context {
   host::HostCpu& cpu_;
   uint64_t next_, end_;
   uint64_t mailbox_;
+  hca::HcaObserver* observer_ = nullptr;
+  uint32_t node_ = 0;
 };
 
 // ibv_open_device: checks the device ID and that the firmware speaks this driver's HAL

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <stdexcept>
@@ -184,6 +185,14 @@ void write_results(const Fabric& fabric, const RunResult& result, const std::str
        << "\n  ]";
     if (const apps::Perftest* p = fabric.perftest()) js << ",\n  \"perftest\": " << p->json();
     js << "\n}\n";
+  }
+
+  // The message timeline (outputs.timeline), Chrome trace JSON.
+  if (const Timeline* tl = fabric.timeline()) {
+    const std::filesystem::path path = std::filesystem::path(dir) / sc.outputs.timeline;
+    if (path.has_parent_path()) std::filesystem::create_directories(path.parent_path());
+    std::ofstream js = open_out(path.string());
+    tl->write(js);
   }
 
   // run.json: the only file that changes between identical runs.

@@ -96,6 +96,9 @@ struct OutputConfig {
   std::vector<std::string> rate_ports;
   std::vector<PcapConfig> pcaps;
   sc_core::sc_time progress_interval = sc_core::SC_ZERO_TIME;  // 0: no progress lines
+  // Chrome/Perfetto trace of each message's life on HCA hosts, relative to the output
+  // directory; "": none (platform/metrics/timeline.h).
+  std::string timeline;
 };
 
 // What each endpoint of the topology is: a fabric-only CA port fed by flows (ep::Endpoint),

@@ -172,6 +172,9 @@ const sim::ParamGroup& output_params() {
               "Ports whose transmit rate is sampled over time, as node/port (flows are always sampled).");
     b.objects("pcaps", &OutputConfig::pcaps, pcap_params(), "Packet captures.");
     b.time("progress_interval", &OutputConfig::progress_interval, "Print a progress line this often (0: never).");
+    b.string("timeline", &OutputConfig::timeline,
+             "Chrome/Perfetto trace (JSON) of each send message's stages on HCA hosts (doorbell, WQE fetch, "
+             "packets, ACK, CQE, poll), relative to the output directory; absent: none.");
     b.rule("rate_ports and pcaps name cabled ports of existing nodes; pcap files are distinct.");
     return b.build();
   }();

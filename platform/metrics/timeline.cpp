@@ -1,0 +1,193 @@
+#include "platform/metrics/timeline.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <cstring>
+
+namespace ibvp::metrics {
+
+namespace {
+
+// BTH opcodes (IBA Table 38): the transport in the top three bits, the operation below.
+// RC 0x00, UC 0x20, UD 0x60.
+constexpr uint8_t kOpMask = 0x1F;
+bool is_request(uint8_t op) { return (op & kOpMask) <= 0x0C; }  // SEND, RDMA WRITE, READ request
+bool is_first(uint8_t op) {
+  const uint8_t o = op & kOpMask;
+  return o == 0x00 || o == 0x04 || o == 0x05 || o == 0x06 || o == 0x0A || o == 0x0B || o == 0x0C;
+}
+bool is_last(uint8_t op) {
+  const uint8_t o = op & kOpMask;
+  return o == 0x02 || o == 0x03 || o == 0x04 || o == 0x05 || (o >= 0x08 && o <= 0x0C);
+}
+// Packets that acknowledge requests: ACK, READ RESPONSE Last and Only (RC only).
+bool acknowledges(uint8_t op) { return op == 0x11 || op == 0x0F || op == 0x10; }
+// a <= b in 24-bit PSN space (IBA 9.7.1: half the space is ahead).
+bool psn_le(uint32_t a, uint32_t b) { return ((b - a) & 0xFFFFFF) < 0x800000; }
+
+// Microseconds with all six decimals: ps exactly.
+std::string us(uint64_t ps) {
+  char buf[40];
+  std::snprintf(buf, sizeof buf, "%llu.%06llu", static_cast<unsigned long long>(ps / 1000000),
+                static_cast<unsigned long long>(ps % 1000000));
+  return buf;
+}
+
+std::string escaped(const std::string& s) {
+  std::string o;
+  for (char c : s) {
+    if (c == '"' || c == '\\') o += '\\';
+    o += c;
+  }
+  return o;
+}
+
+}  // namespace
+
+const char* Timeline::stage_name(Stage s) {
+  static const char* const names[kStages] = {"post", "doorbell", "wqe_fetch", "first_out",
+                                             "last_out", "ack", "cqe", "poll"};
+  return s < kStages ? names[s] : "?";
+}
+
+void Timeline::mark(uint32_t node, uint32_t qpn, uint32_t index, Stage s, uint64_t t_ps, bool first_only) {
+  uint64_t& t = messages_[Key{node, qpn, index}].t[s];
+  if (t == kUnset || !first_only) t = t_ps;
+}
+
+void Timeline::on_create_qp(uint32_t node, uint32_t qpn, uint64_t sq_addr, uint32_t sq_entries) {
+  SendQueue& q = sqs_[{node, qpn}];
+  q = SendQueue{};
+  q.sq_addr = sq_addr;
+  q.entries = sq_entries;
+}
+
+void Timeline::on_create_cq(uint32_t node, uint32_t cqn, uint64_t ring, uint32_t entries) {
+  cqs_.push_back({node, cqn, ring, uint64_t{entries} * IBVP_CQE_BYTES});
+}
+
+void Timeline::on_post_send(uint32_t node, uint32_t qpn, uint32_t wqe_index, uint64_t wr_id, uint64_t t_ps) {
+  Message& m = messages_[Key{node, qpn, wqe_index}];
+  m = Message{};  // a QP's WQE indices count on; a reset QP starts again
+  m.wr_id = wr_id;
+  m.t[post] = t_ps;
+}
+
+void Timeline::on_doorbell(uint32_t node, uint32_t qpn, uint32_t kind, uint32_t value, uint64_t t_ps) {
+  if (kind != IBVP_DB_SQ) return;
+  const auto it = sqs_.find({node, qpn});
+  if (it == sqs_.end()) return;
+  SendQueue& q = it->second;
+  // The doorbell carries the new producer index: it covers the WQEs posted since the last.
+  for (uint32_t i = q.doorbell; i != value; ++i) mark(node, qpn, i, doorbell, t_ps);
+  q.doorbell = value;
+}
+
+void Timeline::on_dma_read(uint32_t node, uint64_t address, uint32_t bytes, uint64_t, uint64_t done_ps) {
+  for (auto& [key, q] : sqs_) {
+    if (key.first != node || q.entries == 0) continue;
+    const uint64_t end = q.sq_addr + uint64_t{q.entries} * IBVP_SEND_WQE_BYTES;
+    if (address < q.sq_addr || address >= end) continue;
+    // WQEs are fetched in ring order; a read is a run of them.
+    for (uint32_t k = 0; k < bytes / IBVP_SEND_WQE_BYTES; ++k) mark(node, key.second, q.fetched++, wqe_fetch, done_ps);
+    return;
+  }
+}
+
+void Timeline::on_dma_write(uint32_t node, uint64_t address, const void* data, uint32_t bytes, uint64_t,
+                            uint64_t left_ps) {
+  if (bytes != IBVP_CQE_BYTES) return;
+  for (const CompletionRing& r : cqs_) {
+    if (r.node != node || address < r.ring || address >= r.ring + r.bytes) continue;
+    ibvp_cqe e;
+    std::memcpy(&e, data, sizeof e);
+    if (e.opcode < IBVP_WC_RECV) {
+      // A send CQE carries the WQE counter: WQEs consumed up to and including this one.
+      mark(node, e.qp_num, e.src_qp - 1, cqe, left_ps);
+    } else {
+      instants_.push_back({node, e.qp_num, "recv_cqe", left_ps, e.wr_id});
+    }
+    return;
+  }
+}
+
+void Timeline::on_packet_out(uint32_t node, uint32_t qpn, const ib::Packet& p, uint64_t start_ps, uint64_t end_ps) {
+  const uint8_t op = static_cast<uint8_t>(p.bth.opcode);
+  if (!is_request(op)) return;  // ACKs and READ responses belong to the responder
+  const auto it = sqs_.find({node, qpn});
+  if (it == sqs_.end()) return;
+  SendQueue& q = it->second;
+  const uint32_t psn = p.bth.psn;
+  if (is_first(op)) {
+    const auto f = q.first_psn.find(psn);
+    if (f != q.first_psn.end()) {
+      q.current = f->second;  // a retransmission
+    } else {
+      q.current = q.started++;
+      q.first_psn[psn] = q.current;
+      mark(node, qpn, q.current, first_out, start_ps);
+    }
+  }
+  if (is_last(op)) {
+    mark(node, qpn, q.current, last_out, end_ps, false);
+    if ((op >> 5) == 0) q.unacked.emplace_back(psn, q.current);  // RC
+  }
+}
+
+void Timeline::on_packet_in(uint32_t node, const ibvp_rx_packet& p, uint64_t t_ps) {
+  if (!acknowledges(p.opcode) || (p.aeth_syndrome >> 5) != 0) return;  // NAKs acknowledge nothing new here
+  const auto it = sqs_.find({node, p.dest_qp});
+  if (it == sqs_.end()) return;
+  auto& un = it->second.unacked;
+  // An ACK covers every request up to its PSN (coalesced ACKs too).
+  const auto done = std::stable_partition(un.begin(), un.end(),
+                                          [&](const std::pair<uint32_t, uint32_t>& u) { return !psn_le(u.first, p.psn); });
+  for (auto d = done; d != un.end(); ++d) mark(node, p.dest_qp, d->second, ack, t_ps);
+  un.erase(done, un.end());
+}
+
+void Timeline::on_poll_return(uint32_t node, uint32_t qpn, bool send, uint32_t wqe_index, uint64_t wr_id,
+                              uint64_t t_ps) {
+  if (send) mark(node, qpn, wqe_index, poll, t_ps);
+  else instants_.push_back({node, qpn, "recv_poll", t_ps, wr_id});
+}
+
+void Timeline::write(std::ostream& out) const {
+  out << "{\"displayTimeUnit\": \"ns\", \"traceEvents\": [\n";
+  bool first = true;
+  auto line = [&](const std::string& s) {
+    out << (first ? "" : ",\n") << s;
+    first = false;
+  };
+  std::vector<uint32_t> pids;
+  for (const auto& [key, m] : messages_) pids.push_back(std::get<0>(key));
+  for (const Instant& i : instants_) pids.push_back(i.node);
+  std::sort(pids.begin(), pids.end());
+  pids.erase(std::unique(pids.begin(), pids.end()), pids.end());
+  for (uint32_t pid : pids)
+    line("{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":" + std::to_string(pid) + ",\"args\":{\"name\":\"" +
+         escaped(pid < names_.size() ? names_[pid] : std::to_string(pid)) + "\"}}");
+  for (const auto& [key, m] : messages_) {
+    const auto [node, qpn, index] = key;
+    const std::string ids = ",\"pid\":" + std::to_string(node) + ",\"tid\":" + std::to_string(qpn);
+    const std::string args = ",\"args\":{\"wqe\":" + std::to_string(index) + ",\"wr_id\":" + std::to_string(m.wr_id) + "}";
+    uint64_t prev = kUnset;
+    for (uint8_t s = 0; s < kStages; ++s) {
+      const uint64_t t = m.t[s];
+      if (t == kUnset) continue;
+      const char* name = stage_name(static_cast<Stage>(s));
+      line(std::string("{\"name\":\"") + name + "\",\"ph\":\"i\",\"s\":\"t\",\"ts\":" + us(t) + ids + args + "}");
+      if (prev != kUnset && t >= prev)
+        line(std::string("{\"name\":\"") + name + "\",\"cat\":\"message\",\"ph\":\"X\",\"ts\":" + us(prev) +
+             ",\"dur\":" + us(t - prev) + ids + args + "}");
+      prev = t;
+    }
+  }
+  for (const Instant& i : instants_)
+    line(std::string("{\"name\":\"") + i.name + "\",\"ph\":\"i\",\"s\":\"t\",\"ts\":" + us(i.t_ps) +
+         ",\"pid\":" + std::to_string(i.node) + ",\"tid\":" + std::to_string(i.qpn) + ",\"args\":{\"wr_id\":" +
+         std::to_string(i.wr_id) + "}}");
+  out << "\n]}\n";
+}
+
+}  // namespace ibvp::metrics

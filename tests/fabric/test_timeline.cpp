@@ -1,0 +1,137 @@
+// The message timeline (outputs.timeline, platform/metrics/timeline.h): every message of a
+// perftest run passes its stages in order, one timeline message per iteration, stage times
+// equal the latency parts they stand for, and without the key no file is written.
+#include <gtest/gtest.h>
+
+#include <array>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <regex>
+#include <set>
+#include <string>
+#include <systemc>
+#include <tuple>
+#include <unistd.h>
+
+#include "common/hca_latency.h"
+#include "common/testing.h"
+#include "platform/builder/runner.h"
+#include "platform/metrics/timeline.h"
+#include "platform/scenario/scenario_loader.h"
+
+using namespace ibvp;
+
+namespace {
+
+constexpr uint32_t kIterations = 8;
+
+// RC send_bw, one WR at a time, each signaled (tx_depth 1, cq_mod 1), so every message meets
+// an idle host bus; firmware costs zero (the latency tests' terms).
+std::string scenario_yaml(const std::string& outputs) {
+  return "duration: 10ms\n"
+         "topology: {generator: single_switch, hosts: 2, link: {width: 4X, speed: EDR, length_m: 2}}\n"
+         "switch: {vl_buffer_bytes: 16640}\n"
+         "endpoint: {vl_buffer_bytes: 16640}\n"
+         "endpoint_model: hca\n"
+         "hca: {event_cycles: 0, hal_call_cycles: 0}\n"
+         "perftest: {test: send_bw, client: h1, server: h2, sizes: [64], iterations: " +
+         std::to_string(kIterations) + ", tx_depth: 1, cq_mod: 1}\n" + outputs;
+}
+
+std::string fresh_dir(const std::string& name) {
+  const std::filesystem::path d =
+      std::filesystem::temp_directory_path() / ("ibvp-timeline-" + name + "-" + std::to_string(getpid()));
+  std::filesystem::remove_all(d);
+  return d.string();
+}
+
+// "12.345678" microseconds -> ps, exactly.
+uint64_t ps_of(const std::string& us) {
+  const size_t dot = us.find('.');
+  uint64_t frac = std::stoull(us.substr(dot + 1));
+  for (size_t k = us.size() - dot - 1; k < 6; ++k) frac *= 10;
+  return std::stoull(us.substr(0, dot)) * 1'000'000 + frac;
+}
+
+using Key = std::tuple<int, int, int>;  // pid (host), tid (QPN), WQE index
+
+// The instants of each message, read from the trace (one event per line, as written).
+std::map<Key, std::map<std::string, uint64_t>> read_stages(const std::string& path, size_t& slices) {
+  std::ifstream f(path);
+  EXPECT_TRUE(f.good()) << path;
+  std::string text((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+  EXPECT_EQ(text.rfind("{\"displayTimeUnit\": \"ns\", \"traceEvents\": [", 0), 0u);
+  EXPECT_NE(text.find("\n]}"), std::string::npos);
+  const std::regex instant(
+      R"re(\{"name":"(\w+)","ph":"i","s":"t","ts":([0-9.]+),"pid":(\d+),"tid":(\d+),"args":\{"wqe":(\d+),)re");
+  std::map<Key, std::map<std::string, uint64_t>> out;
+  slices = 0;
+  std::istringstream lines(text);
+  for (std::string line; std::getline(lines, line);) {
+    if (line.find("\"ph\":\"X\"") != std::string::npos) ++slices;
+    std::smatch m;
+    if (!std::regex_search(line, m, instant)) continue;
+    out[Key{std::stoi(m[3]), std::stoi(m[4]), std::stoi(m[5])}][m[1]] = ps_of(m[2]);
+  }
+  return out;
+}
+
+}  // namespace
+
+TEST(Timeline, EveryMessagePassesItsStagesInOrderOncePerIteration) {
+  const std::string dir = fresh_dir("on");
+  Scenario s = scenario_from_yaml(scenario_yaml("outputs: {packets_csv: false, timeline: trace/timeline.json}\n"),
+                                  "test.yaml");
+  RunOptions o;
+  o.out_dir = dir;
+  run_scenario(s, o);
+  size_t slices = 0;
+  const auto messages = read_stages(dir + "/trace/timeline.json", slices);
+  ASSERT_EQ(messages.size(), kIterations);  // send_bw: the client's SENDs only
+  const std::array<const char*, 8> order = {"post", "doorbell", "wqe_fetch", "first_out",
+                                            "last_out", "ack", "cqe", "poll"};
+  for (const auto& [key, stages] : messages) {
+    SCOPED_TRACE("wqe " + std::to_string(std::get<2>(key)));
+    for (size_t k = 0; k < order.size(); ++k) {
+      ASSERT_TRUE(stages.count(order[k])) << order[k];
+      if (k > 0) {
+        EXPECT_LE(stages.at(order[k - 1]), stages.at(order[k])) << order[k - 1] << " <= " << order[k];
+      }
+    }
+  }
+  EXPECT_EQ(slices, kIterations * (order.size() - 1));  // one slice between consecutive stages
+
+  // Each message meets an idle bus: its stages are the latency parts
+  // (tests/common/hca_latency.h) to the picosecond.
+  const tb::UdLatencyParts p;
+  const auto dma_read = [&](uint64_t n) {
+    return tb::pcie_gen3x8_ps(p.tlp_overhead) + p.bus + p.mem + tb::pcie_gen3x8_ps(n + p.tlp_overhead) + p.bus;
+  };
+  for (const auto& [key, t] : messages) {
+    SCOPED_TRACE("wqe " + std::to_string(std::get<2>(key)));
+    // post_send's call, the 32-bit doorbell store's TLP, the bus latency.
+    EXPECT_EQ(t.at("doorbell") - t.at("post"), p.call + tb::pcie_gen3x8_ps(4 + p.tlp_overhead) + p.bus);
+    // One DMA read of a 64-byte WQE.
+    EXPECT_EQ(t.at("wqe_fetch") - t.at("doorbell"), dma_read(IBVP_SEND_WQE_BYTES));
+    // The 64-byte payload read, then the tx pipeline.
+    EXPECT_EQ(t.at("first_out") - t.at("wqe_fetch"), dma_read(64) + p.tx_pipe);
+    // One packet: LRH 8 + BTH 12 + 64 + ICRC 4 + VCRC 2 bytes at 80 ps per byte.
+    EXPECT_EQ(t.at("last_out") - t.at("first_out"), tb::edr4x_ps(8 + 12 + 64 + 4 + 2));
+  }
+  std::filesystem::remove_all(dir);
+}
+
+TEST(Timeline, WithoutTheKeyNoTimelineIsWritten) {
+  const std::string dir = fresh_dir("off");
+  Scenario s = scenario_from_yaml(scenario_yaml("outputs: {packets_csv: false}\n"), "test.yaml");
+  EXPECT_TRUE(s.outputs.timeline.empty());
+  RunOptions o;
+  o.out_dir = dir;
+  run_scenario(s, o);
+  std::set<std::string> files;
+  for (const auto& e : std::filesystem::recursive_directory_iterator(dir))
+    files.insert(std::filesystem::relative(e.path(), dir).string());
+  EXPECT_EQ(files, (std::set<std::string>{"flows.csv", "ports.csv", "rates.csv", "run.json", "summary.json"}));
+  std::filesystem::remove_all(dir);
+}
