@@ -46,7 +46,7 @@ const char* pcie_gen_name(PcieGen g);
 
 struct HostBusConfig {
   PcieGen generation = PcieGen::gen3;
-  uint32_t lanes = 8;
+  uint32_t lanes = 16;
   // Max_Payload_Size of the Device Control register; 256 B is what current servers
   // negotiate for NICs.
   uint32_t max_payload_bytes = 256;

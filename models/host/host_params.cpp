@@ -8,7 +8,7 @@ namespace ibvp::host {
 
 // Where the defaults come from.
 // - Rate: PCI Express Base Specification 3.0, Physical Layer: 8 GT/s per lane with
-//   128b/130b encoding, so Gen3 x8 carries 8 * 8e9 * 128/130 = 63.0 Gb/s (7.88 GB/s) of
+//   128b/130b encoding, so Gen3 x16 carries 16 * 8e9 * 128/130 = 126.0 Gb/s (15.75 GB/s) of
 //   link bytes per direction.
 // - TLP overhead, 24 bytes: a memory write or read request with 64-bit address has a 4-DW
 //   header (16 B) and a 4-byte LCRC; framing adds 4 bytes in both encodings (Gen1/2: STP 1,

@@ -1,6 +1,6 @@
 #pragma once
 // Parameter declarations of the host side: host memory (HostMemoryConfig) and the host bus
-// (HostBusConfig), with defaults for a PCIe Gen3 x8 server slot.
+// (HostBusConfig), with defaults for a PCIe Gen3 x16 slot, where current 4X HCAs sit.
 #include "models/host/host_bus.h"
 #include "models/host/host_memory.h"
 #include "models/sim/params.h"

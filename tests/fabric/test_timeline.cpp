@@ -106,12 +106,12 @@ TEST(Timeline, EveryMessagePassesItsStagesInOrderOncePerIteration) {
   // (tests/common/hca_latency.h) to the picosecond.
   const tb::UdLatencyParts p;
   const auto dma_read = [&](uint64_t n) {
-    return tb::pcie_gen3x8_ps(p.tlp_overhead) + p.bus + p.mem + tb::pcie_gen3x8_ps(n + p.tlp_overhead) + p.bus;
+    return tb::pcie_gen3_ps(p.tlp_overhead, p.lanes) + p.bus + p.mem + tb::pcie_gen3_ps(n + p.tlp_overhead, p.lanes) + p.bus;
   };
   for (const auto& [key, t] : messages) {
     SCOPED_TRACE("wqe " + std::to_string(std::get<2>(key)));
     // post_send's call, the 32-bit doorbell store's TLP, the bus latency.
-    EXPECT_EQ(t.at("doorbell") - t.at("post"), p.call + tb::pcie_gen3x8_ps(4 + p.tlp_overhead) + p.bus);
+    EXPECT_EQ(t.at("doorbell") - t.at("post"), p.call + tb::pcie_gen3_ps(4 + p.tlp_overhead, p.lanes) + p.bus);
     // One DMA read of a 64-byte WQE.
     EXPECT_EQ(t.at("wqe_fetch") - t.at("doorbell"), dma_read(IBVP_SEND_WQE_BYTES));
     // The 64-byte payload read, then the tx pipeline.

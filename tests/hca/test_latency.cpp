@@ -75,8 +75,6 @@ tb::HcaBenchOptions zero_firmware_cost() {
 TEST(HcaLatency, SmallUdSendIsTheSumOfItsParts) {
   const uint64_t measured = measure(zero_firmware_cost(), 64);
   EXPECT_EQ(measured, expected_ps(Parts{}, 64));
-  // The number docs/hca.md quotes: 1.818 us post-to-poll for 64 bytes through one switch.
-  EXPECT_EQ(measured, 1'818'115u);
 }
 
 TEST(HcaLatency, FirmwareCyclesAddCyclesOverClockPerEventOnThePath) {

@@ -28,7 +28,7 @@ using sc_core::sc_time;
 
 namespace {
 
-// Gen3 x8 with the defaults the bus is built with.
+// Gen3 x8, named explicitly (the default is x16): the formulas below are for 8 lanes.
 constexpr uint64_t kLanes = 8;
 constexpr uint64_t kTransfersPerS = 8'000'000'000ULL;
 constexpr uint64_t kMps = 256;
@@ -37,6 +37,12 @@ constexpr uint64_t kOverhead = 24;
 const sc_time kLatency(200, SC_NS);
 
 uint64_t ceil_div(uint64_t a, uint64_t b) { return (a + b - 1) / b; }
+
+host::HostBusConfig gen3x8() {
+  host::HostBusConfig c;
+  c.lanes = kLanes;
+  return c;
+}
 
 // Serialization of `bytes` link bytes on Gen3 x8: bytes * 8 * 130 / (8 * 8e9 * 128) s.
 sc_time ser(uint64_t bytes) {
@@ -114,7 +120,7 @@ struct Bench {
   host::HostBus bus;
   Recorder memory;
   Recorder registers;
-  explicit Bench(const host::HostBusConfig& cfg = host::HostBusConfig{}, sc_time memory_latency = sc_time(80, SC_NS),
+  explicit Bench(const host::HostBusConfig& cfg = gen3x8(), sc_time memory_latency = sc_time(80, SC_NS),
                  sc_time register_latency = sc_time(10, SC_NS))
       : device("device"),
         cpu("cpu"),
@@ -131,7 +137,7 @@ struct Bench {
 }  // namespace
 
 TEST(HostBusRate, Gen3x8CarriesEightLanesOf8GTWith128b130bEncoding) {
-  const host::PcieRate r(host::HostBusConfig{});
+  const host::PcieRate r(gen3x8());
   EXPECT_DOUBLE_EQ(r.data_bits_per_s(), 8.0 * 8e9 * 128.0 / 130.0);
   // 280 link bytes (one full TLP): 280 * 1040000 / 8192 ps = 35546.875 ps, rounded up.
   EXPECT_EQ(r.serialization_ps(280), 35547u);
@@ -165,7 +171,7 @@ TEST(HostBus, DmaWriteArrivesAfterItsTlpsAndOneLatencyAndFreesTheDeviceAtSeriali
 
 TEST(HostBus, DmaReadCostsRequestLatencyMemoryCompletionsAndLatency) {
   const sc_time memory_latency(80, SC_NS);
-  Bench b(host::HostBusConfig{}, memory_latency);
+  Bench b(gen3x8(), memory_latency);
   std::vector<uint8_t> data(512);
   sc_time delay;
   ASSERT_EQ(b.device.transport(tlm::TLM_READ_COMMAND, 0x2000, data, delay), tlm::TLM_OK_RESPONSE);
@@ -250,7 +256,7 @@ TEST(HostBus, MmioWriteReachesTheDeviceAfterItsTlpAndTheBusLatency) {
 
 TEST(HostBus, MmioReadIsARoundTripThroughTheDevice) {
   const sc_time register_latency(10, SC_NS);
-  Bench b(host::HostBusConfig{}, sc_time(80, SC_NS), register_latency);
+  Bench b(gen3x8(), sc_time(80, SC_NS), register_latency);
   std::vector<uint8_t> value(4);
   sc_time delay;
   ASSERT_EQ(b.cpu.transport(tlm::TLM_READ_COMMAND, 0x40, value, delay), tlm::TLM_OK_RESPONSE);
@@ -295,7 +301,7 @@ TEST(HostBus, DmaReachesHostMemoryAndErrorsComeBackAsCompletions) {
   host::HostMemoryConfig mem_cfg;
   mem_cfg.size_bytes = 1 << 20;
   Initiator device("device");
-  host::HostBus bus("bus");
+  host::HostBus bus("bus", gen3x8());
   host::HostMemory memory("memory", mem_cfg);
   device.socket.bind(bus.dma_in);
   bus.mem_out.bind(memory.socket);
@@ -340,18 +346,18 @@ TEST(HostBus, DmaReachesHostMemoryAndErrorsComeBackAsCompletions) {
 namespace {
 host::HostBusConfig bus_from(const std::string& yaml) {
   const params::Document doc = params::Document::parse(yaml, "host.yaml");
-  host::HostBusConfig cfg;
+  host::HostBusConfig cfg = gen3x8();
   params::apply(host::host_bus_params(), doc, params::child({}, "host_bus"), cfg);
   return cfg;
 }
 }  // namespace
 
-TEST(HostParams, DefaultsArePcieGen3x8AndDeclaredOnce) {
+TEST(HostParams, DefaultsArePcieGen3x16AndDeclaredOnce) {
   const sim::ParamGroup& bus = host::host_bus_params();
   EXPECT_EQ(bus.key_list(),
             "generation, lanes, max_payload_bytes, max_read_request_bytes, tlp_overhead_bytes, latency");
   EXPECT_EQ(bus.find("generation")->default_text, "gen3");
-  EXPECT_EQ(bus.find("lanes")->default_text, "8");
+  EXPECT_EQ(bus.find("lanes")->default_text, "16");
   EXPECT_EQ(bus.find("max_payload_bytes")->default_text, "256");
   EXPECT_EQ(bus.find("tlp_overhead_bytes")->default_text, "24");
   EXPECT_EQ(bus.find("latency")->default_text, "200ns");
