@@ -6,6 +6,7 @@
 #include <stdexcept>
 
 #include "models/hca/hca_params.h"
+#include "models/ib/crc.h"
 #include "models/ib/wire.h"
 
 namespace ibvp::hca {
@@ -545,6 +546,10 @@ ib::Packet* Hca::build_packet(const ibvp_tx_desc& d, uint32_t index, uint32_t co
   p->payload_bytes = bytes;
   if (bytes > 0) p->payload.assign(payload, payload + bytes);
   p->finalize_lengths();
+  // The ICRC as this CA sends it: 4 bytes before the 2-byte VCRC.
+  const std::vector<uint8_t> wire = ib::encode(*p);
+  p->icrc = ib::load_crc32(wire.data() + wire.size() - 6);
+  p->has_icrc = true;
   p->src_node = node_;
   p->created = sc_core::sc_time_stamp();
   return p;
@@ -750,11 +755,12 @@ void Hca::rx_head(ib::Packet* p) {
 void Hca::rx_ready(ib::Packet* p) {
   // The fabric carries decoded packets; the rx engine rebuilds the bytes of this one (as
   // the last hop sent them) and checks them as hardware does: lengths, header layout,
-  // ICRC and VCRC.
+  // VCRC, and the ICRC against the one the source CA sent (Packet::icrc).
   ib::DecodeResult r;
   try {
     const std::vector<uint8_t> bytes = ib::encode(*p);
     r = ib::decode(bytes.data(), bytes.size());
+    if (r.ok && p->has_icrc && ib::load_crc32(bytes.data() + bytes.size() - 6) != p->icrc) r.icrc_ok = false;
   } catch (const std::invalid_argument&) {
     r.ok = false;
   }

@@ -37,6 +37,12 @@ struct Packet {
   // Payload content, when a model carries real data (HCA DMA, captures). Empty means
   // zero-filled bytes of payload_bytes length.
   std::vector<uint8_t> payload;
+  // The ICRC its source CA put on the wire (IBA 7.8.1), when a model carries it. The
+  // fabric passes decoded packets, so the receiving CA checks the packet as it arrives
+  // against this value: what changed on the way (a bit error, a bug) shows as a mismatch,
+  // while what switches may change (VL, FECN, BECN) is masked out of the ICRC.
+  uint32_t icrc = 0;
+  bool has_icrc = false;
 
   // Bookkeeping, not on the wire.
   uint64_t id = 0;            // unique per simulation

@@ -455,3 +455,43 @@ TEST(HcaReliability, RcRecoversPacketsTheSwitchDropsWhileItHasNoRoute) {
   EXPECT_GT(bench.sw->dropped(), 0u);
   EXPECT_GE(bench.h1->hca.fw_counter(IBVP_CNT_RETRANSMISSIONS), 1u);
 }
+
+// A bit error on the way: one payload bit of the second data packet is flipped as the switch
+// sends it on (the cable carries the Packet). The receiving CA's ICRC check, against the ICRC
+// the sender put on the packet, discards it; RC then delivers the original bytes, resent
+// from the sender's memory. Without the end-to-end check the flipped bit would reach memory.
+namespace {
+class FlipPayloadBit : public sim::FabricObserver {
+ public:
+  explicit FlipPayloadBit(uint32_t node) : node_(node) {}
+  void on_transmit(uint32_t node, uint16_t, const ib::Packet& p, uint64_t, uint64_t) override {
+    if (node != node_ || p.payload.empty() || flipped) return;
+    if (++seen == 2) {
+      const_cast<ib::Packet&>(p).payload[100] ^= 0x10;
+      flipped = true;
+    }
+  }
+  int seen = 0;
+  bool flipped = false;
+
+ private:
+  uint32_t node_;
+};
+}  // namespace
+
+TEST(HcaReliability, RcRecoversAPacketWhoseIcrcFailsAtTheReceiver) {
+  tb::HcaBench bench;
+  FlipPayloadBit flip(bench.sw->node());
+  bench.probe.attach(&flip);
+  RcPair p;
+  SendRun run;
+  bench.h1->cpu.run([&] {
+    p.open(bench);
+    run_sends(bench, p, 1, 2500, run);
+  });
+  sc_core::sc_start(sc_time(5, SC_MS));
+  ASSERT_TRUE(flip.flipped);
+  expect_delivered_once_in_order(bench, run, 1, 2500);
+  EXPECT_EQ(bench.h2->hca.rx_dropped(), 1u);
+  EXPECT_EQ(bench.h1->hca.fw_counter(IBVP_CNT_RETRANSMISSIONS), 1u);
+}
