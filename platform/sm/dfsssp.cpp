@@ -6,6 +6,7 @@
 #include <unordered_map>
 
 #include "platform/params/config_error.h"
+#include "platform/sm/switch_graph.h"
 
 namespace ibvp::sm {
 
@@ -16,45 +17,6 @@ using topo::PortRef;
 using topo::Topology;
 
 constexpr uint32_t kNone = Topology::npos;
-
-// The switches and the channels (arcs) between two of them, in dense indices (node order;
-// arcs in port order per switch). Loopback cables lead nowhere new and are left out.
-struct SwitchGraph {
-  std::vector<uint32_t> node;                 // [sw] -> node index
-  std::vector<uint32_t> sw_of_node;           // [node] -> sw, or kNone
-  std::vector<std::vector<uint32_t>> out;     // [sw] -> arcs leaving it
-  std::vector<std::vector<uint32_t>> arc_at;  // [sw][port] -> arc, or kNone
-  std::vector<uint32_t> from, to, rev;        // [arc]
-  std::vector<uint16_t> port;                 // [arc] port it leaves from
-};
-
-SwitchGraph switch_graph(const Topology& t) {
-  SwitchGraph g;
-  g.node = t.switches();
-  g.sw_of_node.assign(t.nodes.size(), kNone);
-  for (uint32_t i = 0; i < g.node.size(); ++i) g.sw_of_node[g.node[i]] = i;
-  g.out.resize(g.node.size());
-  g.arc_at.resize(g.node.size());
-  for (uint32_t i = 0; i < g.node.size(); ++i) {
-    const uint16_t ports = t.nodes[g.node[i]].num_ports;
-    g.arc_at[i].assign(static_cast<size_t>(ports) + 1, kNone);
-    for (uint16_t p = 1; p <= ports; ++p) {
-      if (t.link_at(g.node[i], p) < 0) continue;
-      const PortRef far = t.peer(g.node[i], p);
-      if (far.node == g.node[i] || g.sw_of_node[far.node] == kNone) continue;
-      const uint32_t a = static_cast<uint32_t>(g.from.size());
-      g.from.push_back(i);
-      g.to.push_back(g.sw_of_node[far.node]);
-      g.port.push_back(p);
-      g.out[i].push_back(a);
-      g.arc_at[i][p] = a;
-    }
-  }
-  g.rev.resize(g.from.size());
-  for (uint32_t a = 0; a < g.from.size(); ++a)
-    g.rev[a] = g.arc_at[g.to[a]][t.peer(g.node[g.from[a]], g.port[a]).port];
-  return g;
-}
 
 // The paths of the layering: one per (source switch, DLID) with at least one channel between
 // switches; their channels and the dependencies (consecutive channel pairs) they induce.
@@ -147,7 +109,7 @@ RoutingTables DfssspEngine::compute(const Topology& t) {
   if (opt_.max_vls < 1 || opt_.max_vls > 15)
     throw ConfigError(t.source, "routing.dfsssp.max_vls", 0,
                       "dfsssp may use " + std::to_string(opt_.max_vls) + " VLs", "give 1..15 (IBA data VLs VL0..VL14)");
-  const SwitchGraph g = switch_graph(t);
+  const ArcGraph g = arc_graph(t);
   const size_t n = g.node.size();
   const size_t arcs = g.from.size();
 

@@ -6,6 +6,7 @@
 #include <tuple>
 
 #include "platform/params/config_error.h"
+#include "platform/sm/switch_graph.h"
 
 namespace ibvp::sm {
 
@@ -17,50 +18,8 @@ using topo::Topology;
 
 constexpr uint32_t kNone = Topology::npos;
 
-// The switches and the directed hops (arcs) over the cables between two of them, in dense
-// indices (node order; arcs in port order per switch). Every cable gives two arcs, each the
-// other's reverse; a loopback cable leads nowhere new and is left out.
-struct SwitchGraph {
-  std::vector<uint32_t> node;        // [sw] -> node index
-  std::vector<uint32_t> sw_of_node;  // [node] -> sw, or kNone
-  std::vector<std::vector<uint32_t>> out;       // [sw] -> arcs leaving it
-  std::vector<std::vector<uint32_t>> arc_at;    // [sw][port] -> arc, or kNone
-  std::vector<uint32_t> from, to, rev;          // [arc]
-  std::vector<uint16_t> port;                   // [arc] port it leaves from
-};
-
-SwitchGraph switch_graph(const Topology& t) {
-  SwitchGraph g;
-  g.node = t.switches();
-  g.sw_of_node.assign(t.nodes.size(), kNone);
-  for (uint32_t i = 0; i < g.node.size(); ++i) g.sw_of_node[g.node[i]] = i;
-  g.out.resize(g.node.size());
-  g.arc_at.resize(g.node.size());
-  for (uint32_t i = 0; i < g.node.size(); ++i) {
-    const uint16_t ports = t.nodes[g.node[i]].num_ports;
-    g.arc_at[i].assign(static_cast<size_t>(ports) + 1, kNone);
-    for (uint16_t p = 1; p <= ports; ++p) {
-      if (t.link_at(g.node[i], p) < 0) continue;
-      const PortRef far = t.peer(g.node[i], p);
-      if (far.node == g.node[i] || g.sw_of_node[far.node] == kNone) continue;
-      const uint32_t a = static_cast<uint32_t>(g.from.size());
-      g.from.push_back(i);
-      g.to.push_back(g.sw_of_node[far.node]);
-      g.port.push_back(p);
-      g.out[i].push_back(a);
-      g.arc_at[i][p] = a;
-    }
-  }
-  g.rev.resize(g.from.size());
-  for (uint32_t a = 0; a < g.from.size(); ++a) {
-    const PortRef far = t.peer(g.node[g.from[a]], g.port[a]);
-    g.rev[a] = g.arc_at[g.to[a]][far.port];
-  }
-  return g;
-}
-
 // Switch hops from `from` (kNone where unreachable), and the switches reached in BFS order.
-std::vector<uint32_t> bfs(const SwitchGraph& g, uint32_t from, std::vector<uint32_t>* order = nullptr) {
+std::vector<uint32_t> bfs(const ArcGraph& g, uint32_t from, std::vector<uint32_t>* order = nullptr) {
   std::vector<uint32_t> d(g.node.size(), kNone);
   std::vector<uint32_t> queue{from};
   d[from] = 0;
@@ -74,42 +33,14 @@ std::vector<uint32_t> bfs(const SwitchGraph& g, uint32_t from, std::vector<uint3
   return d;
 }
 
-// The switch (dense index) the options name, or kNone when they name none.
-uint32_t requested_root(const Topology& t, const SwitchGraph& g, const MultipathOptions& opt) {
-  const char* key = "routing.multipath.root";
-  uint32_t node = kNone;
-  std::string what;
-  if (!opt.root.empty()) {
-    node = t.find(opt.root);
-    what = "'" + opt.root + "'";
-    if (node == kNone)
-      throw ConfigError(t.source, key, 0, "the multipath root " + what + " is not a node of the fabric",
-                        "name one of its switches, or leave the root out to take the most central switch");
-  } else if (opt.root_node != kNone) {
-    node = opt.root_node;
-    what = "node " + std::to_string(node);
-    if (node >= t.nodes.size())
-      throw ConfigError(t.source, key, 0,
-                        "the multipath root " + what + " is beyond the " + std::to_string(t.nodes.size()) +
-                            " nodes of the fabric",
-                        "give the index of one of its switches");
-  } else {
-    return kNone;
-  }
-  if (g.sw_of_node[node] == kNone)
-    throw ConfigError(t.source, key, 0, "the multipath root " + what + " is an endpoint, not a switch",
-                      "give a switch as the root");
-  return g.sw_of_node[node];
-}
-
 // The cycle basis in arcs, with the breadth-first trees it comes from.
 struct ArcBasis {
   CycleBasis basis;
   std::vector<std::vector<uint32_t>> cycles;  // [cycle] -> arcs, in the cycle's orientation
 };
 
-ArcBasis arc_basis(const Topology& t, const SwitchGraph& g, const MultipathOptions& opt) {
-  const uint32_t wanted = requested_root(t, g, opt);
+ArcBasis arc_basis(const Topology& t, const ArcGraph& g, const MultipathOptions& opt) {
+  const uint32_t wanted = requested_root(t, g.sw_of_node, opt.root, opt.root_node, "routing.multipath.root", "multipath");
   const size_t n = g.node.size();
   ArcBasis r;
   r.basis.switches = n;
@@ -186,7 +117,7 @@ ArcBasis arc_basis(const Topology& t, const SwitchGraph& g, const MultipathOptio
 }
 
 // Per arc, the cycles it lies on, as (cycle, along the cycle's orientation) (Definition 1).
-std::vector<std::vector<std::pair<uint32_t, bool>>> arc_cycle_lists(const SwitchGraph& g, const ArcBasis& b) {
+std::vector<std::vector<std::pair<uint32_t, bool>>> arc_cycle_lists(const ArcGraph& g, const ArcBasis& b) {
   std::vector<std::vector<std::pair<uint32_t, bool>>> lists(g.from.size());
   for (uint32_t i = 0; i < b.cycles.size(); ++i)
     for (uint32_t a : b.cycles[i]) {
@@ -203,7 +134,7 @@ struct Exit {
   uint16_t port = 0;
 };
 
-Exit exit_of(const Topology& t, const SwitchGraph& g, uint32_t owner) {
+Exit exit_of(const Topology& t, const ArcGraph& g, uint32_t owner) {
   if (t.nodes[owner].kind != NodeKind::endpoint) return {g.sw_of_node[owner], 0};
   if (t.link_at(owner, 1) < 0) return {};
   const PortRef att = t.peer(owner, 1);
@@ -218,7 +149,7 @@ constexpr Cost kUnreached{UINT32_MAX, UINT32_MAX};
 // Dijkstra over the reversed arcs. Every hop adds one, so a route following decreasing costs
 // never loops.
 template <typename Penalty>
-std::vector<Cost> costs_to(const SwitchGraph& g, uint32_t dst, Penalty penalty) {
+std::vector<Cost> costs_to(const ArcGraph& g, uint32_t dst, Penalty penalty) {
   std::vector<Cost> c(g.node.size(), kUnreached);
   using Item = std::tuple<uint32_t, uint32_t, uint32_t>;
   std::priority_queue<Item, std::vector<Item>, std::greater<Item>> heap;
@@ -252,7 +183,7 @@ struct Balancer {
     return it == m.end() ? 0u : it->second;
   }
   // The best of `candidates` (arcs leaving switch s), or kNone when there is none.
-  uint32_t pick(const SwitchGraph& g, uint32_t s, const std::vector<uint32_t>& candidates) const {
+  uint32_t pick(const ArcGraph& g, uint32_t s, const std::vector<uint32_t>& candidates) const {
     std::tuple<uint32_t, uint32_t, uint32_t, uint16_t> best{UINT32_MAX, 0, 0, 0};
     uint32_t best_arc = kNone;
     for (uint32_t a : candidates) {
@@ -262,7 +193,7 @@ struct Balancer {
     }
     return best_arc;
   }
-  void take(const SwitchGraph& g, uint32_t a, bool spread, bool endpoint) {
+  void take(const ArcGraph& g, uint32_t a, bool spread, bool endpoint) {
     if (spread) {
       ++dest_neighbour_use[{g.from[a], g.to[a]}];
       ++dest_port_use[{g.from[a], g.port[a]}];
@@ -272,7 +203,7 @@ struct Balancer {
 };
 
 // Writes one LID's routes: tree[s] is the arc switch s forwards on (kNone: no route).
-void write_lid(const SwitchGraph& g, RoutingTables& rt, uint16_t lid, const Exit& exit,
+void write_lid(const ArcGraph& g, RoutingTables& rt, uint16_t lid, const Exit& exit,
                const std::vector<uint32_t>& tree) {
   for (uint32_t s = 0; s < g.node.size(); ++s) {
     if (s == exit.sw) {
@@ -285,7 +216,7 @@ void write_lid(const SwitchGraph& g, RoutingTables& rt, uint16_t lid, const Exit
 
 // --- cycles mode --------------------------------------------------------------------------
 
-void route_cycles(const Topology& t, const SwitchGraph& g, const ArcBasis& basis, size_t lft_size,
+void route_cycles(const Topology& t, const ArcGraph& g, const ArcBasis& basis, size_t lft_size,
                   RoutingTables& rt) {
   const size_t n = g.node.size();
   const uint32_t c = static_cast<uint32_t>(basis.cycles.size());
@@ -363,7 +294,7 @@ void route_cycles(const Topology& t, const SwitchGraph& g, const ArcBasis& basis
 // Routes the 2^LMC LIDs of one destination: trees[k][s] is the arc switch s takes for LID k.
 class DisjointTrees {
  public:
-  DisjointTrees(const SwitchGraph& g, const std::vector<uint32_t>& weight, uint32_t dst)
+  DisjointTrees(const ArcGraph& g, const std::vector<uint32_t>& weight, uint32_t dst)
       : g_(g), weight_(weight), dst_(dst), uses_(g.from.size(), 0) {}
 
   // Adds tree k = trees.size(): the first a shortest-path tree, the later ones avoiding the
@@ -470,7 +401,7 @@ class DisjointTrees {
     }
   }
 
-  const SwitchGraph& g_;
+  const ArcGraph& g_;
   const std::vector<uint32_t>& weight_;
   uint32_t dst_;
   std::vector<std::vector<uint32_t>> trees_;
@@ -479,7 +410,7 @@ class DisjointTrees {
   std::vector<uint32_t> uses_, touched_;
 };
 
-void route_disjoint(const Topology& t, const SwitchGraph& g, RoutingTables& rt) {
+void route_disjoint(const Topology& t, const ArcGraph& g, RoutingTables& rt) {
   const size_t n = g.node.size();
   Balancer bal;
   bal.load.resize(n);
@@ -555,12 +486,12 @@ std::string CycleBasis::path_bits(const Topology& t, const std::vector<PortRef>&
 }
 
 CycleBasis find_cycles(const Topology& t, const MultipathOptions& opt) {
-  const SwitchGraph g = switch_graph(t);
+  const ArcGraph g = arc_graph(t);
   return arc_basis(t, g, opt).basis;
 }
 
 RoutingTables MultipathEngine::compute(const Topology& t) {
-  const SwitchGraph g = switch_graph(t);
+  const ArcGraph g = arc_graph(t);
   RoutingTables rt;
   rt.engine = name();
   rt.lft.resize(t.nodes.size());
