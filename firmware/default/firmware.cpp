@@ -1,5 +1,7 @@
 #include "firmware/default/firmware.h"
 
+#include <algorithm>
+#include <cmath>
 #include <cstdlib>
 #include <cstring>
 #include <new>
@@ -25,6 +27,8 @@ constexpr uint32_t kDefaultVcRateMbps = 1000;  // VirtualClock rate of a QP that
 // Cookies of tx descriptors: the QPN, whether this is a message's last packet, and the WQE
 // counter of its WQE (UD/UC completions are matched by it).
 constexpr uint64_t kCookieLast = uint64_t{1} << 63;
+constexpr uint8_t kCnpOpcode = 0x81;
+constexpr uint32_t kMaxCcWindow = 1024;  // cc_window: packets unacknowledged per RC QP  // IBA annex A10 congestion notification packet
 uint64_t make_cookie(uint32_t qpn, uint32_t wqe_counter, bool last) {
   return qpn | (uint64_t{wqe_counter & 0x3FFFFFFF} << 32) | (last ? kCookieLast : 0);
 }
@@ -86,6 +90,7 @@ Firmware::Firmware(const ibvp_hal* hal, DoorbellPolicy policy, const StepCosts& 
   active_.reserve(qps_.size());
   cqs_.resize(kMaxCqs);
   mrs_.resize(kMaxMrs);
+  if (sched_.cc.response != "none") cc_ = cc::make_response(sched_.cc.response, cc::RateLimits{});
   if (!sched_.dlid_ipd.empty()) {
     dlid_ipd_.assign(65536, 0);
     for (const auto& [dlid, ipd] : sched_.dlid_ipd) dlid_ipd_[dlid] = static_cast<uint8_t>(ipd);
@@ -125,6 +130,39 @@ bool Firmware::parse_args(const char* args, StepCosts& out, SchedOptions& sched,
       }
       continue;
     }
+    if (key == "cc") {
+      if (value != "none" && !cc::make_response(value, cc::RateLimits{})) {
+        error = "unknown congestion control '" + value + "' (none, fimd, lipd, aimd)";
+        return false;
+      }
+      sched.cc.response = value;
+      continue;
+    }
+    if (key == "cc_rate") {
+      if (value != "discrete" && value != "continuous") {
+        error = "unknown cc_rate '" + value + "' (discrete, continuous)";
+        return false;
+      }
+      sched.cc.discrete = value == "discrete";
+      continue;
+    }
+    if (key == "cc_persist") {
+      if (value != "0" && value != "1") {
+        error = "cc_persist must be 0 or 1, not '" + value + "'";
+        return false;
+      }
+      sched.cc.persist = value == "1";
+      continue;
+    }
+    if (key == "cc_window") {
+      unsigned long long w = 0;
+      if (!number(value, w) || w > kMaxCcWindow) {
+        error = "cc_window '" + value + "' is out of range (0 = none, 1.." + std::to_string(kMaxCcWindow) + " packets)";
+        return false;
+      }
+      sched.cc.window = static_cast<uint32_t>(w);
+      continue;
+    }
     if (key == "dlid_ipd") {
       const size_t colon = value.find(':');
       unsigned long long lid = 0, ipd = 0;
@@ -145,7 +183,8 @@ bool Firmware::parse_args(const char* args, StepCosts& out, SchedOptions& sched,
     else if (key == "cmd_cycles") out.cmd_cycles = v;
     else if (key == "vc_bits" && v <= 63) sched.vc_bits = static_cast<uint32_t>(v);
     else {
-      error = "unknown key '" + key + "' (wqe_cycles, rx_cycles, cmd_cycles, sched, vc_bits, dlid_ipd)";
+      error = "unknown key '" + key +
+              "' (wqe_cycles, rx_cycles, cmd_cycles, sched, vc_bits, dlid_ipd, cc, cc_rate, cc_window, cc_persist)";
       return false;
     }
   }
@@ -339,7 +378,7 @@ void Firmware::charge_virtual_clock(uint32_t qpn, uint32_t bytes) {
 int Firmware::pick_qp(const uint32_t* space) {
   const auto eligible = [&](uint32_t n) {
     const Qp& qp = qps_[n];
-    return space[vl_of(next_sl(qp))] >= next_packet_bytes(qp);
+    return space[vl_of(next_sl(qp))] >= next_packet_bytes(qp) && (sched_.cc.window == 0 || cc_window_open(qp));
   };
   int best = -1;
   switch (sched_.policy) {
@@ -451,6 +490,9 @@ bool Firmware::start_wqe(uint32_t qpn, Qp& qp, SendWork& w) {
   }
   const uint32_t mtu = ud ? kPortMtu : qp.mtu_bytes;
   const uint32_t packets = wqe.sge_length == 0 ? 1 : (wqe.sge_length + mtu - 1) / mtu;
+  // cc_persist=0: a flow that went idle (nothing of its QP in flight) starts again at R_max.
+  if (cc_ && !sched_.cc.persist && qp.send_idx == 0 && qp.tx_wait.empty())
+    cc_flows_.erase(cc_key(qpn, ud ? wqe.dlid : qp.dlid));
   w.first_psn = qp.sq_psn;
   w.psns = packets;                   // READ: the responder answers with this many packets
   w.packets = read_op ? 1 : packets;  // the request itself
@@ -488,6 +530,13 @@ void Firmware::post_next_packet(uint32_t qpn, Qp& qp) {
   d.mtu_bytes = mtu;
   d.ipd = qp.ipd;
   if (!dlid_ipd_.empty()) d.dlid_ipd = dlid_ipd_[d.dlid];
+  if (sched_.cc.window > 0 && qp.type == IBVP_QPT_RC) d.cc_flags = IBVP_TXF_ACKREQ;  // the window moves per packet
+  if (cc_) {
+    d.cc_ipd_q8 = cc_gap_q8(qpn, d.dlid);
+    // UD and UC have no ACKs: each packet sent stands for an unmarked ACK (f_inc), a CNP
+    // for a marked one (f_dec).
+    if (qp.type != IBVP_QPT_RC) cc_feedback(qpn, d.dlid, false, 0);
+  }
   d.rkey = wqe.rkey;
   bool last;
   if (d.op == IBVP_TX_RDMA_READ_REQ) {
@@ -546,6 +595,53 @@ void Firmware::on_tx_done(uint64_t cookie, uint32_t failed) {
     }
   }
   schedule();  // its bytes left the tx buffer
+}
+
+// ---------------------------------------------------------------------------------------
+// Congestion control at the source (seed 004 Sec. 6)
+// ---------------------------------------------------------------------------------------
+
+void Firmware::cc_feedback(uint32_t qpn, uint16_t dlid, bool marked, uint32_t psn) {
+  if (!cc_) return;
+  const uint64_t key = cc_key(qpn, dlid);
+  const auto it = cc_flows_.find(key);
+  if (it == cc_flows_.end() && !marked) return;  // at R_max already
+  CcFlow f = it == cc_flows_.end() ? CcFlow{} : it->second;
+  if (marked) {
+    // One decrease per round trip: a mark on a packet sent before the last decrease took
+    // effect reports congestion the source has already answered (with the paper's window
+    // of one packet no such mark can exist). The packets from the next PSN on carry the
+    // new rate.
+    if (it != cc_flows_.end() && psn_before(psn, f.recover_psn)) return;
+    f.rate = cc_->decrease(f.rate);
+    f.recover_psn = qps_[qpn].sq_psn;
+  } else {
+    f.rate = cc_->increase(f.rate);
+  }
+  if (f.rate >= 1.0) cc_flows_.erase(key);  // back at R_max: no state
+  else cc_flows_[key] = f;
+}
+
+bool Firmware::cc_window_open(const Qp& qp) const {
+  if (qp.type != IBVP_QPT_RC || !rc_outstanding(qp) || qp.send_idx >= qp.sq.size()) return true;
+  // Unacknowledged: from the oldest request still waiting (or the ACKed part of it) to the
+  // next PSN to go out.
+  uint32_t una = qp.sq.front().first_psn;
+  if (psn_before(una, qp.acked_psn)) una = qp.acked_psn;
+  const SendWork& w = qp.sq[qp.send_idx];
+  const uint32_t next = w.started ? psn_add(w.first_psn, qp.next_packet) : qp.sq_psn;
+  const uint32_t outstanding = (next - una) & 0xFFFFFF;
+  return outstanding >= 0x800000 || outstanding < sched_.cc.window;
+}
+
+uint32_t Firmware::cc_gap_q8(uint32_t qpn, uint16_t dlid) const {
+  const auto it = cc_flows_.find(cc_key(qpn, dlid));
+  if (it == cc_flows_.end()) return 0;
+  const cc::RateLimits l;
+  if (sched_.cc.discrete) return cc::ipd_for(it->second.rate, l) * 256;
+  // Continuous: the rate itself, a gap of R_max/r - 1 packet times in 1/256 steps.
+  const double gap = std::clamp(l.r_max / it->second.rate - 1.0, 0.0, 255.0);
+  return static_cast<uint32_t>(std::lround(gap * 256.0));
 }
 
 // ---------------------------------------------------------------------------------------
@@ -764,7 +860,7 @@ uint32_t Firmware::modify_qp(uint64_t mbox) {
   if (m.attr_mask & IBVP_QP_PATH_MTU) qp.mtu_bytes = mtu_bytes(m.path_mtu);
   if (m.attr_mask & IBVP_QP_DEST_QPN) qp.dest_qpn = m.dest_qpn & 0xFFFFFF;
   if (m.attr_mask & IBVP_QP_RQ_PSN) qp.epsn = m.rq_psn & 0xFFFFFF;
-  if (m.attr_mask & IBVP_QP_SQ_PSN) qp.sq_psn = m.sq_psn & 0xFFFFFF;
+  if (m.attr_mask & IBVP_QP_SQ_PSN) qp.sq_psn = qp.acked_psn = m.sq_psn & 0xFFFFFF;
   if (m.attr_mask & IBVP_QP_TIMEOUT) qp.timeout = m.timeout & 0x1F;
   if (m.attr_mask & IBVP_QP_RETRY_CNT) qp.retry_cnt = qp.retries_left = m.retry_cnt & 7;
   qp.state = next;
@@ -815,6 +911,12 @@ void Firmware::on_rx(const ibvp_rx_packet& rx) {
     return;
   }
   Qp& qp = qps_[rx.dest_qp];
+  if (rx.ecn & IBVP_RX_FECN) hal_->counter_add(c_, IBVP_CNT_FECN_RECEIVED, 1);
+  if (rx.opcode == kCnpOpcode) {  // IBA annex A10: a destination returns a mark of ours
+    hal_->counter_add(c_, IBVP_CNT_BECN_RECEIVED, 1);
+    cc_feedback(rx.dest_qp, rx.slid, true, rx.psn);
+    return;
+  }
   const uint8_t transport = rx.opcode >> 5;  // IBA Table 38: 000 RC, 001 UC, 011 UD
   const bool type_ok = (transport == 0 && qp.type == IBVP_QPT_RC) || (transport == 1 && qp.type == IBVP_QPT_UC) ||
                        (transport == 3 && qp.type == IBVP_QPT_UD);
@@ -830,6 +932,7 @@ void Firmware::on_rx(const ibvp_rx_packet& rx) {
     }
     if (rx.opcode == 0x11) receive_ack(rx.dest_qp, qp, rx);
     else receive_read_response(rx.dest_qp, qp, rx);
+    if (sched_.cc.window > 0) schedule();  // the QP's window may have opened
     return;
   }
   // IBA 10.3.1: a QP receives from RTR on.
@@ -843,7 +946,12 @@ void Firmware::on_rx(const ibvp_rx_packet& rx) {
 
 void Firmware::receive_ud(uint32_t qpn, Qp& qp, const ibvp_rx_packet& rx) {
   // IBA 10.2.4: a datagram whose Q_Key differs from the QP's is dropped silently.
-  if (rx.q_key != qp.qkey || qp.recv_cache.empty()) {
+  if (rx.q_key != qp.qkey) {
+    hal_->counter_add(c_, IBVP_CNT_RX_DROPPED, 1);
+    return;
+  }
+  if (rx.ecn & IBVP_RX_FECN) send_cnp(qpn, qp, rx, rx.src_qp);
+  if (qp.recv_cache.empty()) {
     hal_->counter_add(c_, IBVP_CNT_RX_DROPPED, 1);
     return;
   }
@@ -931,6 +1039,11 @@ void Firmware::receive_read_request(uint32_t qpn, Qp& qp, const ibvp_rx_packet& 
 
 void Firmware::receive_rc_uc(uint32_t qpn, Qp& qp, const ibvp_rx_packet& rx) {
   const bool rc = qp.type == IBVP_QPT_RC;
+  // A marked packet: RC returns the mark in the next ACK (BECN), UC in a CNP at once.
+  if (rx.ecn & IBVP_RX_FECN) {
+    if (rc) qp.becn_pending = true;
+    else send_cnp(qpn, qp, rx, qp.dest_qpn);
+  }
   const uint8_t op = rx.opcode & 0x1F;
   const bool send = op <= 0x05, write = op >= 0x06 && op <= 0x0B, read = rc && op == 0x0C;
   if (!send && !write && !read) {  // atomics are not implemented; UC has no READ
@@ -1082,7 +1195,22 @@ void Firmware::receive_rc_uc(uint32_t qpn, Qp& qp, const ibvp_rx_packet& rx) {
   if (rc && rx.ack_req) send_ack(qpn, qp, rx.psn, kAckSyndrome);
 }
 
-void Firmware::send_ack(uint32_t qpn, const Qp& qp, uint32_t psn, uint8_t syndrome) {
+void Firmware::send_cnp(uint32_t qpn, const Qp& qp, const ibvp_rx_packet& rx, uint32_t to_qp) {
+  ibvp_tx_desc d{};
+  d.qp_type = static_cast<uint8_t>(qp.type);
+  d.op = IBVP_TX_CNP;
+  d.sl = rx.sl;
+  d.vl = vl_of(rx.sl);
+  d.dlid = rx.slid;
+  d.p_key = 0xFFFF;
+  d.src_qp = qpn;
+  d.dest_qp = to_qp;
+  d.psn = rx.psn;  // the marked packet's PSN: the source tells old marks from new ones
+  d.mtu_bytes = kPortMtu;
+  if (hal_->tx_post(c_, &d) == 0) hal_->counter_add(c_, IBVP_CNT_BECN_SENT, 1);
+}
+
+void Firmware::send_ack(uint32_t qpn, Qp& qp, uint32_t psn, uint8_t syndrome) {
   ibvp_tx_desc d{};
   d.qp_type = IBVP_QPT_RC;
   d.op = IBVP_TX_ACK;
@@ -1096,11 +1224,29 @@ void Firmware::send_ack(uint32_t qpn, const Qp& qp, uint32_t psn, uint8_t syndro
   d.aeth_syndrome = syndrome;
   d.msn = qp.msn;
   d.mtu_bytes = qp.mtu_bytes;
-  if (hal_->tx_post(c_, &d) == 0 && (syndrome >> 5) == 0) hal_->counter_add(c_, IBVP_CNT_ACKS_SENT, 1);
+  if (qp.becn_pending) d.cc_flags = IBVP_TXF_BECN;
+  if (hal_->tx_post(c_, &d) != 0) return;
+  if ((syndrome >> 5) == 0) hal_->counter_add(c_, IBVP_CNT_ACKS_SENT, 1);
+  if (qp.becn_pending) {
+    qp.becn_pending = false;
+    hal_->counter_add(c_, IBVP_CNT_BECN_SENT, 1);
+  }
 }
 
 void Firmware::receive_ack(uint32_t qpn, Qp& qp, const ibvp_rx_packet& rx) {
   const uint8_t kind = rx.aeth_syndrome >> 5;  // IBA Table 43: 000 ACK, 001 RNR NAK, 011 NAK
+  // Congestion feedback: an ACK or NAK with BECN is a mark, an ACK without one is not.
+  if (rx.ecn & IBVP_RX_BECN) {
+    hal_->counter_add(c_, IBVP_CNT_BECN_RECEIVED, 1);
+    cc_feedback(qpn, rx.slid, true, rx.psn);
+  } else if (kind == 0) {
+    cc_feedback(qpn, rx.slid, false, rx.psn);
+  }
+  if (sched_.cc.window > 0) {
+    // An ACK covers its PSN, a NAK the PSNs before it (9.7.5.1.2).
+    const uint32_t covered = kind == 0 ? psn_add(rx.psn, 1) : rx.psn;
+    if (psn_before(qp.acked_psn, covered)) qp.acked_psn = covered;
+  }
   if (kind == 0) {
     complete_acked(qpn, qp, rx.psn, true);
     return;

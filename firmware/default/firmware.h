@@ -13,9 +13,12 @@
 
 #include <cstdint>
 #include <deque>
+#include <memory>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
+#include "firmware/cc/response.h"
 #include "firmware/hal/ibvp_hal.h"
 
 namespace ibvp::fw {
@@ -47,6 +50,20 @@ enum class QpSchedPolicy {
   virtual_clock,    // seed 003 Sec. 3.1: smallest auxVC first, auxVC += Vtick per packet
 };
 
+// Congestion control at the source (seed 004 Sec. 4 and 6), "cc=lipd,cc_rate=discrete".
+// Per flow (sending QP, destination LID) a rate limit r in units of the port's rate R_max
+// (R_min = R_max/256), starting at R_max: f_dec on each mark returned (an ACK with BECN, a
+// CNP), f_inc on each unmarked ACK (UD and UC have no ACKs: each packet the flow sends
+// counts as one). The port paces the flow's packets by it (ibvp_tx_desc::cc_ipd_q8).
+struct CcOptions {
+  std::string response = "none";  // none, fimd, lipd, aimd (firmware/cc/response.h)
+  bool discrete = true;            // IPD 0..255 whole packet times, or a gap of R_max/r - 1 packet times
+  bool persist = true;             // keep a flow's rate when it goes idle, or start again at R_max
+  // RC: at most `window` PSNs sent and not yet acknowledged per QP (every packet then asks
+  // for an ACK); 0: no window. UD and UC have no ACKs: rate control only.
+  uint32_t window = 0;
+};
+
 struct SchedOptions {
   QpSchedPolicy policy = QpSchedPolicy::fcfs;
   // VirtualClock counters: 0 = unbounded, auxVC <- max(auxVC, now) + Vtick (Zhang's
@@ -54,6 +71,7 @@ struct SchedOptions {
   uint32_t vc_bits = 0;
   // Static rate per destination (IBA 9.11.2), "dlid_ipd=LID:IPD", repeatable.
   std::vector<std::pair<uint16_t, uint32_t>> dlid_ipd;
+  CcOptions cc;
 };
 
 class Firmware {
@@ -100,6 +118,7 @@ class Firmware {
     uint32_t db_class = 0, ipd = 0;
     uint32_t qkey = 0, dest_qpn = 0, access = 0;
     uint32_t sq_psn = 0;  // next PSN to send
+    uint32_t acked_psn = 0;  // RC requester: the PSNs before it are acknowledged (cc_window)
     uint32_t epsn = 0;    // next PSN expected (responder)
     uint32_t msn = 0;     // messages completed as responder (AETH.MSN)
     uint16_t dlid = 0;
@@ -114,6 +133,7 @@ class Firmware {
     uint64_t write_va = 0;
     uint32_t write_len = 0;
     bool nak_sent = false;  // a PSN sequence NAK is outstanding (IBA 9.7.5.2.1: send one)
+    bool becn_pending = false;  // RC responder: a packet the next ACK covers arrived with FECN
     // Requester: fetched WQEs until they complete. sq[0, send_idx) have all their packets
     // posted (RC: waiting for the ACK); sq[send_idx] sends packet next_packet next.
     std::deque<SendWork> sq;
@@ -176,7 +196,15 @@ class Firmware {
   void receive_ack(uint32_t qpn, Qp& qp, const ibvp_rx_packet& rx);
   void receive_read_response(uint32_t qpn, Qp& qp, const ibvp_rx_packet& rx);
   void responder_error(uint32_t qpn, Qp& qp, const ibvp_rx_packet& rx, uint8_t nak, uint8_t status);
-  void send_ack(uint32_t qpn, const Qp& qp, uint32_t psn, uint8_t syndrome);
+  void send_ack(uint32_t qpn, Qp& qp, uint32_t psn, uint8_t syndrome);
+  void send_cnp(uint32_t qpn, const Qp& qp, const ibvp_rx_packet& rx, uint32_t to_qp);
+
+  // Congestion control (CcOptions).
+  static uint64_t cc_key(uint32_t qpn, uint16_t dlid) { return uint64_t{qpn} << 16 | dlid; }
+  // A mark (or an unmarked ACK) about the flow's packet of PSN `psn`.
+  void cc_feedback(uint32_t qpn, uint16_t dlid, bool marked, uint32_t psn);
+  uint32_t cc_gap_q8(uint32_t qpn, uint16_t dlid) const;
+  bool cc_window_open(const Qp& qp) const;
 
   // Completions.
   void complete(uint32_t cqn, const ibvp_cqe& cqe, bool solicited);
@@ -200,6 +228,12 @@ class Firmware {
   uint32_t wrr_current_ = ~0u, wrr_sent_ = 0;
   std::vector<uint8_t> dlid_ipd_;  // per DLID, from SchedOptions::dlid_ipd
   uint8_t sl2vl_[16] = {};
+  std::unique_ptr<cc::ResponseFunction> cc_;    // null: cc=none
+  struct CcFlow {
+    double rate = 1.0;         // rate limit / R_max
+    uint32_t recover_psn = 0;  // marks of packets before this PSN were sent before the last decrease
+  };
+  std::unordered_map<uint64_t, CcFlow> cc_flows_;  // flows below R_max
   std::vector<Qp> qps_;
   std::vector<Cq> cqs_;
   std::vector<Mr> mrs_;

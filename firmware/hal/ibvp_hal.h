@@ -230,7 +230,15 @@ enum { IBVP_DB_SQ = 0, IBVP_DB_RQ = 1, IBVP_DB_CQ_ARM = 2 };
  *   READ_RESP: payload from payload_addr, AETH (aeth_syndrome, msn) on first/last/only. */
 enum {
   IBVP_TX_SEND = 0, IBVP_TX_SEND_IMM = 1, IBVP_TX_ACK = 2, IBVP_TX_RDMA_WRITE = 3, IBVP_TX_RDMA_WRITE_IMM = 4,
-  IBVP_TX_RDMA_READ_REQ = 5, IBVP_TX_READ_RESP = 6
+  IBVP_TX_RDMA_READ_REQ = 5, IBVP_TX_READ_RESP = 6,
+  /* Congestion notification packet (IBA annex A10, BTH opcode 0x81): BTH only, BECN set,
+   * DestQP = the QP that sent the marked packet; any qp_type, no payload. */
+  IBVP_TX_CNP = 7
+};
+/* ibvp_tx_desc.cc_flags */
+enum {
+  IBVP_TXF_BECN = 1,   /* BTH.BECN on every packet (an ACK returning a mark) */
+  IBVP_TXF_ACKREQ = 2  /* RC requests: BTH.AckReq on every packet, not only the last */
 };
 struct ibvp_tx_desc {
   uint8_t qp_type;      /* IBVP_QPT_* : selects RC/UC/UD opcodes */
@@ -247,7 +255,7 @@ struct ibvp_tx_desc {
   uint8_t solicited;    /* BTH.SE on the last packet */
   uint8_t aeth_syndrome;/* ACK */
   uint8_t notify_done;  /* raise IBVP_EV_TX_DONE with `cookie` when the last tail has left */
-  uint8_t reserved;
+  uint8_t cc_flags;     /* IBVP_TXF_* */
   uint32_t msn;         /* ACK: AETH.MSN */
   uint32_t mtu_bytes;   /* segment size: 256 .. 4096 */
   uint32_t ipd;         /* static rate: idle packet times after each packet of src_qp */
@@ -262,7 +270,9 @@ struct ibvp_tx_desc {
   uint32_t num_packets; /* window: packets to send; 0 = to the end of the message */
   uint32_t dlid_ipd;    /* static rate per destination (IBA 9.11.2): idle packet times after
                            each packet to `dlid`, whatever QP sent it */
-  uint32_t reserved3;
+  uint32_t cc_ipd_q8;   /* congestion control rate of the flow (src_qp, dlid): after each of
+                           its packets of duration d, the flow's next packet waits
+                           cc_ipd_q8 * d / 256 after the tail (1/256 packet times; 0: none) */
 };
 
 /* A received packet, after the rx engine checked its CRCs and lengths. Its payload stays
@@ -285,13 +295,15 @@ struct ibvp_rx_packet {
   uint8_t aeth_syndrome;
   uint8_t icrc_ok;
   uint8_t vcrc_ok;
-  uint8_t reserved;
+  uint8_t ecn;        /* IBVP_RX_FECN | IBVP_RX_BECN: BTH.FECN / BTH.BECN as received */
   uint32_t aeth_msn;
   uint32_t payload_len;
   uint64_t reth_va;   /* RETH (RDMA WRITE first/only, READ request) */
   uint32_t reth_rkey;
   uint32_t reth_dma_len;
 };
+
+enum { IBVP_RX_FECN = 1, IBVP_RX_BECN = 2 };
 
 enum ibvp_fw_event_kind {
   IBVP_EV_DOORBELL = 1,  /* a doorbell was filed, or VL space freed while doorbells wait */
@@ -325,6 +337,9 @@ enum ibvp_counter {
   IBVP_CNT_RETRANSMISSIONS,   /* go-back-N restarts (timeout or PSN sequence NAK) */
   IBVP_CNT_ACK_TIMEOUTS,      /* local ACK timer expiries with requests outstanding */
   IBVP_CNT_DUPLICATES,        /* duplicate requests seen by a responder */
+  IBVP_CNT_FECN_RECEIVED,     /* packets that arrived with FECN (a switch marked them) */
+  IBVP_CNT_BECN_SENT,         /* ACKs sent with BECN and CNPs sent */
+  IBVP_CNT_BECN_RECEIVED,     /* ACKs with BECN and CNPs received (the source's marks) */
   IBVP_CNT_COUNT
 };
 

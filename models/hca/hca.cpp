@@ -55,6 +55,7 @@ uint32_t packet_count(const ibvp_tx_desc& d) {
 // middle / last or only; the immediate rides on the last packet.
 ib::Opcode opcode_for(const ibvp_tx_desc& d, uint32_t index, uint32_t count) {
   if (d.op == IBVP_TX_ACK) return ib::Opcode::rc_acknowledge;
+  if (d.op == IBVP_TX_CNP) return ib::Opcode::cnp;
   if (d.op == IBVP_TX_RDMA_READ_REQ) return ib::Opcode::rc_rdma_read_request;
   if (d.op == IBVP_TX_READ_RESP) {
     if (count == 1) return ib::Opcode::rc_rdma_read_response_only;
@@ -144,7 +145,8 @@ Hca::Hca(sc_core::sc_module_name name, uint32_t node, uint16_t lid, const HcaCon
   fw_ = image_->init(&hal_, cfg_.firmware_args.c_str());
   if (fw_ == nullptr)
     throw FirmwareError("firmware image '" + image_->path() + "' refused to start (ibvp_fw_init returned NULL" +
-                        (cfg_.firmware_args.empty() ? "" : " for arguments '" + cfg_.firmware_args + "'") + ")");
+                        (cfg_.firmware_args.empty() ? "" : " for arguments '" + cfg_.firmware_args + "'") + ")" +
+                        (log_.empty() ? "" : ": " + log_.back().second));
 }
 
 Hca::~Hca() {
@@ -443,7 +445,8 @@ int Hca::hal_tx_post(const ibvp_tx_desc* d) {
   hal_call();
   if (d == nullptr || d->vl >= cfg_.data_vls || !is_mtu(d->mtu_bytes) || d->dlid == 0) return -1;
   if (d->qp_type != IBVP_QPT_RC && d->qp_type != IBVP_QPT_UC && d->qp_type != IBVP_QPT_UD) return -1;
-  if (d->op > IBVP_TX_READ_RESP) return -1;
+  if (d->op > IBVP_TX_CNP) return -1;
+  if (d->op == IBVP_TX_CNP && d->payload_len != 0) return -1;
   const bool rc_only = d->op == IBVP_TX_ACK || d->op == IBVP_TX_RDMA_READ_REQ || d->op == IBVP_TX_READ_RESP;
   if (rc_only && d->qp_type != IBVP_QPT_RC) return -1;
   const bool rdma_write = d->op == IBVP_TX_RDMA_WRITE || d->op == IBVP_TX_RDMA_WRITE_IMM;
@@ -532,8 +535,11 @@ ib::Packet* Hca::build_packet(const ibvp_tx_desc& d, uint32_t index, uint32_t co
   p->bth.dest_qp = d.dest_qp & 0xFFFFFF;
   // RC asks for an ACK on the last packet of a message (IBA 9.7.6.1.2 lets the requester
   // choose; one per message is what current HCAs do for short messages).
-  p->bth.ack_req = d.qp_type == IBVP_QPT_RC && d.op != IBVP_TX_ACK && d.op != IBVP_TX_READ_RESP && last;
+  p->bth.ack_req = d.qp_type == IBVP_QPT_RC && d.op != IBVP_TX_ACK && d.op != IBVP_TX_READ_RESP &&
+                   d.op != IBVP_TX_CNP && (last || (d.cc_flags & IBVP_TXF_ACKREQ) != 0);
   p->bth.psn = (d.psn + index) & 0xFFFFFF;
+  // Congestion: an ACK returning a mark, or a CNP (IBA annex A10), carries BECN.
+  p->bth.becn = (d.cc_flags & IBVP_TXF_BECN) != 0 || d.op == IBVP_TX_CNP;
   p->deth.q_key = d.q_key;
   p->deth.src_qp = d.src_qp & 0xFFFFFF;
   p->immdt = d.imm_data;
@@ -602,8 +608,8 @@ void Hca::tx_thread() {
       const size_t at_byte = static_cast<size_t>(i - d.first_packet) * d.mtu_bytes;
       ib::Packet* p = build_packet(d, i, count, data.data() + at_byte, bytes);
       const bool last = i + 1 == end;
-      auto* t = new TxPacket{p, d.src_qp, d.ipd, d.dlid, d.dlid_ipd, p->size, d.vl, last && d.notify_done != 0,
-                             d.cookie};
+      auto* t = new TxPacket{p,    d.src_qp, d.ipd, d.dlid, d.dlid_ipd, d.cc_ipd_q8, p->size, d.vl,
+                             last && d.notify_done != 0, d.cookie};
       agenda_.push_at(at, kTxEnqueue, 0, 0, t);
     }
   }
@@ -640,6 +646,14 @@ void Hca::try_send() {
       earliest = std::min(earliest, dt->second);
       continue;
     }
+    // Congestion control rate of the flow (sending QP, DLID), set by the firmware.
+    if (!flow_next_allowed_ps_.empty()) {
+      const auto ft = flow_next_allowed_ps_.find(flow_key(head.src_qp, head.dlid));
+      if (ft != flow_next_allowed_ps_.end() && ft->second > now) {
+        earliest = std::min(earliest, ft->second);
+        continue;
+      }
+    }
     const bool blocked = !credits_.can_send(vl, ib::blocks_for(head.bytes));
     credit_wait_.sample(vl, blocked, now, counters_);
     any_blocked |= blocked;
@@ -668,6 +682,11 @@ void Hca::send(uint8_t vl) {
   // Static rate per destination (IBA 9.11.2): the same rule keyed by the DLID.
   if (t->dlid_ipd > 0) dlid_next_allowed_ps_[t->dlid] = end + uint64_t{t->dlid_ipd} * duration;
   else dlid_next_allowed_ps_.erase(t->dlid);
+  // Congestion control: a gap of cc_ipd_q8/256 packet times after the tail, per flow.
+  if (t->cc_ipd_q8 > 0)
+    flow_next_allowed_ps_[flow_key(t->src_qp, t->dlid)] = end + (uint64_t{t->cc_ipd_q8} * duration + 128) / 256;
+  else if (!flow_next_allowed_ps_.empty())
+    flow_next_allowed_ps_.erase(flow_key(t->src_qp, t->dlid));
   credits_.consume(vl, ib::blocks_for(t->bytes));
   credit_wait_.sample(vl, false, now, counters_);
   credit_wait_.sample_port(false, now, counters_);
@@ -791,6 +810,8 @@ void Hca::rx_ready(ib::Packet* p) {
   i.aeth_msn = h.aeth.msn;
   i.icrc_ok = r.icrc_ok;
   i.vcrc_ok = r.vcrc_ok;
+  i.ecn = static_cast<uint8_t>((h.bth.fecn ? IBVP_RX_FECN : 0) | (h.bth.becn ? IBVP_RX_BECN : 0));
+  if (test_rx_mark_ && test_rx_mark_(i)) i.ecn |= IBVP_RX_FECN;
   i.payload_len = h.payload_bytes;
   i.reth_va = h.reth.va;
   i.reth_rkey = h.reth.r_key;

@@ -109,6 +109,9 @@ class Hca : public sc_core::sc_module {
   // lose chosen data packets, ACKs or READ responses (tests/hca/test_reliability.cpp).
   void set_test_rx_drop(std::function<bool(const ibvp_rx_packet&)> drop) { test_rx_drop_ = std::move(drop); }
   uint64_t test_rx_dropped() const { return test_rx_dropped_; }
+  // Test hook: packets for which `mark` returns true reach the firmware with FECN set, as if
+  // a switch had marked them (tests/hca/test_congestion.cpp).
+  void set_test_rx_mark(std::function<bool(const ibvp_rx_packet&)> mark) { test_rx_mark_ = std::move(mark); }
 
   // Reports doorbells, firmware DMA, packets out and in (hca_observer.h); null: none.
   void set_observer(HcaObserver* o) { observer_ = o; }
@@ -134,6 +137,7 @@ class Hca : public sc_core::sc_module {
     uint32_t ipd;
     uint16_t dlid;
     uint32_t dlid_ipd;  // static rate per destination
+    uint32_t cc_ipd_q8;  // congestion control gap of the flow (src_qp, dlid), 1/256 packet times
     uint32_t bytes;
     uint8_t vl;
     bool notify;  // the last packet of a descriptor posted with notify_done
@@ -240,11 +244,14 @@ class Hca : public sc_core::sc_module {
   link::PortCounters counters_;
   std::unordered_map<uint32_t, uint64_t> next_allowed_ps_;  // static IPD per sending QP
   std::unordered_map<uint16_t, uint64_t> dlid_next_allowed_ps_;  // static IPD per DLID
+  static uint64_t flow_key(uint32_t src_qp, uint16_t dlid) { return uint64_t{src_qp} << 16 | dlid; }
+  std::unordered_map<uint64_t, uint64_t> flow_next_allowed_ps_;  // congestion control per (QP, DLID)
   uint64_t busy_until_ = 0;
   uint64_t wake_ps_ = ~uint64_t{0};
   uint64_t rx_dropped_ = 0;
   std::function<bool(const ibvp_rx_packet&)> test_rx_drop_;
   uint64_t test_rx_dropped_ = 0;
+  std::function<bool(const ibvp_rx_packet&)> test_rx_mark_;
   HcaObserver* observer_ = nullptr;
 };
 

@@ -7,7 +7,7 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
-#include <regex>
+#include <cstdio>
 #include <set>
 #include <string>
 #include <systemc>
@@ -63,16 +63,22 @@ std::map<Key, std::map<std::string, uint64_t>> read_stages(const std::string& pa
   std::string text((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
   EXPECT_EQ(text.rfind("{\"displayTimeUnit\": \"ns\", \"traceEvents\": [", 0), 0u);
   EXPECT_NE(text.find("\n]}"), std::string::npos);
-  const std::regex instant(
-      R"re(\{"name":"(\w+)","ph":"i","s":"t","ts":([0-9.]+),"pid":(\d+),"tid":(\d+),"args":\{"wqe":(\d+),)re");
   std::map<Key, std::map<std::string, uint64_t>> out;
   slices = 0;
   std::istringstream lines(text);
   for (std::string line; std::getline(lines, line);) {
     if (line.find("\"ph\":\"X\"") != std::string::npos) ++slices;
-    std::smatch m;
-    if (!std::regex_search(line, m, instant)) continue;
-    out[Key{std::stoi(m[3]), std::stoi(m[4]), std::stoi(m[5])}][m[1]] = ps_of(m[2]);
+    // An instant: {"name":"<stage>","ph":"i","s":"t","ts":<us>,"pid":<host>,"tid":<qpn>,"args":{"wqe":<n>,...
+    const size_t at = line.find("{\"name\":\"");
+    if (at == std::string::npos) continue;
+    char name[32] = {0}, ts[64] = {0};
+    int pid = 0, tid = 0, wqe = 0;
+    if (std::sscanf(line.c_str() + at,
+                    "{\"name\":\"%31[a-z_]\",\"ph\":\"i\",\"s\":\"t\",\"ts\":%63[0-9.],\"pid\":%d,\"tid\":%d,"
+                    "\"args\":{\"wqe\":%d,",
+                    name, ts, &pid, &tid, &wqe) != 5)
+      continue;
+    out[Key{pid, tid, wqe}][name] = ps_of(ts);
   }
   return out;
 }
