@@ -301,6 +301,7 @@ void Firmware::fetch_send_wqes(uint32_t qpn, Qp& qp) {
         complete_send(qpn, qp, w, IBVP_WC_WR_FLUSH_ERR, true);
         continue;
       }
+      w.new_flow = qp.sq.empty() && qp.tx_wait.empty();
       qp.sq.push_back(w);
     }
   }
@@ -490,8 +491,9 @@ bool Firmware::start_wqe(uint32_t qpn, Qp& qp, SendWork& w) {
   }
   const uint32_t mtu = ud ? kPortMtu : qp.mtu_bytes;
   const uint32_t packets = wqe.sge_length == 0 ? 1 : (wqe.sge_length + mtu - 1) / mtu;
-  // cc_persist=0: a flow that went idle (nothing of its QP in flight) starts again at R_max.
-  if (cc_ && !sched_.cc.persist && qp.send_idx == 0 && qp.tx_wait.empty())
+  // cc_persist=0: a flow that went idle (its QP had nothing queued or in flight) starts
+  // again at R_max.
+  if (cc_ && !sched_.cc.persist && w.new_flow)
     cc_flows_.erase(cc_key(qpn, ud ? wqe.dlid : qp.dlid));
   w.first_psn = qp.sq_psn;
   w.psns = packets;                   // READ: the responder answers with this many packets

@@ -106,6 +106,9 @@ class Firmware {
     uint32_t packets = 1;      // request packets on the wire (READ: the request only)
     uint32_t read_done = 0;    // READ: response packets received in order
     bool started = false;      // checked and given its PSNs
+    // Fetched while nothing of its QP was queued or in flight: the start of a new flow for
+    // cc_persist=0 (a saturated window-limited QP is never idle between its messages).
+    bool new_flow = false;
   };
   struct Qp {
     bool valid = false;

@@ -558,6 +558,8 @@ ib::Packet* Hca::build_packet(const ibvp_tx_desc& d, uint32_t index, uint32_t co
   p->has_icrc = true;
   p->src_node = node_;
   p->created = sc_core::sc_time_stamp();
+  const auto tag = flow_of_qp_.find(d.src_qp);
+  p->flow = tag == flow_of_qp_.end() || d.op == IBVP_TX_ACK || d.op == IBVP_TX_CNP ? ib::kNoFlow : tag->second;
   return p;
 }
 

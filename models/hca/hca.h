@@ -113,6 +113,11 @@ class Hca : public sc_core::sc_module {
   // a switch had marked them (tests/hca/test_congestion.cpp).
   void set_test_rx_mark(std::function<bool(const ibvp_rx_packet&)> mark) { test_rx_mark_ = std::move(mark); }
 
+  // Observers' bookkeeping, invisible to the firmware: the packets QP `qpn` sends belong to
+  // scenario flow `flow` (Packet::flow), so results read per flow as with fabric-only
+  // endpoints. Packets of other QPs (ACKs, CNPs, perftest) carry ib::kNoFlow.
+  void tag_flow(uint32_t qpn, uint32_t flow) { flow_of_qp_[qpn] = flow; }
+
   // Reports doorbells, firmware DMA, packets out and in (hca_observer.h); null: none.
   void set_observer(HcaObserver* o) { observer_ = o; }
   HcaObserver* observer() const { return observer_; }
@@ -246,6 +251,7 @@ class Hca : public sc_core::sc_module {
   std::unordered_map<uint16_t, uint64_t> dlid_next_allowed_ps_;  // static IPD per DLID
   static uint64_t flow_key(uint32_t src_qp, uint16_t dlid) { return uint64_t{src_qp} << 16 | dlid; }
   std::unordered_map<uint64_t, uint64_t> flow_next_allowed_ps_;  // congestion control per (QP, DLID)
+  std::unordered_map<uint32_t, uint32_t> flow_of_qp_;  // tag_flow
   uint64_t busy_until_ = 0;
   uint64_t wake_ps_ = ~uint64_t{0};
   uint64_t rx_dropped_ = 0;

@@ -20,6 +20,9 @@ enum class DropReason : uint8_t {
 };
 const char* drop_reason_name(DropReason r);
 
+// Packet::flow of packets no scenario flow created: observers count them in totals only.
+constexpr uint32_t kNoFlow = ~uint32_t{0};
+
 struct Packet {
   // Headers in the order they appear on the wire; which are present follows lrh.lnh and
   // the BTH opcode (opcode_layout()).
@@ -46,7 +49,7 @@ struct Packet {
 
   // Bookkeeping, not on the wire.
   uint64_t id = 0;            // unique per simulation
-  uint32_t flow = 0;          // index of the flow that created it
+  uint32_t flow = 0;          // index of the flow that created it; kNoFlow: none (ACKs, perftest)
   uint32_t src_node = 0;      // topology node indices of the source and destination endpoints
   uint32_t dst_node = 0;
   sc_core::sc_time created;   // when the generator produced it

@@ -7,6 +7,7 @@
 #include <set>
 
 #include "models/link/link_params.h"
+#include "platform/apps/flow_streams.h"
 #include "platform/apps/perftest.h"
 #include "platform/params/config_error.h"
 #include "platform/sm/route_stats.h"
@@ -75,8 +76,8 @@ Fabric::Fabric(const Scenario& scenario, const std::string& out_dir) : scenario_
   hosts_.resize(t.nodes.size());
   build_flows();
   build_trace_flows();
-  // HCA hosts report their packets without flows or destinations (docs/hca.md): no packet
-  // records for them.
+  // HCA hosts' packets carry their flow but not their destination node (docs/hca.md): no
+  // packet records for them.
   const bool hca_hosts = scenario_.endpoint_model == EndpointModel::hca;
   recorder_ = std::make_unique<metrics::Recorder>(static_cast<uint32_t>(flows_.size()), scenario_.warmup.value(),
                                                   scenario_.outputs.packets_csv && !hca_hosts);
@@ -105,7 +106,7 @@ Fabric::Fabric(const Scenario& scenario, const std::string& out_dir) : scenario_
 
 Fabric::~Fabric() = default;
 
-// The perftest's client and server run as program threads on their hosts' CPUs.
+// The perftest's client and server, and the flows, run as program threads on the hosts' CPUs.
 void Fabric::build_programs() {
   if (scenario_.endpoint_model != EndpointModel::hca) return;
   if (!scenario_.outputs.timeline.empty()) {
@@ -119,6 +120,11 @@ void Fabric::build_programs() {
     const topo::Topology& t = scenario_.topology;
     perftest_ = std::make_unique<apps::Perftest>(scenario_.perftest, *hosts_.at(t.find(scenario_.perftest.client)),
                                                  *hosts_.at(t.find(scenario_.perftest.server)));
+  }
+  if (!scenario_.flows.empty()) {
+    std::vector<driver::HostNode*> hosts;
+    for (const auto& h : hosts_) hosts.push_back(h.get());
+    flow_streams_ = std::make_unique<apps::FlowStreams>(scenario_, hosts);
   }
 }
 
@@ -149,6 +155,8 @@ void Fabric::build_flows() {
       flows_.push_back(f);
     }
   }
+  // On HCA hosts the flows are programs (build_programs), not packet sources.
+  if (scenario_.endpoint_model == EndpointModel::hca) return;
   const std::vector<uint32_t> endpoints = t.endpoints();
   for (size_t i = 0; i < flows_.size(); ++i) {
     const FlowConfig& f = flows_[i];
@@ -323,7 +331,9 @@ void Fabric::check_path_sls() const {
 // payloads): what a buffer must still have room for not to count as full.
 uint32_t Fabric::largest_packet_bytes() const {
   uint32_t payload = 0;
-  for (const FlowConfig& f : flows_) payload = std::max(payload, f.payload_bytes);
+  // HCA hosts split a message into packets of at most hca.flow_mtu bytes.
+  const uint32_t most = scenario_.endpoint_model == EndpointModel::hca ? scenario_.hca_host.flow_mtu : ~uint32_t{0};
+  for (const FlowConfig& f : flows_) payload = std::max(payload, std::min(f.payload_bytes, most));
   for (const TracePacket& p : scenario_.trace.packets) payload = std::max(payload, p.payload_bytes);
   ib::Packet shape;
   shape.bth.opcode = ib::Opcode::ud_send_only;

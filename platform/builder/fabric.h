@@ -25,6 +25,7 @@
 namespace ibvp {
 
 namespace apps {
+class FlowStreams;
 class Perftest;
 }
 
@@ -48,6 +49,8 @@ class Fabric {
   const link::PortCounters& port_counters(uint32_t node, uint16_t port) const;
   // The perftest the scenario runs, or null.
   apps::Perftest* perftest() const { return perftest_.get(); }
+  // The flows' programs on HCA hosts, or null (fabric-only endpoints, or no flows).
+  apps::FlowStreams* flow_streams() const { return flow_streams_.get(); }
   // The message timeline (outputs.timeline on HCA hosts), or null.
   const metrics::Timeline* timeline() const { return timeline_.get(); }
   link::Link* link_at(size_t index) const { return links_.at(index).get(); }
@@ -91,6 +94,7 @@ class Fabric {
   std::vector<std::unique_ptr<ep::TrafficSource>> sources_;
   std::vector<std::unique_ptr<link::LinkTap>> taps_;
   std::unique_ptr<apps::Perftest> perftest_;
+  std::unique_ptr<apps::FlowStreams> flow_streams_;
   std::unique_ptr<metrics::Timeline> timeline_;
 };
 

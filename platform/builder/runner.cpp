@@ -8,6 +8,7 @@
 
 #include "models/sim/params.h"
 #include "models/sim/timed_queue.h"
+#include "platform/apps/flow_streams.h"
 #include "platform/apps/perftest.h"
 #include "platform/params/config_error.h"
 #include "platform/builder/fabric.h"
@@ -108,6 +109,8 @@ RunResult run_scenario(const Scenario& scenario, const RunOptions& options) {
   if (perftest) result.perftest_table = perftest->table();
   if (!options.out_dir.empty()) metrics::write_results(fabric, result, options.out_dir);
   if (result.deadlock) throw DeadlockError(result.deadlock_report);
+  if (const apps::FlowStreams* fs = fabric.flow_streams(); fs && !fs->error().empty())
+    throw std::runtime_error("flows on HCA hosts stopped: " + fs->error());
   if (perftest && perftest->unsupported())
     throw ConfigError(scenario.source, "perftest.test", 0, perftest->error(),
                       "use a firmware image (hca.firmware_image) that implements it, or another test");

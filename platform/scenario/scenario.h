@@ -108,11 +108,18 @@ enum class EndpointModel : uint8_t { fabric, hca };
 // The `hca:` section: every HCA host's HCA (its CA port tables, data VLs and buffers come
 // from the endpoint section, as a subnet manager programs every CA port alike), host bus,
 // host memory and CPU.
+// Transport of the QPs that carry the flows on HCA hosts (platform/apps/flow_streams.h).
+enum class FlowTransport : uint8_t { rc, uc, ud };
+
 struct HcaHostConfig {
   hca::HcaConfig hca;  // firmware_image "" = the build's default image
   host::HostBusConfig bus;
   host::HostMemoryConfig memory;
   sc_core::sc_time verbs_call_cost = sc_core::sc_time(50, sc_core::SC_NS);
+  // How the flows section runs on HCA hosts: one QP per flow at each end.
+  FlowTransport flow_transport = FlowTransport::rc;
+  uint32_t flow_depth = 16;   // messages a saturating flow keeps posted
+  uint32_t flow_mtu = 2048;   // path MTU of the flows' QPs, bytes
 };
 
 enum class PerftestKind : uint8_t { send_bw, write_bw, read_bw, send_lat, write_lat };

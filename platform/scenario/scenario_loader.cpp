@@ -137,8 +137,8 @@ class ScenarioChecker {
               "give endpoint.data_vls and switch.data_vls the same value");
   }
 
-  // HCA hosts run programs (perftest), not flows; the hca and perftest sections mean nothing
-  // to fabric-only endpoints.
+  // HCA hosts run programs: a perftest, or the flows as QPs (platform/apps/flow_streams.h).
+  // The hca and perftest sections mean nothing to fabric-only endpoints.
   void hca_hosts() const {
     YAML::Node written;
     if (s_.endpoint_model != EndpointModel::hca) {
@@ -148,13 +148,33 @@ class ScenarioChecker {
                     "add endpoint_model: hca, or remove " + path_text(at));
       return;
     }
-    for (const char* k : {"flows", "traffic", "trace"})
+    for (const char* k : {"traffic", "trace"})
       if (doc_.find(key(k), written))
-        doc_.fail(key(k), std::string(k) + " drive fabric-only endpoints; with endpoint_model: hca the hosts run programs",
-                  "remove " + std::string(k) + " and give a perftest section, or use endpoint_model: fabric");
-    if (!s_.perftest.enabled)
-      doc_.fail(key("endpoint_model"), "HCA hosts have nothing to run", "add a perftest section");
-    perftest();
+        doc_.fail(key(k), std::string(k) + " drives fabric-only endpoints; HCA hosts run flows or a perftest",
+                  "write the streams as flows: [...], or use endpoint_model: fabric");
+    if (!s_.perftest.enabled && s_.flows.empty())
+      doc_.fail(key("endpoint_model"), "HCA hosts have nothing to run", "add a perftest section or flows");
+    if (s_.perftest.enabled && !s_.flows.empty())
+      doc_.fail(key("perftest"), "a perftest and flows in one run: the perftest's numbers would include the flows' load",
+                "run the perftest in a scenario of its own");
+    if (s_.perftest.enabled) perftest();
+    for (size_t i = 0; i < s_.flows.size(); ++i) hca_flow(s_.flows[i], item(key("flows"), i));
+  }
+
+  // What a flow on HCA hosts can be: one QP to one destination, carrying SENDs.
+  void hca_flow(const FlowConfig& f, const Path& at) const {
+    if (f.pattern != DestinationPattern::fixed)
+      doc_.fail(child(at, "pattern"), "on HCA hosts a flow is one QP to one destination",
+                "use pattern: fixed with a dst, one flow per destination");
+    if (f.vl15)
+      doc_.fail(child(at, "vl15"), "HCA hosts send management packets from their firmware, not from flows",
+                "remove vl15 or use endpoint_model: fabric");
+    const uint32_t mtu = s_.hca_host.flow_mtu;
+    if (s_.hca_host.flow_transport == FlowTransport::ud && f.payload_bytes > mtu)
+      doc_.fail(child(at, "payload_bytes"),
+                "a UD message of " + std::to_string(f.payload_bytes) + " bytes does not fit one " +
+                    std::to_string(mtu) + "-byte MTU packet (hca.flow_mtu)",
+                "use at most " + std::to_string(mtu) + " bytes, a larger hca.flow_mtu, or hca.flow_transport: RC");
   }
 
   void perftest() const {
@@ -282,9 +302,11 @@ class ScenarioChecker {
     // The largest packet any source sends; virtual cut-through needs room for all of it.
     uint32_t payload = 0;
     std::string who;
+    // HCA hosts split a message into packets of at most hca.flow_mtu bytes.
+    const uint32_t most = s_.endpoint_model == EndpointModel::hca ? s_.hca_host.flow_mtu : ~uint32_t{0};
     for (size_t i = 0; i < s_.flows.size(); ++i)
-      if (who.empty() || s_.flows[i].payload_bytes > payload) {
-        payload = s_.flows[i].payload_bytes;
+      if (who.empty() || std::min(s_.flows[i].payload_bytes, most) > payload) {
+        payload = std::min(s_.flows[i].payload_bytes, most);
         who = "flow " + s_.flows[i].name;
       }
     if (s_.traffic.enabled && (who.empty() || s_.traffic.payload_bytes > payload)) {

@@ -212,6 +212,17 @@ const sim::ParamGroup& hca_host_params() {
     more.object("host_memory", &HcaHostConfig::memory, host::host_memory_params(), "Host DRAM.");
     more.time("verbs_call_cost", &HcaHostConfig::verbs_call_cost,
               "Host CPU time of one verbs call (building a WQE, bookkeeping); doorbell stores go over the bus.");
+    more.choice("flow_transport", &HcaHostConfig::flow_transport,
+                {{"RC", FlowTransport::rc}, {"UC", FlowTransport::uc}, {"UD", FlowTransport::ud}},
+                "Transport of the QPs that carry the flows section (one QP per flow at each end; "
+                "docs/hca.md, \"Flows on HCA hosts\").");
+    more.integer("flow_depth", &HcaHostConfig::flow_depth, "messages",
+                 "Messages a saturating flow keeps posted on its QP (its send queue depth).")
+        .range(1, 4096);
+    more.choice("flow_mtu", &HcaHostConfig::flow_mtu,
+                {{"256", 256u}, {"512", 512u}, {"1024", 1024u}, {"2048", 2048u}, {"4096", 4096u}},
+                "Path MTU of the flows' QPs in bytes; a message of payload_bytes is split into MTU packets "
+                "(RC, UC), a UD message fits one.");
     for (sim::ParamDecl& d : more.build().params) g.params.push_back(std::move(d));
     g.rules.push_back("firmware_image is relative to the scenario file's directory and must exist.");
     g.complete = [](void* c, const std::set<std::string>&) { hca::check_hca(static_cast<HcaHostConfig*>(c)->hca); };
@@ -445,7 +456,7 @@ const sim::ParamGroup& scenario_params() {
     b.object("hca", &Scenario::hca_host, hca_host_params(), "Every HCA host (endpoint_model: hca).");
     b.object("perftest", &Scenario::perftest, perftest_params(), "A perftest-style test (endpoint_model: hca).")
         .defaults_to("absent: none");
-    b.rule("endpoint_model: hca takes a perftest section and no flows, traffic or trace; hca and perftest need it.");
+    b.rule("endpoint_model: hca takes a perftest section or flows (fixed destinations), not both, and no traffic or trace; hca and perftest need it.");
     b.rule("warmup is before duration; flows, traffic, a trace or a perftest are given; flows and traffic start before duration.");
     b.rule("switch.vl_buffer_bytes and endpoint.vl_buffer_bytes hold the largest packet of any flow "
            "(payload + LRH, BTH, DETH, pad, ICRC, VCRC, rounded up to 64-byte credit blocks).");

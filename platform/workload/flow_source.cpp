@@ -17,9 +17,7 @@ FlowSource::FlowSource(const FlowConfig& cfg, uint32_t flow_index, uint64_t pack
       others_(std::move(others)),
       hotspots_(std::move(hotspots)),
       hotspot_fraction_(cfg.hotspot_fraction),
-      rng_(rng),
-      on_off_mean_ps_(static_cast<double>(cfg.on_off_mean.value())),
-      period_rng_(rng.derive("on_off")) {
+      rng_(rng) {
   flow = flow_index;
   sl = cfg.sl;
   payload_bytes = cfg.payload_bytes;
@@ -30,28 +28,15 @@ FlowSource::FlowSource(const FlowConfig& cfg, uint32_t flow_index, uint64_t pack
   // constant-rate source sends its first packet at `start`.
   next_gen_ps_ = static_cast<double>(start_ps_) +
                  (generator_ == GeneratorKind::poisson ? rng_.exponential(mean_interval_ps_) : 0.0);
-  if (on_off_mean_ps_ > 0) {
-    // The first ON period begins at start; advance_periods() flips from a notional OFF.
-    on_ = false;
-    period_end_ps_ = start_ps_;
-  }
-}
-
-void FlowSource::advance_periods(uint64_t now_ps) {
-  while (period_end_ps_ <= now_ps) {
-    on_ = !on_;
-    const double length = std::max(1.0, std::round(period_rng_.exponential(on_off_mean_ps_)));
-    period_end_ps_ += static_cast<uint64_t>(length);
-  }
+  if (cfg.on_off_mean.value() > 0) periods_.emplace(start_ps_, static_cast<double>(cfg.on_off_mean.value()), rng);
 }
 
 uint64_t FlowSource::next_ready_ps(uint64_t now_ps) {
   if (generator_ == GeneratorKind::saturating) {
     if (now_ps >= stop_ps_) return kNever;
     if (now_ps < start_ps_) return start_ps_;
-    if (on_off_mean_ps_ <= 0) return now_ps;
-    advance_periods(now_ps);
-    const uint64_t ready = on_ ? now_ps : period_end_ps_;  // an OFF period: ready when it ends
+    if (!periods_) return now_ps;
+    const uint64_t ready = periods_->on_at(now_ps) ? now_ps : periods_->period_end_ps();  // OFF: when it ends
     return ready < stop_ps_ ? ready : kNever;
   }
   const uint64_t g = static_cast<uint64_t>(std::ceil(next_gen_ps_));

@@ -7,10 +7,12 @@
 // its generation time. The backlog is never stored: its oldest entry is the one generation
 // time kept, and the next is drawn when that one is taken.
 #include <cstdint>
+#include <optional>
 #include <vector>
 
 #include "models/endpoint/traffic_source.h"
 #include "models/sim/rng.h"
+#include "platform/workload/on_off.h"
 #include "platform/scenario/scenario.h"
 
 namespace ibvp::workload {
@@ -54,14 +56,7 @@ class FlowSource : public ep::TrafficSource {
   double hotspot_fraction_;
   sim::Rng rng_;
   uint64_t taken_ = 0;
-  // ON/OFF (FlowConfig::on_off_mean): the current period is [period_start_ps_, period_end_ps_),
-  // ON when on_ is set; periods are drawn from a stream of their own, so a flow's packets do
-  // not change the periods and the periods do not change other draws.
-  void advance_periods(uint64_t now_ps);
-  double on_off_mean_ps_ = 0;
-  sim::Rng period_rng_;
-  bool on_ = true;
-  uint64_t period_end_ps_ = 0;
+  std::optional<OnOffPeriods> periods_;  // FlowConfig::on_off_mean > 0
   std::vector<uint8_t> path_sl_;
   bool next_drawn_ = false;  // next_ holds the destination of the next packet
   Destination next_{};

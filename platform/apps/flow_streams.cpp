@@ -1,0 +1,325 @@
+#include "platform/apps/flow_streams.h"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <optional>
+
+#include "models/ib/packet.h"
+#include "models/link/link_rate.h"
+#include "platform/workload/on_off.h"
+
+namespace ibvp::apps {
+
+using namespace verbs;
+
+namespace {
+
+uint64_t now_ps() { return sc_core::sc_time_stamp().value(); }
+
+void wait_until(uint64_t t_ps) {
+  const uint64_t now = now_ps();
+  if (t_ps > now) sc_core::wait(sc_core::sc_time::from_value(t_ps - now));
+}
+
+Mtu path_mtu(uint32_t bytes) {
+  switch (bytes) {
+    case 256: return Mtu::mtu_256;
+    case 512: return Mtu::mtu_512;
+    case 1024: return Mtu::mtu_1024;
+    case 2048: return Mtu::mtu_2048;
+    default: return Mtu::mtu_4096;
+  }
+}
+
+QpType qp_type(FlowTransport t) {
+  switch (t) {
+    case FlowTransport::uc: return QpType::uc;
+    case FlowTransport::ud: return QpType::ud;
+    case FlowTransport::rc: break;
+  }
+  return QpType::rc;
+}
+
+const char* status_text(WcStatus s) {
+  switch (s) {
+    case WcStatus::success: return "SUCCESS";
+    case WcStatus::loc_len_err: return "LOC_LEN_ERR";
+    case WcStatus::loc_qp_op_err: return "LOC_QP_OP_ERR";
+    case WcStatus::loc_prot_err: return "LOC_PROT_ERR";
+    case WcStatus::wr_flush_err: return "WR_FLUSH_ERR";
+    case WcStatus::rem_access_err: return "REM_ACCESS_ERR";
+    case WcStatus::rem_inv_req_err: return "REM_INV_REQ_ERR";
+    case WcStatus::retry_exc_err: return "RETRY_EXC_ERR";
+    case WcStatus::rnr_retry_exc_err: return "RNR_RETRY_EXC_ERR";
+    default: return "error";
+  }
+}
+
+}  // namespace
+
+FlowStreams::FlowStreams(const Scenario& s, const std::vector<driver::HostNode*>& host_of_node)
+    : hca_(s.hca_host), transport_(qp_type(s.hca_host.flow_transport)) {
+  const topo::Topology& t = s.topology;
+  // The receive queue of a flow holds twice what its source keeps posted, and at least 128:
+  // the destination's program reposts in batches and must stay ahead of the wire.
+  recv_depth_ = std::max<uint32_t>(2 * hca_.flow_depth, 128);
+  std::map<uint32_t, Host*> by_node;
+  auto host = [&](uint32_t node) {
+    Host*& h = by_node[node];
+    if (!h) {
+      hosts_.push_back(std::make_unique<Host>());
+      h = hosts_.back().get();
+      h->node = host_of_node.at(node);
+    }
+    return h;
+  };
+  flows_.reserve(s.flows.size());  // hosts point into it
+  for (size_t i = 0; i < s.flows.size(); ++i) {
+    const FlowConfig& fc = s.flows[i];
+    Flow f;
+    f.index = i;
+    f.cfg = fc;
+    const uint32_t src = t.find(fc.src), dst = t.find(fc.dst);
+    f.src = host(src);
+    f.dst = host(dst);
+    f.dlid = static_cast<uint16_t>(t.nodes[dst].lid + fc.dlid_offset);
+    // The stream fabric-only sources draw from (Fabric::build_flows), so the ON/OFF periods
+    // and Poisson arrivals are the same under either endpoint model.
+    f.rng = sim::Rng(s.seed, "flow/" + std::to_string(i) + "/" + fc.name);
+    ib::Packet shape;
+    shape.bth.opcode = ib::Opcode::ud_send_only;
+    shape.payload_bytes = fc.payload_bytes;
+    const link::LinkRate rate(t.links.at(static_cast<size_t>(t.link_at(src, 1))).cfg);
+    f.packet_time_ps = rate.serialization_ps(shape.wire_bytes());
+    buffer_bytes_ = std::max(buffer_bytes_, fc.payload_bytes + IBVP_UD_GRH_BYTES);
+    flows_.push_back(std::move(f));
+  }
+  for (Flow& f : flows_) {
+    f.src->out.push_back(&f);
+    f.dst->in.push_back(&f);
+  }
+  for (auto& h : hosts_) h->node->cpu.run([this, hp = h.get()] { host_program(*hp); });
+  for (Flow& f : flows_) f.src->node->cpu.run([this, fp = &f] { flow_program(*fp); });
+}
+
+FlowStreams::~FlowStreams() = default;
+
+void FlowStreams::fail(const std::string& why) {
+  if (error_.empty()) error_ = why;
+  barrier_event_.notify(sc_core::SC_ZERO_TIME);
+}
+
+void FlowStreams::barrier(int phase) {
+  ++arrived_[phase];
+  barrier_event_.notify(sc_core::SC_ZERO_TIME);
+  while (arrived_[phase] < hosts_.size() && error_.empty()) sc_core::wait(barrier_event_);
+}
+
+bool FlowStreams::create(Host& h) {
+  const std::string name = h.node->name();
+  h.ctx = open_device(h.node->cpu, kDriverArea, kDriverBytes);
+  if (!h.ctx) return fail("cannot open the HCA of " + name), false;
+  h.ctx->set_observer(h.node->hca.observer(), h.node->hca.node());
+  PortAttr port;
+  query_port(*h.ctx, 1, port);
+  h.lid = port.lid;
+  h.pd = alloc_pd(*h.ctx);
+  h.mr = reg_mr(h.pd, kBuffer, buffer_bytes_, ACCESS_LOCAL_WRITE);
+  if (!h.mr) return fail("cannot register the flows' buffer on " + name), false;
+  if (!h.in.empty()) {
+    h.recv_cq = create_cq(*h.ctx, static_cast<int>(recv_depth_ * h.in.size()));
+    if (!h.recv_cq) return fail("cannot create the receive CQ of " + name), false;
+  }
+  for (Flow* f : h.out) {
+    f->send_cq = create_cq(*h.ctx, static_cast<int>(hca_.flow_depth));
+    QpInitAttr a;
+    a.send_cq = f->send_cq;
+    // A send-only QP still needs a receive CQ; its receive queue stays empty.
+    a.recv_cq = f->send_cq;
+    a.qp_type = transport_;
+    a.cap.max_send_wr = hca_.flow_depth;
+    a.cap.max_recv_wr = 1;
+    a.sq_sig_all = true;
+    a.ipd = f->cfg.ipd;
+    f->send_qp = f->send_cq ? create_qp(h.pd, a) : nullptr;
+    if (!f->send_qp) return fail("cannot create the send QP of flow " + f->cfg.name + " on " + name), false;
+    h.node->hca.tag_flow(f->send_qp->qp_num, static_cast<uint32_t>(f->index));
+  }
+  for (Flow* f : h.in) {
+    QpInitAttr a;
+    a.send_cq = h.recv_cq;  // sends never happen on it
+    a.recv_cq = h.recv_cq;
+    a.qp_type = transport_;
+    a.cap.max_send_wr = 1;
+    a.cap.max_recv_wr = recv_depth_;
+    f->recv_qp = create_qp(h.pd, a);
+    if (!f->recv_qp) return fail("cannot create the receive QP of flow " + f->cfg.name + " on " + name), false;
+  }
+  return true;
+}
+
+bool FlowStreams::connect(Flow& f, QueuePair* qp, uint16_t dlid, uint32_t dest_qpn) {
+  const bool ud = transport_ == QpType::ud;
+  const bool rc = transport_ == QpType::rc;
+  QpAttr a;
+  a.qp_state = QpState::init;
+  a.qkey = kQkey;
+  a.qp_access_flags = ACCESS_LOCAL_WRITE;
+  int r = modify_qp(qp, a, QP_STATE | QP_PKEY_INDEX | QP_PORT | (ud ? QP_QKEY : QP_ACCESS_FLAGS));
+  a.qp_state = QpState::rtr;
+  uint32_t mask = QP_STATE;
+  if (!ud) {
+    a.ah_attr.dlid = dlid;
+    a.ah_attr.sl = f.cfg.sl;
+    a.path_mtu = path_mtu(hca_.flow_mtu);
+    a.dest_qp_num = dest_qpn;
+    a.rq_psn = 0;
+    mask |= QP_AV | QP_PATH_MTU | QP_DEST_QPN | QP_RQ_PSN;
+    if (rc) mask |= QP_MAX_DEST_RD_ATOMIC | QP_MIN_RNR_TIMER;
+  }
+  if (r == 0) r = modify_qp(qp, a, mask);
+  a.qp_state = QpState::rts;
+  a.sq_psn = 0;
+  mask = QP_STATE | QP_SQ_PSN;
+  if (rc) mask |= QP_TIMEOUT | QP_RETRY_CNT | QP_RNR_RETRY | QP_MAX_QP_RD_ATOMIC;
+  if (r == 0) r = modify_qp(qp, a, mask);
+  if (r != 0) return fail("cannot bring a QP of flow " + f.cfg.name + " to RTS"), false;
+  return true;
+}
+
+bool FlowStreams::post_receives(Flow& f, uint32_t count) {
+  std::vector<RecvWr> wrs(count);
+  for (uint32_t i = 0; i < count; ++i) {
+    wrs[i].wr_id = f.index;
+    wrs[i].sg = {kBuffer, buffer_bytes_, f.dst->mr->lkey};
+    wrs[i].next = i + 1 < count ? &wrs[i + 1] : nullptr;
+  }
+  if (post_recv(f.recv_qp, wrs.data()) != 0)
+    return fail("cannot post receives for flow " + f.cfg.name + " on " + f.dst->node->name()), false;
+  return true;
+}
+
+void FlowStreams::host_program(Host& h) {
+  const bool created = create(h);
+  barrier(0);
+  if (!created || !error_.empty()) return;
+  // Each end learns the other's QPN and LID here, as perftest's TCP exchange would tell it.
+  bool ok = true;
+  for (Flow* f : h.out) {
+    ok = ok && connect(*f, f->send_qp, f->dlid, f->recv_qp->qp_num);
+    if (ok && transport_ == QpType::ud) {
+      f->ah = create_ah(h.pd, AhAttr{f->dlid, f->cfg.sl, 1});
+      if (!f->ah) fail("cannot create the address handle of flow " + f->cfg.name), ok = false;
+    }
+  }
+  for (Flow* f : h.in) ok = ok && connect(*f, f->recv_qp, f->src->lid, f->send_qp->qp_num) && post_receives(*f, recv_depth_);
+  barrier(1);
+  if (!ok || !error_.empty() || h.in.empty()) return;
+  receive_loop(h);
+}
+
+void FlowStreams::receive_loop(Host& h) {
+  std::map<uint32_t, Flow*> by_qpn;
+  for (Flow* f : h.in) by_qpn[f->recv_qp->qp_num] = f;
+  std::map<Flow*, uint32_t> repost;
+  Wc wc[32];
+  for (;;) {
+    int k = poll_cq(h.recv_cq, 32, wc);
+    if (k == 0) k = poll_cq_wait(h.recv_cq, wc[0]);
+    repost.clear();
+    for (int i = 0; i < k; ++i) {
+      const auto it = by_qpn.find(wc[i].qp_num);
+      if (it == by_qpn.end()) continue;
+      Flow* f = it->second;
+      if (wc[i].status != WcStatus::success)
+        return fail("flow " + f->cfg.name + ": a receive on " + std::string(h.node->name()) +
+                    " completed with status " + status_text(wc[i].status));
+      ++f->received;
+      ++repost[f];
+    }
+    for (const auto& [f, n] : repost)
+      if (!post_receives(*f, n)) return;
+  }
+}
+
+void FlowStreams::flow_program(Flow& f) {
+  // Wait for every host's QPs to be connected and receives posted.
+  while (arrived_[1] < hosts_.size() && error_.empty()) sc_core::wait(barrier_event_);
+  if (!error_.empty()) return;
+  wait_until(f.cfg.start.value());
+  if (f.cfg.generator == GeneratorKind::saturating) run_saturating(f);
+  else run_open_loop(f);
+}
+
+bool FlowStreams::post_message(Flow& f) {
+  SendWr wr;
+  wr.wr_id = f.completed + f.outstanding;
+  wr.sg = {kBuffer, f.cfg.payload_bytes, f.src->mr->lkey};
+  wr.opcode = WrOpcode::send;
+  wr.send_flags = SEND_SIGNALED;
+  if (f.ah) {
+    wr.ud.ah = f.ah;
+    wr.ud.remote_qpn = f.recv_qp->qp_num;
+    wr.ud.remote_qkey = kQkey;
+  }
+  if (post_send(f.send_qp, &wr) != 0) return fail("flow " + f.cfg.name + ": cannot post a SEND"), false;
+  ++f.outstanding;
+  return true;
+}
+
+bool FlowStreams::reap(Flow& f, bool wait) {
+  Wc wc[16];
+  int k = poll_cq(f.send_cq, 16, wc);
+  if (k == 0 && wait) k = poll_cq_wait(f.send_cq, wc[0]);
+  for (int i = 0; i < k; ++i) {
+    if (wc[i].status != WcStatus::success) {
+      fail("flow " + f.cfg.name + ": a SEND from " + std::string(f.src->node->name()) + " completed with status " +
+           status_text(wc[i].status));
+      return false;
+    }
+    ++f.completed;
+    --f.outstanding;
+  }
+  return true;
+}
+
+// Keeps flow_depth messages posted while the flow is on; off periods let the QP drain.
+void FlowStreams::run_saturating(Flow& f) {
+  const uint64_t stop = f.cfg.stop.value();
+  std::optional<workload::OnOffPeriods> periods;
+  if (f.cfg.on_off_mean.value() > 0) periods.emplace(f.cfg.start.value(), static_cast<double>(f.cfg.on_off_mean.value()), f.rng);
+  for (;;) {
+    const uint64_t now = now_ps();
+    if (now >= stop || !error_.empty()) return;
+    if (periods && !periods->on_at(now)) {
+      wait_until(std::min(periods->period_end_ps(), stop));
+      if (!reap(f, false)) return;
+      continue;
+    }
+    while (f.outstanding < hca_.flow_depth)
+      if (!post_message(f)) return;
+    if (!reap(f, true)) return;
+  }
+}
+
+// One message per generation time (constant spacing or exponential), as fabric-only
+// sources generate packets; a full send queue delays the post until a slot frees.
+void FlowStreams::run_open_loop(Flow& f) {
+  const uint64_t stop = f.cfg.stop.value();
+  const double mean = static_cast<double>(f.packet_time_ps) / f.cfg.load;
+  const bool poisson = f.cfg.generator == GeneratorKind::poisson;
+  double next = static_cast<double>(f.cfg.start.value()) + (poisson ? f.rng.exponential(mean) : 0.0);
+  for (;;) {
+    const uint64_t g = static_cast<uint64_t>(std::ceil(next));
+    if (g >= stop || !error_.empty()) return;
+    wait_until(g);
+    if (!reap(f, false)) return;
+    while (f.outstanding >= hca_.flow_depth)
+      if (!reap(f, true)) return;
+    if (!post_message(f)) return;
+    next += poisson ? f.rng.exponential(mean) : mean;
+  }
+}
+
+}  // namespace ibvp::apps

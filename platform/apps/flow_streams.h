@@ -1,0 +1,102 @@
+#pragma once
+// The scenario's flows on HCA hosts (endpoint_model: hca): each flow is one QP at its source
+// and one at its destination, driven by programs in the hosts' CPUs through the verbs
+// driver, so the HCA's firmware (its QP scheduling, static rates, congestion response)
+// decides when the flow's packets leave.
+//
+// - The source's program posts SENDs of payload_bytes: a saturating flow keeps
+//   hca.flow_depth messages posted while it is on (its ON periods, Sec. 6.3.2 of seed 004,
+//   are those a fabric-only source draws: workload/on_off.h); constant and Poisson flows post
+//   one message per generation time, waiting for a free send slot if the QP is full.
+// - The destination's program keeps receives posted on every incoming QP and reposts each
+//   one as it completes (the firmware has no RNR retry, so it must never run dry).
+// - Packets carry their flow (Hca::tag_flow), so flows.csv and the rate series are read as
+//   with fabric-only endpoints.
+//
+// QP set-up happens at time zero with the perftest's zero-time out-of-band exchange: every
+// host creates its QPs, then all connect, then the flows start.
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <systemc>
+#include <vector>
+
+#include "models/sim/rng.h"
+#include "platform/driver/host_node.h"
+#include "platform/driver/verbs.h"
+#include "platform/scenario/scenario.h"
+
+namespace ibvp::apps {
+
+class FlowStreams {
+ public:
+  // `host_of_node`: the HCA host of each topology node (null for switches). Registers the
+  // programs on the hosts' CPUs (before sc_start).
+  FlowStreams(const Scenario& scenario, const std::vector<driver::HostNode*>& host_of_node);
+  ~FlowStreams();
+
+  // Why a flow stopped early ("" if none did): a completion in error, a set-up failure.
+  const std::string& error() const { return error_; }
+  // Messages of flow `f` whose send completed at its source.
+  uint64_t completed(size_t f) const { return flows_.at(f).completed; }
+  // Messages of flow `f` received (completions at the destination).
+  uint64_t received(size_t f) const { return flows_.at(f).received; }
+
+ private:
+  struct Host;
+  struct Flow {
+    size_t index = 0;
+    FlowConfig cfg;
+    Host* src = nullptr;
+    Host* dst = nullptr;
+    uint16_t dlid = 0;
+    uint64_t packet_time_ps = 0;  // one message's packets on the source link (open-loop loads)
+    sim::Rng rng{0, ""};  // the flow's stream (set by the constructor)
+    verbs::CompletionQueue* send_cq = nullptr;
+    verbs::QueuePair* send_qp = nullptr;
+    verbs::QueuePair* recv_qp = nullptr;
+    verbs::AddressHandle* ah = nullptr;  // UD
+    uint64_t completed = 0, received = 0;
+    uint32_t outstanding = 0;
+  };
+  struct Host {
+    driver::HostNode* node = nullptr;
+    std::unique_ptr<verbs::Context> ctx;
+    verbs::ProtectionDomain* pd = nullptr;
+    verbs::MemoryRegion* mr = nullptr;
+    verbs::CompletionQueue* recv_cq = nullptr;
+    uint16_t lid = 0;
+    std::vector<Flow*> out, in;
+  };
+
+  void host_program(Host& h);
+  void flow_program(Flow& f);
+  bool create(Host& h);
+  bool connect(Flow& f, verbs::QueuePair* qp, uint16_t dlid, uint32_t dest_qpn);
+  bool post_receives(Flow& f, uint32_t count);
+  void receive_loop(Host& h);
+  void run_saturating(Flow& f);
+  void run_open_loop(Flow& f);
+  bool post_message(Flow& f);
+  bool reap(Flow& f, bool wait);  // false on a completion in error
+  // Every host reaches `phase` (0: QPs created, 1: connected and receives posted).
+  void barrier(int phase);
+  void fail(const std::string& why);
+
+  static constexpr uint64_t kDriverArea = uint64_t{1} << 30;
+  static constexpr uint64_t kDriverBytes = uint64_t{1} << 30;
+  static constexpr uint64_t kBuffer = uint64_t{4} << 30;
+  static constexpr uint32_t kQkey = 0x11111111;
+
+  const HcaHostConfig hca_;
+  verbs::QpType transport_;
+  uint32_t recv_depth_ = 0;
+  uint32_t buffer_bytes_ = 0;
+  std::vector<Flow> flows_;
+  std::vector<std::unique_ptr<Host>> hosts_;
+  uint32_t arrived_[2] = {0, 0};
+  sc_core::sc_event barrier_event_;
+  std::string error_;
+};
+
+}  // namespace ibvp::apps
