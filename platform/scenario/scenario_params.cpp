@@ -443,6 +443,9 @@ const sim::ParamGroup& scenario_params() {
     b.object("switch", &Scenario::switch_cfg, sw::switch_params(), "Every switch.");
     b.object("endpoint", &Scenario::endpoint_cfg, ep::endpoint_params(), "Every endpoint (channel adapter port).");
     b.objects("flows", &Scenario::flows, flow_params(), "Traffic flows.");
+    b.raw_object("flow_defaults",
+                 "Flow keys every flow takes unless it gives its own, e.g. {on_off_mean: 5ms}: one key for a "
+                 "sweep or --set to change many flows.");
     b.object("traffic", &Scenario::traffic, traffic_params(), "Traffic from every endpoint.")
         .defaults_to("absent: disabled");
     b.object("trace", &Scenario::trace, trace_params(), "Packets from a trace file.").defaults_to("absent: none");

@@ -92,7 +92,7 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--window", metavar="START,END",
                    help="rates-over-time: also print each series' mean rate between two times (40ms,60ms)")
     p.add_argument("--x", help="latency-vs-load: the varied key on the x axis")
-    p.add_argument("--y", default="latency_mean_ns", help="latency-vs-load: the sweep.csv column to draw")
+    p.add_argument("--y", default="latency_mean_ns", help="latency-vs-load: the sweep.csv column to draw, or the ratio of two (\"rate:remote / rate:local\")")
     p.set_defaults(handler=cmd_plot)
 
     p = sub.add_parser("topo", help="validate a topology (or a scenario's) and summarize it")

@@ -154,9 +154,10 @@ def latency_cdf(out_dir: str | Path, *, out: str | Path | None = None, title: st
 
 def latency_vs_load(sweep_dir: str | Path, *, x: str | None = None, y: str = "latency_mean_ns",
                     out: str | Path | None = None, title: str | None = None) -> list[Path]:
-    """One line per combination of the other varied keys: `y` (a sweep.csv column; latencies
-    drawn in microseconds) against the varied key `x` (default: the first one with "load" in
-    its name, else the first). Failed points are left out."""
+    """One line per combination of the other varied keys: `y` (a sweep.csv column, or the
+    ratio of two, "A / B"; latencies drawn in microseconds) against the varied key `x`
+    (default: the first one with "load" in its name, else the first). Failed points are left
+    out."""
     import pandas as pd
 
     sweep_dir = Path(sweep_dir)
@@ -172,8 +173,15 @@ def latency_vs_load(sweep_dir: str | Path, *, x: str | None = None, y: str = "la
         x = next((k for k in keys if "load" in k), keys[0])
     if x not in keys:
         raise ValueError(f"--x {x}: not a varied key of this sweep; varied: {', '.join(keys)}")
-    if y not in table.columns:
-        raise ValueError(f"--y {y}: not a column of sweep.csv; columns: {', '.join(table.columns)}")
+    # "rate:remote / rate:local": seed 004 Fig. 5(b)'s fairness ratio.
+    parts = [p.strip() for p in y.split(" / ")] if " / " in y else [y]
+    for col in parts:
+        if col not in table.columns:
+            raise ValueError(f"--y {col}: not a column of sweep.csv; columns: {', '.join(table.columns)}")
+    if len(parts) > 2:
+        raise ValueError(f"--y {y}: give one column or the ratio of two, \"A / B\"")
+    if len(parts) == 2:
+        table[y] = table[parts[0]] / table[parts[1]]
     ok = table[table["status"] == "ok"].copy()
     if ok.empty:
         raise ValueError(f"{path}: no point of the sweep succeeded; nothing to plot")

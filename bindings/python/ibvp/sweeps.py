@@ -58,11 +58,33 @@ def sweep(scenario: Scenario | Mapping[str, Any] | str | os.PathLike, vary: Mapp
     rows = run_points(scenario, vary, out, jobs=jobs, dask=dask, timeout=timeout, report=report)
     import pandas as pd
 
-    return pd.DataFrame(rows, columns=columns(list(vary)))
+    return pd.DataFrame(rows, columns=columns(list(vary), rows))
 
 
-def columns(keys: list[str]) -> list[str]:
-    return [*keys, "point", "status", "error", *METRICS]
+def columns(keys: list[str], rows: Iterable[Mapping[str, Any]] = ()) -> list[str]:
+    """The table's columns: the varied keys, the point's status, METRICS, then one
+    `rate:SERIES` per rate series any row has (sorted)."""
+    series = sorted({k for row in rows for k in row if k.startswith(RATE_PREFIX)})
+    return [*keys, "point", "status", "error", *METRICS, *series]
+
+
+RATE_PREFIX = "rate:"
+
+
+def rate_means(rates: "Any", warmup_s: float) -> dict[str, float]:
+    """Mean utilisation of every rates.csv series over the samples at or after the warm-up,
+    as `rate:SERIES`; flows named alike but for a trailing number (local1..localN) are also
+    summed into one group (`rate:local`), as seed 004's figures draw them."""
+    from .plots import group_flow_series
+
+    if rates is None or len(rates) == 0:
+        return {}
+    measured = rates[rates["time_s"] >= warmup_s]
+    out: dict[str, float] = {}
+    for table in (measured, group_flow_series(measured)):
+        for name, part in table.groupby("series"):
+            out[RATE_PREFIX + str(name)] = float(part["utilization"].mean())
+    return out
 
 
 def cross_product(vary: Mapping[str, Sequence[Any]]) -> list[dict[str, Any]]:
@@ -178,7 +200,7 @@ def run_point(spec: dict[str, Any]) -> dict[str, Any]:
         (point_dir / marker).unlink(missing_ok=True)
     try:
         results = run(spec["scenario"], point_dir, timeout=spec.get("timeout"))
-        row = _row(spec, "ok", "", _metrics(results.summary, results.run_info))
+        row = _row(spec, "ok", "", _metrics(results.summary, results.run_info, _rates_of(point_dir)))
         (point_dir / DONE).write_text(json.dumps({**row, "scenario_hash": spec["hash"]}, indent=1))
         return row
     except ConfigError as e:
@@ -199,7 +221,16 @@ def _row(spec: dict[str, Any], status: str, error: str, metrics: dict[str, Any] 
     return {**spec["params"], "point": spec["name"], "status": status, "error": error, **(metrics or {})}
 
 
-def _metrics(summary: dict[str, Any], run_info: dict[str, Any]) -> dict[str, Any]:
+def _rates_of(point_dir: Path) -> "Any":
+    path = point_dir / "rates.csv"
+    if not path.exists():
+        return None
+    import pandas as pd
+
+    return pd.read_csv(path)
+
+
+def _metrics(summary: dict[str, Any], run_info: dict[str, Any], rates: "Any" = None) -> dict[str, Any]:
     p = summary.get("packets", {})
     flows = summary.get("flows", [])
     m: dict[str, Any] = {k: p.get(k) for k in ("injected", "delivered", "dropped", "in_flight")}
@@ -218,6 +249,7 @@ def _metrics(summary: dict[str, Any], run_info: dict[str, Any]) -> dict[str, Any
     m["throughput_fraction_min"] = min(frac) if frac else None
     m["sim_seconds"] = summary.get("sim_seconds")
     m["wall_seconds"] = run_info.get("wall_seconds")
+    m.update(rate_means(rates, float(summary.get("warmup_seconds") or 0.0)))
     return m
 
 
@@ -227,7 +259,7 @@ def _metrics_from_dir(point_dir: Path) -> dict[str, Any]:
     except (OSError, ValueError):
         return {}
     run_path = point_dir / "run.json"
-    return _metrics(summary, json.loads(run_path.read_text()) if run_path.exists() else {})
+    return _metrics(summary, json.loads(run_path.read_text()) if run_path.exists() else {}, _rates_of(point_dir))
 
 
 def _read_done(point_dir: Path, expected_hash: str) -> dict[str, Any] | None:
@@ -243,10 +275,11 @@ def _read_done(point_dir: Path, expected_hash: str) -> dict[str, Any] | None:
 def _write_table(path: Path, keys: list[str], rows: list[dict[str, Any]]) -> None:
     tmp = path.with_name(f".{path.name}.tmp")
     with open(tmp, "w", newline="") as f:
-        w = csv.DictWriter(f, fieldnames=columns(keys), extrasaction="ignore", lineterminator="\n")
+        names = columns(keys, rows)
+        w = csv.DictWriter(f, fieldnames=names, extrasaction="ignore", lineterminator="\n")
         w.writeheader()
         for row in rows:
-            w.writerow({k: _cell(row.get(k)) for k in columns(keys)})
+            w.writerow({k: _cell(row.get(k)) for k in names})
     os.replace(tmp, path)
 
 
