@@ -4,29 +4,12 @@ which only needs the idle inter-switch link, gets far below its fair share while
 is mostly idle. The paper reports about 15 % for the victim and 30 % use of the link."""
 from __future__ import annotations
 
-import csv
-import os
 import subprocess
-from collections import defaultdict
+import sys
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[2]
-BUILD = Path(os.environ.get("IBVP_BUILD", ROOT / "build"))
-
-
-def mean_rates(out: Path, a: float, b: float) -> dict[str, float]:
-    sums: dict[str, list[float]] = defaultdict(list)
-    with open(out / "rates.csv", newline="") as f:
-        for row in csv.DictReader(f):
-            t = float(row["time_s"])
-            if a <= t <= b:
-                name = row["series"]
-                key = name if "/" in name else name.rstrip("0123456789")
-                sums[(key, t)].append(float(row["rate_Bps"]))  # type: ignore[index]
-    grouped: dict[str, list[float]] = defaultdict(list)
-    for (key, _t), values in sums.items():  # type: ignore[misc]
-        grouped[key].append(sum(values))
-    return {k: sum(v) / len(v) / 1e9 for k, v in grouped.items()}  # fraction of the 1 GB/s link
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from seed004_runs import BUILD, ROOT, mean_rates  # noqa: E402
 
 
 def test_victim_is_starved_while_inter_switch_link_idles(tmp_path: Path) -> None:
