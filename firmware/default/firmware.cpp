@@ -27,8 +27,10 @@ constexpr uint32_t kDefaultVcRateMbps = 1000;  // VirtualClock rate of a QP that
 // Cookies of tx descriptors: the QPN, whether this is a message's last packet, and the WQE
 // counter of its WQE (UD/UC completions are matched by it).
 constexpr uint64_t kCookieLast = uint64_t{1} << 63;
-constexpr uint8_t kCnpOpcode = 0x81;
-constexpr uint32_t kMaxCcWindow = 1024;  // cc_window: packets unacknowledged per RC QP  // IBA annex A10 congestion notification packet
+constexpr uint8_t kCnpOpcode = 0x81;    // IBA annex A10 congestion notification packet
+constexpr uint32_t kMaxCcWindow = 1024;  // cc_window: packets unacknowledged per RC QP
+// Timer ids: the RC local ACK timer of a QP has its QPN (24 bits); the CCTI_Timer is above.
+constexpr uint32_t kCctTimerId = 0x8000'0000;
 uint64_t make_cookie(uint32_t qpn, uint32_t wqe_counter, bool last) {
   return qpn | (uint64_t{wqe_counter & 0x3FFFFFFF} << 32) | (last ? kCookieLast : 0);
 }
@@ -90,7 +92,8 @@ Firmware::Firmware(const ibvp_hal* hal, DoorbellPolicy policy, const StepCosts& 
   active_.reserve(qps_.size());
   cqs_.resize(kMaxCqs);
   mrs_.resize(kMaxMrs);
-  if (sched_.cc.response != "none") cc_ = cc::make_response(sched_.cc.response, cc::RateLimits{});
+  if (sched_.cc.response == "cct") cct_ = std::make_unique<cc::Cct>(sched_.cc.cct);
+  else if (sched_.cc.response != "none") cc_ = cc::make_response(sched_.cc.response, cc::RateLimits{});
   if (!sched_.dlid_ipd.empty()) {
     dlid_ipd_.assign(65536, 0);
     for (const auto& [dlid, ipd] : sched_.dlid_ipd) dlid_ipd_[dlid] = static_cast<uint8_t>(ipd);
@@ -100,6 +103,7 @@ Firmware::Firmware(const ibvp_hal* hal, DoorbellPolicy policy, const StepCosts& 
 bool Firmware::parse_args(const char* args, StepCosts& out, SchedOptions& sched, std::string& error) {
   std::string s = args ? args : "";
   size_t pos = 0;
+  std::vector<std::string> cct_keys;  // given: checked against cc= once all keys are read
   const auto number = [&](const std::string& v, unsigned long long& n) {
     char* rest = nullptr;
     n = std::strtoull(v.c_str(), &rest, 10);
@@ -131,8 +135,8 @@ bool Firmware::parse_args(const char* args, StepCosts& out, SchedOptions& sched,
       continue;
     }
     if (key == "cc") {
-      if (value != "none" && !cc::make_response(value, cc::RateLimits{})) {
-        error = "unknown congestion control '" + value + "' (none, fimd, lipd, aimd)";
+      if (value != "none" && value != "cct" && !cc::make_response(value, cc::RateLimits{})) {
+        error = "unknown congestion control '" + value + "' (none, fimd, lipd, aimd, cct)";
         return false;
       }
       sched.cc.response = value;
@@ -163,6 +167,38 @@ bool Firmware::parse_args(const char* args, StepCosts& out, SchedOptions& sched,
       sched.cc.window = static_cast<uint32_t>(w);
       continue;
     }
+    if (key.rfind("cct_", 0) == 0) {
+      // The annex's field widths: CCTI_Increase 8 bits, CCTI_Timer 16 bits; the CCTIs index
+      // the table.
+      const uint32_t last = sched.cc.cct.entries - 1;
+      struct Range {
+        const char* key;
+        uint32_t* field;
+        uint32_t lo, hi;
+        const char* what;
+      };
+      const Range ranges[] = {{"cct_increase", &sched.cc.cct.increase, 1, 255, "CCTI steps per BECN"},
+                              {"cct_limit", &sched.cc.cct.limit, 0, last, "the largest CCTI"},
+                              {"cct_min", &sched.cc.cct.min, 0, last, "the smallest CCTI"},
+                              {"cct_timer", &sched.cc.cct.timer, 1, 65535, "units of 1.024 us"},
+                              {"cct_max_ipd", &sched.cc.cct.max_ipd, 1, 255, "the last entry's IPD, packet times"}};
+      const Range* r = nullptr;
+      for (const Range& c : ranges)
+        if (key == c.key) r = &c;
+      if (r == nullptr) {
+        error = "unknown key '" + key + "' (cct_increase, cct_limit, cct_min, cct_timer, cct_max_ipd)";
+        return false;
+      }
+      unsigned long long n = 0;
+      if (!number(value, n) || n < r->lo || n > r->hi) {
+        error = key + " '" + value + "' is out of range (" + std::to_string(r->lo) + ".." + std::to_string(r->hi) +
+                ", " + r->what + ")";
+        return false;
+      }
+      *r->field = static_cast<uint32_t>(n);
+      cct_keys.push_back(key);
+      continue;
+    }
     if (key == "dlid_ipd") {
       const size_t colon = value.find(':');
       unsigned long long lid = 0, ipd = 0;
@@ -184,9 +220,19 @@ bool Firmware::parse_args(const char* args, StepCosts& out, SchedOptions& sched,
     else if (key == "vc_bits" && v <= 63) sched.vc_bits = static_cast<uint32_t>(v);
     else {
       error = "unknown key '" + key +
-              "' (wqe_cycles, rx_cycles, cmd_cycles, sched, vc_bits, dlid_ipd, cc, cc_rate, cc_window, cc_persist)";
+              "' (wqe_cycles, rx_cycles, cmd_cycles, sched, vc_bits, dlid_ipd, cc, cc_rate, cc_window, cc_persist, "
+              "cct_increase, cct_limit, cct_min, cct_timer, cct_max_ipd)";
       return false;
     }
+  }
+  if (!cct_keys.empty() && sched.cc.response != "cct") {
+    error = cct_keys.front() + " is only used with cc=cct";
+    return false;
+  }
+  if (sched.cc.cct.min > sched.cc.cct.limit) {
+    error = "cct_min " + std::to_string(sched.cc.cct.min) + " is above cct_limit " +
+            std::to_string(sched.cc.cct.limit) + " (give cct_min <= cct_limit)";
+    return false;
   }
   return true;
 }
@@ -197,7 +243,10 @@ void Firmware::handle(const ibvp_fw_event& ev) {
     case IBVP_EV_COMMAND: on_command(); break;
     case IBVP_EV_RX_PACKET: on_rx(*ev.rx); break;
     case IBVP_EV_TX_DONE: on_tx_done(ev.cookie, ev.arg); break;
-    case IBVP_EV_TIMER: on_timer(ev.arg); break;
+    case IBVP_EV_TIMER:
+      if (ev.arg == kCctTimerId) on_cct_timer();
+      else on_timer(ev.arg);
+      break;
     default: break;
   }
 }
@@ -493,8 +542,10 @@ bool Firmware::start_wqe(uint32_t qpn, Qp& qp, SendWork& w) {
   const uint32_t packets = wqe.sge_length == 0 ? 1 : (wqe.sge_length + mtu - 1) / mtu;
   // cc_persist=0: a flow that went idle (its QP had nothing queued or in flight) starts
   // again at R_max.
-  if (cc_ && !sched_.cc.persist && w.new_flow)
+  if ((cc_ || cct_) && !sched_.cc.persist && w.new_flow) {
     cc_flows_.erase(cc_key(qpn, ud ? wqe.dlid : qp.dlid));
+    cct_flows_.erase(cc_key(qpn, ud ? wqe.dlid : qp.dlid));
+  }
   w.first_psn = qp.sq_psn;
   w.psns = packets;                   // READ: the responder answers with this many packets
   w.packets = read_op ? 1 : packets;  // the request itself
@@ -533,12 +584,10 @@ void Firmware::post_next_packet(uint32_t qpn, Qp& qp) {
   d.ipd = qp.ipd;
   if (!dlid_ipd_.empty()) d.dlid_ipd = dlid_ipd_[d.dlid];
   if (sched_.cc.window > 0 && qp.type == IBVP_QPT_RC) d.cc_flags = IBVP_TXF_ACKREQ;  // the window moves per packet
-  if (cc_) {
-    d.cc_ipd_q8 = cc_gap_q8(qpn, d.dlid);
-    // UD and UC have no ACKs: each packet sent stands for an unmarked ACK (f_inc), a CNP
-    // for a marked one (f_dec).
-    if (qp.type != IBVP_QPT_RC) cc_feedback(qpn, d.dlid, false, 0);
-  }
+  if (cc_ || cct_) d.cc_ipd_q8 = cc_gap_q8(qpn, d.dlid);
+  // UD and UC have no ACKs: each packet sent stands for an unmarked ACK (f_inc), a CNP for a
+  // marked one (f_dec).
+  if (cc_ && qp.type != IBVP_QPT_RC) cc_feedback(qpn, d.dlid, false, 0);
   d.rkey = wqe.rkey;
   bool last;
   if (d.op == IBVP_TX_RDMA_READ_REQ) {
@@ -604,6 +653,11 @@ void Firmware::on_tx_done(uint64_t cookie, uint32_t failed) {
 // ---------------------------------------------------------------------------------------
 
 void Firmware::cc_feedback(uint32_t qpn, uint16_t dlid, bool marked, uint32_t psn) {
+  if (cct_) {
+    // The annex answers every BECN; only the timer brings the rate back.
+    if (marked) cct_becn(cc_key(qpn, dlid));
+    return;
+  }
   if (!cc_) return;
   const uint64_t key = cc_key(qpn, dlid);
   const auto it = cc_flows_.find(key);
@@ -637,6 +691,10 @@ bool Firmware::cc_window_open(const Qp& qp) const {
 }
 
 uint32_t Firmware::cc_gap_q8(uint32_t qpn, uint16_t dlid) const {
+  if (cct_) {
+    const auto it = cct_flows_.find(cc_key(qpn, dlid));
+    return cct_->ipd(it == cct_flows_.end() ? sched_.cc.cct.min : it->second) * 256;
+  }
   const auto it = cc_flows_.find(cc_key(qpn, dlid));
   if (it == cc_flows_.end()) return 0;
   const cc::RateLimits l;
@@ -644,6 +702,31 @@ uint32_t Firmware::cc_gap_q8(uint32_t qpn, uint16_t dlid) const {
   // Continuous: the rate itself, a gap of R_max/r - 1 packet times in 1/256 steps.
   const double gap = std::clamp(l.r_max / it->second.rate - 1.0, 0.0, 255.0);
   return static_cast<uint32_t>(std::lround(gap * 256.0));
+}
+
+void Firmware::cct_becn(uint64_t key) {
+  const auto it = cct_flows_.find(key);
+  const uint32_t ccti = cct_->after_becn(it == cct_flows_.end() ? sched_.cc.cct.min : it->second);
+  if (cct_->at_rest(ccti)) return;  // CCTI_Limit = CCTI_Min: nothing to pace
+  cct_flows_[key] = ccti;
+  if (!cct_timer_armed_) {
+    hal_->timer_set(c_, kCctTimerId, sched_.cc.cct.timer_ps());
+    cct_timer_armed_ = true;
+  }
+}
+
+void Firmware::on_cct_timer() {
+  cct_timer_armed_ = false;
+  for (auto it = cct_flows_.begin(); it != cct_flows_.end();) {
+    it->second = cct_->after_timer(it->second);
+    if (cct_->at_rest(it->second)) it = cct_flows_.erase(it);
+    else ++it;
+  }
+  // The timer runs while some flow is above CCTI_Min, so an idle port wakes nobody.
+  if (!cct_flows_.empty()) {
+    hal_->timer_set(c_, kCctTimerId, sched_.cc.cct.timer_ps());
+    cct_timer_armed_ = true;
+  }
 }
 
 // ---------------------------------------------------------------------------------------

@@ -18,6 +18,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "firmware/cc/cct.h"
 #include "firmware/cc/response.h"
 #include "firmware/hal/ibvp_hal.h"
 
@@ -55,13 +56,16 @@ enum class QpSchedPolicy {
 // (R_min = R_max/256), starting at R_max: f_dec on each mark returned (an ACK with BECN, a
 // CNP), f_inc on each unmarked ACK (UD and UC have no ACKs: each packet the flow sends
 // counts as one). The port paces the flow's packets by it (ibvp_tx_desc::cc_ipd_q8).
+// "cc=cct" is the CC annex's response instead (firmware/cc/cct.h): per flow an index into a
+// table of IPDs, raised per mark returned and lowered by a timer; unmarked ACKs do nothing.
 struct CcOptions {
-  std::string response = "none";  // none, fimd, lipd, aimd (firmware/cc/response.h)
+  std::string response = "none";  // none, fimd, lipd, aimd (firmware/cc/response.h), cct (cct.h)
   bool discrete = true;            // IPD 0..255 whole packet times, or a gap of R_max/r - 1 packet times
   bool persist = true;             // keep a flow's rate when it goes idle, or start again at R_max
   // RC: at most `window` PSNs sent and not yet acknowledged per QP (every packet then asks
   // for an ACK); 0: no window. UD and UC have no ACKs: rate control only.
   uint32_t window = 0;
+  cc::CctOptions cct;  // cc=cct: the table and its CCTI_* settings
 };
 
 struct SchedOptions {
@@ -208,6 +212,9 @@ class Firmware {
   void cc_feedback(uint32_t qpn, uint16_t dlid, bool marked, uint32_t psn);
   uint32_t cc_gap_q8(uint32_t qpn, uint16_t dlid) const;
   bool cc_window_open(const Qp& qp) const;
+  // cc=cct: a BECN raises the flow's CCTI; the CCTI_Timer lowers every flow's.
+  void cct_becn(uint64_t key);
+  void on_cct_timer();
 
   // Completions.
   void complete(uint32_t cqn, const ibvp_cqe& cqe, bool solicited);
@@ -237,6 +244,9 @@ class Firmware {
     uint32_t recover_psn = 0;  // marks of packets before this PSN were sent before the last decrease
   };
   std::unordered_map<uint64_t, CcFlow> cc_flows_;  // flows below R_max
+  std::unique_ptr<cc::Cct> cct_;                    // null unless cc=cct
+  std::unordered_map<uint64_t, uint32_t> cct_flows_;  // CCTI of the flows above CCTI_Min
+  bool cct_timer_armed_ = false;
   std::vector<Qp> qps_;
   std::vector<Cq> cqs_;
   std::vector<Mr> mrs_;

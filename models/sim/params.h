@@ -256,6 +256,25 @@ class GroupBuilder {
     return add(std::move(d));
   }
 
+  // A list of integers of any length (a set of port numbers), empty by default.
+  template <class O, class T>
+  ParamDecl& integer_list(std::string name, std::vector<T> O::*field, std::string unit, std::string doc) {
+    static_assert(std::is_integral_v<T> && !std::is_same_v<T, bool>, "integer_list needs integral items");
+    ParamDecl d = make(std::move(name), ParamKind::list, std::move(unit), std::move(doc));
+    d.element = ParamKind::integer;
+    d.int_min = type_min<T>();
+    d.int_max = type_max<T>();
+    std::string text;
+    for (T v : defaults().*field) text += (text.empty() ? "" : ", ") + std::to_string(+v);
+    d.default_text = "[" + text + "]";
+    d.set = [field](void* c, const ParamValue& v) {
+      auto& out = cfg(c).*field;
+      out.clear();
+      for (const ParamValue& i : v.items) out.push_back(static_cast<T>(i.integer));
+    };
+    return add(std::move(d));
+  }
+
   template <class O, class Sub>
   ParamDecl& object(std::string name, Sub O::*field, const ParamGroup& group, std::string doc) {
     check_type<Sub>(group);

@@ -12,6 +12,7 @@ const char* marking_policy_name(MarkingPolicy p) {
     case MarkingPolicy::naive: return "naive";
     case MarkingPolicy::input_triggered: return "input_triggered";
     case MarkingPolicy::input_output_triggered: return "input_output_triggered";
+    case MarkingPolicy::cc_annex: return "cc_annex";
   }
   return "?";
 }
@@ -93,7 +94,7 @@ tlm::tlm_sync_enum Switch::on_rx(int port, tlm::tlm_generic_payload& gp, tlm::tl
     // cost an event per hop. It requests its output after the pipeline delay.
     admit(static_cast<uint16_t>(port), p);
     agenda_.push_at(head_ps + cfg_.pipeline_delay.value(), kRouted, static_cast<uint16_t>(port), 0, p);
-    if (ecn_.enabled()) {
+    if (ecn_.watches_input_buffers()) {
       const uint8_t vl = p->lrh.vl;
       const uint32_t blocks = ib::blocks_for(p->size);
       ports_[port].arriving_blocks[vl] += blocks;
@@ -203,10 +204,11 @@ void Switch::routed(uint16_t in_port, ib::Packet* p) {
   r.in_vl = p->lrh.vl;
   p->lrh.vl = out_vl;  // the VL it will carry on the next link
   out.requests[out_vl].push_back(r);
+  out.waiting_blocks[out_vl] += r.blocks;
   requests_from_[in_port * ports_.size() + out_port]++;
   ports_[in_port].queued++;
   out.requested_vls |= static_cast<uint16_t>(1u << out_vl);
-  if (ecn_.enabled()) ecn_.waiting(out_port);
+  if (ecn_.watches_input_buffers()) ecn_.waiting(out_port);
   arbitrate(out_port);
 }
 
@@ -333,6 +335,7 @@ void Switch::arbitrate(uint16_t out_port) {
   }
   out.credit_wait.sample_port(ready == 0 && any_credit_blocked, now, out.counters);
   out.credit_blocked = ready == 0 && any_credit_blocked;
+  out.credit_starved |= out.credit_blocked;
   if (ready == 0) {
     // Waiting for credits already on their way: look again when the next one lands.
     if (any_credit_blocked && out.credits.next_arrival_ps() != ~uint64_t{0})
@@ -385,14 +388,25 @@ void Switch::start_transmit(uint16_t out_port, uint8_t vl, int index) {
   requests_from_[r.in_port * ports_.size() + out_port]--;
   ports_[r.in_port].queued--;
   if (q.empty()) out.requested_vls = static_cast<uint16_t>(out.requested_vls & ~(1u << vl));
+  assert(out.waiting_blocks[vl] >= r.blocks);
+  out.waiting_blocks[vl] -= r.blocks;
 
   ib::Packet* p = r.packet;
   const uint32_t bytes = p->size;
   const uint64_t start = agenda_.now_ps();
-  if (ecn_.enabled() && ecn_.transmit(out_port)) {
-    p->bth.fecn = true;
-    out.counters.fecn_marked++;
+  if (ecn_.enabled()) {
+    // The annex compares the queue behind this packet with what one input VL buffer holds.
+    // The annex marks data packets only (a MAD on VL15 carries no BTH to mark).
+    const bool mark = ecn_.annex() ? vl != ib::kVl15 && ecn_.annex_transmit(out_port, out.waiting_blocks[vl],
+                                                                             ib::blocks_for(cfg_.vl_buffer_bytes),
+                                                                             r.blocks, out.credit_starved)
+                                   : ecn_.transmit(out_port);
+    if (mark) {
+      p->bth.fecn = true;
+      out.counters.fecn_marked++;
+    }
   }
+  out.credit_starved = false;
   // Cut-through: the tail cannot leave before it has arrived (a faster output waits).
   const uint64_t end = std::max(start + out.rate.serialization_ps(bytes), r.tail_ps);
   out.credits.consume(vl, r.blocks);

@@ -133,12 +133,14 @@ class Switch : public sc_core::sc_module {
     uint64_t busy_until = 0;     // the transmitter sends until then
     uint64_t retry_at = ~uint64_t{0};  // a pending kRetry for this output, if any
     bool credit_blocked = false;  // idle with requests that wait for credits
+    bool credit_starved = false;  // credit_blocked at some time since the last transmission
+    std::array<uint32_t, ib::kMaxVls> waiting_blocks{};  // per output VL: blocks of its requests
     link::PortCounters counters;
   };
   // kTxEnd: a transmission ends while its output or its input has requests waiting;
   // kRetry: arbitrate an output again (it frees, or credits land); kOffer: an input's
   // crossbar connection frees while requests of it wait at other outputs.
-  // kTailIn: a data packet's tail is in (only with congestion marking on: it decides
+  // kTailIn: a data packet's tail is in (only with seed 004's marking on: it decides
   // whether the input buffer is full).
   enum ActionKind : uint16_t { kHead, kRouted, kTxEnd, kRetry, kOffer, kFreeInput, kDeliverLocal, kTailIn };
 

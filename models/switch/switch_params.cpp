@@ -1,5 +1,8 @@
 #include "models/switch/switch_params.h"
 
+#include <set>
+#include <string>
+
 #include "models/link/link_params.h"
 #include "models/switch/switch.h"
 
@@ -9,13 +12,14 @@ const sim::ParamGroup& ecn_params() {
   static const sim::ParamGroup group = [] {
     sim::GroupBuilder<EcnConfig> b("ecn", "Congestion marking (FECN) of an input-buffered switch, seed 004 Sec. 5.");
     const MarkingPolicy all[] = {MarkingPolicy::none, MarkingPolicy::naive, MarkingPolicy::input_triggered,
-                                 MarkingPolicy::input_output_triggered};
+                                 MarkingPolicy::input_output_triggered, MarkingPolicy::cc_annex};
     std::vector<std::pair<std::string, MarkingPolicy>> names;
     for (MarkingPolicy p : all) names.emplace_back(marking_policy_name(p), p);
     b.choice("policy", &EcnConfig::policy, names,
              "none; naive (packets in a full input buffer); input_triggered (a full input buffer marks "
              "the packets leaving for its outputs, cnt1/cnt2); input_output_triggered (also when more "
-             "than output_threshold packets wait for one output).");
+             "than output_threshold packets wait for one output); cc_annex (IBA Annex A10: an output "
+             "whose queue is over threshold marks at marking_rate, as a victim only if in victim_mask).");
     b.integer("output_threshold", &EcnConfig::output_threshold, "packets",
               "input_output_triggered: packets waiting for one output that trigger marking.")
         .range(1, 1 << 20);
@@ -23,6 +27,36 @@ const sim::ParamGroup& ecn_params() {
               "A buffer is full when it has no room left for a packet of this size; 0: the largest packet "
               "of the run's flows.")
         .range(0, 1 << 20);
+    // The annex's Congestion Control Switch Settings, with its field widths.
+    b.integer("threshold", &EcnConfig::threshold, "",
+              "cc_annex: 0 marks nothing; t = 1..15 marks when more than (16 - t)/16 of one input VL buffer "
+              "(vl_buffer_bytes) waits for the output VL behind the packet leaving (15: the most aggressive).")
+        .range(0, 15);
+    b.integer("marking_rate", &EcnConfig::marking_rate, "packets",
+              "cc_annex: eligible packets left unmarked between two marked ones (0: mark every eligible "
+              "packet); a countdown per output, not a random draw.");
+    b.integer("packet_size", &EcnConfig::packet_size, "credits",
+              "cc_annex: packets smaller than this many 64-byte credits are never marked (0: any size).");
+    b.integer_list("victim_mask", &EcnConfig::victim_mask, "ports",
+                   "cc_annex: ports that mark also as victims (over threshold only for lack of credits; ports a "
+                   "switch does not have are ignored); "
+                   "the others mark only as roots of congestion.")
+        .range(1, 254);
+    b.rule("threshold, marking_rate, packet_size and victim_mask are only used with policy cc_annex; "
+           "victim_mask names each port once.");
+    b.on_complete([](EcnConfig& c, const std::set<std::string>& given) {
+      if (c.policy != MarkingPolicy::cc_annex)
+        for (const char* k : {"threshold", "marking_rate", "packet_size", "victim_mask"})
+          if (given.count(k))
+            throw sim::ParamError(k, std::string(k) + " is only used with policy cc_annex",
+                                  "remove it or set policy: cc_annex");
+      std::set<uint16_t> seen;
+      for (size_t i = 0; i < c.victim_mask.size(); ++i)
+        if (!seen.insert(c.victim_mask[i]).second)
+          throw sim::ParamError("victim_mask[" + std::to_string(i) + "]",
+                                "port " + std::to_string(c.victim_mask[i]) + " is listed twice",
+                                "list each port once");
+    });
     return b.build();
   }();
   return group;

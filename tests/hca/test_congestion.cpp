@@ -18,6 +18,7 @@
 
 #include "firmware/cc/response.h"
 #include "hca/hca_bench.h"
+#include "hca/incast.h"
 #include "models/hca/hca_observer.h"
 
 using namespace ibvp;
@@ -42,13 +43,6 @@ struct PacketsOut : hca::HcaObserver {
     out.push_back({start_ps, end_ps, static_cast<uint8_t>(p.bth.opcode), p.bth.psn});
   }
 };
-
-void fast_sender(driver::HostNodeConfig& h) {
-  // As tests/hca/test_scheduling.cpp: the cable, not the core or PCIe, limits the sender.
-  h.hca.event_cycles = 20;
-  h.hca.hal_call_cycles = 2;
-  h.bus.lanes = 16;
-}
 
 TEST(HcaCongestion, RcAckReturnsTheMarkOfTheMessageItAcknowledges) {
   tb::HcaBenchOptions o;
@@ -282,7 +276,7 @@ struct PacedRun {
 PacedRun run_paced(const std::string& args, int n, uint32_t mark_index) {
   tb::HcaBenchOptions o;
   o.h1.hca.firmware_args = args;
-  fast_sender(o.h1);
+  tb::fast_sender(o.h1);
   tb::HcaBench bench(o);
   PacketsOut obs;
   bench.h1->hca.set_observer(&obs);
@@ -400,146 +394,15 @@ TEST(HcaCongestion, LipdContinuousRatePacesByNonIntegerGapsAlongFinc) {
   EXPECT_LT(paced, static_cast<int>(rates.size()) + 8);
 }
 
-// h1 and h2 send UD 4 KiB messages to h3 through a 3-port switch whose output to h3
-// congests; switch.ecn = input_triggered marks them.
-struct Incast {
-  uint64_t delivered_bytes = 0;   // at h3, in the measured window
-  uint64_t window_ps = 0;
-  uint64_t marked = 0;            // switch output port 3 fecn_marked
-  uint64_t blocked_ps[2] = {};    // senders' ports credit-blocked (the switch input buffer full)
-  uint64_t sent[2] = {};
-  uint64_t becn_received[2] = {};
-};
-Incast run_incast(const std::string& args, bool rc, int qps) {
-  const int kQps = qps;
-  const int kWqes = 6000 / kQps;
-  constexpr uint32_t kBytes = 4096;
-  ib::PacketPool packets;
-  link::PayloadPool payloads;
-  sim::Probe probe;
-  const link::LinkConfig cable{link::Width::x4, link::Speed::edr, 2.0, 5.0};
-  const link::LinkRate rate(cable);
-  driver::HostNodeConfig hc[3];
-  for (int i = 0; i < 2; ++i) {
-    fast_sender(hc[i]);
-    hc[i].hca.firmware_args = args;
-  }
-  std::unique_ptr<driver::HostNode> h[3];
-  for (int i = 0; i < 3; ++i)
-    h[i] = std::make_unique<driver::HostNode>(("h" + std::to_string(i + 1)).c_str(), i, static_cast<uint16_t>(i + 1),
-                                              hc[i], rate, packets, payloads, probe);
-  sw::SwitchConfig sc = tb::HcaBenchOptions::default_switch();
-  sc.num_ports = 3;
-  sc.ecn.policy = sw::MarkingPolicy::input_triggered;
-  // On the wire: LRH 8, BTH 12, DETH 8 (UD) or RETH 16 (RC WRITE), payload, ICRC 4, VCRC 2.
-  const uint32_t wire = 8 + 12 + (rc ? 16 : 8) + kBytes + 4 + 2;
-  sc.ecn.max_packet_bytes = wire;
-  sw::Switch s("sw", 3, sc, {{1, rate}, {2, rate}, {3, rate}}, packets, payloads, probe);
-  sw::Lft lft;
-  lft.port = {sw::Lft::kNoRoute, 1, 2, 3};
-  s.set_lft(lft);
-  std::vector<std::unique_ptr<link::Link>> links;
-  for (int i = 0; i < 3; ++i) {
-    const uint16_t port = static_cast<uint16_t>(i + 1);
-    auto l = std::make_unique<link::Link>(("link" + std::to_string(i)).c_str(), cable);
-    h[i]->hca.tx.bind(l->in[0]);
-    l->out[0].bind(s.rx(port));
-    s.tx(port).bind(l->in[1]);
-    l->out[1].bind(h[i]->hca.rx);
-    h[i]->hca.set_peer_buffer(0, sc.vl_buffer_bytes);
-    s.set_peer_buffer(port, 0, hc[i].hca.vl_buffer_bytes);
-    links.push_back(std::move(l));
-  }
-  // Throughput at h3 while both senders are backlogged: from h3's 200th packet to its
-  // (2 * kWqes - 400)th.
-  std::vector<uint64_t> arrivals;
-  arrivals.reserve(12000);
-  h[2]->hca.set_test_rx_drop([&](const ibvp_rx_packet&) {
-    arrivals.push_back(sc_core::sc_time_stamp().value());
-    return false;  // observe only; h3 has no receive WQEs and drops them after any CNP
-  });
-  tb::Side side[3];
-  h[0]->cpu.run([&] {
-    // One program thread sets up all three hosts (as tests/hca/test_reliability.cpp does).
-    for (int i = 0; i < 3; ++i) tb::open_side(side[i], *h[i], rc ? QpType::rc : QpType::ud, 0, kAll);
-    // kQps flows per sender, each to its own QP on h3 (RC) or to h3's one UD QP.
-    QueuePair* q[2][kQps];
-    QueuePair* r[2][kQps];
-    for (int i = 0; i < 2; ++i)
-      for (int f = 0; f < kQps; ++f) {
-        QpInitAttr at;
-        at.send_cq = side[i].send_cq;
-        at.recv_cq = side[i].recv_cq;
-        at.qp_type = rc ? QpType::rc : QpType::ud;
-        at.cap.max_send_wr = kWqes;
-        q[i][f] = create_qp(side[i].pd, at);
-        ASSERT_NE(q[i][f], nullptr);
-        r[i][f] = rc ? tb::add_qp(side[2], QpType::rc, 0) : side[2].qp;
-        ASSERT_NE(r[i][f], nullptr);
-      }
-    if (rc) {
-      tb::ConnectedAttrs c;
-      c.access = kAll;
-      c.mtu = Mtu::mtu_4096;
-      for (int i = 0; i < 2; ++i)
-        for (int f = 0; f < kQps; ++f) {
-          tb::bring_up_connected(q[i][f], 3, r[i][f]->qp_num, c);
-          tb::bring_up_connected(r[i][f], static_cast<uint16_t>(i + 1), q[i][f]->qp_num, c);
-        }
-    } else {
-      tb::bring_up(side[2].qp, 0, 0);
-      for (int i = 0; i < 2; ++i)
-        for (int f = 0; f < kQps; ++f) tb::bring_up(q[i][f], 0, 0);
-    }
-    for (int i = 0; i < 2; ++i) {
-      AddressHandle* ah = rc ? nullptr : create_ah(side[i].pd, AhAttr{3, 0, 1});
-      std::vector<SendWr> w(kWqes);
-      for (int f = 0; f < kQps; ++f) {
-        for (int k = 0; k < kWqes; ++k) {
-          w[k] = SendWr{};
-          w[k].sg = {tb::Side::kBuffer, kBytes, side[i].mr->lkey};
-          if (rc) {
-            w[k].opcode = WrOpcode::rdma_write;
-            w[k].rdma.remote_addr = tb::Side::kBuffer + 0x10000;
-            w[k].rdma.rkey = side[2].mr->rkey;
-          } else {
-            w[k].ud.ah = ah;
-            w[k].ud.remote_qpn = side[2].qp->qp_num;
-            w[k].ud.remote_qkey = tb::kQkey;
-          }
-          w[k].next = k + 1 < kWqes ? &w[k + 1] : nullptr;
-        }
-        ASSERT_EQ(post_send(q[i][f], &w[0]), 0);
-      }
-    }
-  });
-  sc_core::sc_start(sc_time(10, SC_MS));
-  Incast r;
-  EXPECT_EQ(arrivals.size(), 2u * kWqes * kQps);
-  const size_t from = 1000, to = 2u * kWqes * kQps - 400;
-  if (arrivals.size() > to) {
-    r.window_ps = arrivals[to] - arrivals[from];
-    r.delivered_bytes = (to - from) * uint64_t{wire};
-  }
-  r.marked = s.counters(3).fecn_marked;
-  for (int i = 0; i < 2; ++i) {
-    r.blocked_ps[i] = h[i]->hca.counters().credit_blocked_ps;
-    r.sent[i] = h[i]->hca.counters().packets_tx;
-    r.becn_received[i] = h[i]->hca.fw_counter(IBVP_CNT_BECN_RECEIVED);
-  }
-  return r;
-}
-
-double utilization(const Incast& r) { return r.delivered_bytes * 80.0 / r.window_ps; }  // 80 ps per byte
 
 }  // namespace
 
 // Two senders with four RC QPs each (WRITEs of 4 KiB, round robin between the QPs) into one
 // receiver: the switch's output to it is offered twice its rate.
 TEST(HcaCongestion, IncastWithoutCcKeepsSendingAtFullRateAndTheBuffersFull) {
-  const Incast r = run_incast("sched=rr", true, 4);
+  const tb::Incast r = tb::run_incast("sched=rr", true, 4);
   ASSERT_GT(r.window_ps, 0u);
-  EXPECT_GT(utilization(r), 0.99);
+  EXPECT_GT(tb::utilization(r), 0.99);
   // Nothing slows the sources: each waits for the switch's credits (its input buffer is
   // full) about half the time, and input_triggered marks nearly every packet.
   for (int i = 0; i < 2; ++i) EXPECT_GT(r.blocked_ps[i], r.window_ps * 4 / 10) << "sender " << i;
@@ -547,9 +410,9 @@ TEST(HcaCongestion, IncastWithoutCcKeepsSendingAtFullRateAndTheBuffersFull) {
 }
 
 TEST(HcaCongestion, IncastWithLipdKeepsTheSumOfRatesNearTheLinkRate) {
-  const Incast r = run_incast("sched=rr,cc=lipd,cc_rate=continuous", true, 4);
+  const tb::Incast r = tb::run_incast("sched=rr,cc=lipd,cc_rate=continuous", true, 4);
   ASSERT_GT(r.window_ps, 0u);
-  const double util = utilization(r);
+  const double util = tb::utilization(r);
   RecordProperty("utilization", std::to_string(util));
   EXPECT_GT(util, 0.90) << "the sum of the marked flows' rates stays within 10 % of the link rate";
   EXPECT_LE(util, 1.0 + 1e-9);
@@ -562,9 +425,9 @@ TEST(HcaCongestion, IncastWithLipdKeepsTheSumOfRatesNearTheLinkRate) {
 }
 
 TEST(HcaCongestion, UdIncastWithLipdAnswersCnpsAndKeepsTheSumOfRatesNearTheLinkRate) {
-  const Incast r = run_incast("sched=rr,cc=lipd,cc_rate=continuous", false, 4);
+  const tb::Incast r = tb::run_incast("sched=rr,cc=lipd,cc_rate=continuous", false, 4);
   ASSERT_GT(r.window_ps, 0u);
-  const double util = utilization(r);
+  const double util = tb::utilization(r);
   RecordProperty("utilization", std::to_string(util));
   EXPECT_GT(util, 0.90);
   EXPECT_LE(util, 1.0 + 1e-9);
@@ -593,7 +456,7 @@ void expect_refused(const char* args, const char* message) {
 }  // namespace
 
 TEST(HcaCongestion, UnknownResponseFunctionIsRefused) {
-  expect_refused("cc=vegas", "unknown congestion control 'vegas' (none, fimd, lipd, aimd)");
+  expect_refused("cc=vegas", "unknown congestion control 'vegas' (none, fimd, lipd, aimd, cct)");
 }
 TEST(HcaCongestion, WindowOutOfRangeIsRefused) {
   expect_refused("cc_window=1025", "cc_window '1025' is out of range (0 = none, 1..1024 packets)");

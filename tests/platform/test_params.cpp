@@ -106,7 +106,8 @@ TEST(ParamsVocabulary, EveryModelFieldIsDeclaredOnceWithDocAndDefault) {
   const auto keys = [](const sim::ParamGroup& g) { return g.key_list(); };
   EXPECT_EQ(keys(sw::switch_params()),
             "pipeline_delay, data_vls, vl_buffer_bytes, vl15_buffer_bytes, vlarb, sl2vl, crossbar, bypass_limit, ecn");
-  EXPECT_EQ(keys(sw::ecn_params()), "policy, output_threshold, max_packet_bytes");
+  EXPECT_EQ(keys(sw::ecn_params()),
+            "policy, output_threshold, max_packet_bytes, threshold, marking_rate, packet_size, victim_mask");
   EXPECT_EQ(keys(ep::endpoint_params()), "data_vls, vl_buffer_bytes, vl15_buffer_bytes, vlarb, sl2vl");
   EXPECT_EQ(keys(link::link_params()), "width, speed, length_m, propagation_ns_per_m");
   for (const sim::ParamGroup* g : {&sw::switch_params(), &sw::ecn_params(), &ep::endpoint_params(), &link::link_params(),

@@ -288,6 +288,35 @@ TEST(ScenarioErrors, UnknownKeyInAFlow) {
   EXPECT_NE(e.fix().find("allowed keys are name, src, dst"), std::string::npos);
 }
 
+TEST(ScenarioLoader, CcAnnexMarkingTakesTheAnnexSwitchSettings) {
+  const Scenario s = load(kBase +
+                          "switch:\n  ecn: {policy: cc_annex, threshold: 12, marking_rate: 3, packet_size: 4, "
+                          "victim_mask: [2, 4]}\n");
+  const sw::EcnConfig& c = s.switch_cfg.ecn;
+  EXPECT_EQ(c.policy, sw::MarkingPolicy::cc_annex);
+  EXPECT_EQ(c.threshold, 12);
+  EXPECT_EQ(c.marking_rate, 3);
+  EXPECT_EQ(c.packet_size, 4);
+  EXPECT_EQ(c.victim_mask, (std::vector<uint16_t>{2, 4}));
+}
+
+TEST(ScenarioErrors, CcAnnexSettingsOutOfRangeOrWithoutTheAnnexPolicy) {
+  ConfigError e = error_of(kBase + "switch:\n  ecn: {policy: cc_annex, threshold: 16}\n");
+  EXPECT_EQ(e.file(), "test.yaml");
+  EXPECT_EQ(e.key(), "switch.ecn.threshold");
+  EXPECT_EQ(e.problem(), "16 is out of range 0..15");
+  e = error_of(kBase + "switch:\n  ecn: {policy: cc_annex, victim_mask: [3, 0]}\n");
+  EXPECT_EQ(e.key(), "switch.ecn.victim_mask[1]");
+  EXPECT_EQ(e.problem(), "0 is out of range 1..254");
+  e = error_of(kBase + "switch:\n  ecn: {policy: cc_annex, victim_mask: [3, 3]}\n");
+  EXPECT_EQ(e.key(), "switch.ecn.victim_mask[1]");
+  EXPECT_EQ(e.fix(), "list each port once");
+  e = error_of(kBase + "switch:\n  ecn: {policy: input_triggered, marking_rate: 4}\n");
+  EXPECT_EQ(e.key(), "switch.ecn.marking_rate");
+  EXPECT_EQ(e.problem(), "marking_rate is only used with policy cc_annex");
+  EXPECT_EQ(e.fix(), "remove it or set policy: cc_annex");
+}
+
 TEST(ScenarioErrors, WrongTypeAndRangeInAFlow) {
   ConfigError e = error_of(kBase + "  - {name: f2, src: h1, dst: h3, load: high}\n");
   EXPECT_EQ(e.key(), "flows[1].load");
