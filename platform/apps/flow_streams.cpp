@@ -22,16 +22,6 @@ void wait_until(uint64_t t_ps) {
   if (t_ps > now) sc_core::wait(sc_core::sc_time::from_value(t_ps - now));
 }
 
-Mtu path_mtu(uint32_t bytes) {
-  switch (bytes) {
-    case 256: return Mtu::mtu_256;
-    case 512: return Mtu::mtu_512;
-    case 1024: return Mtu::mtu_1024;
-    case 2048: return Mtu::mtu_2048;
-    default: return Mtu::mtu_4096;
-  }
-}
-
 QpType qp_type(FlowTransport t) {
   switch (t) {
     case FlowTransport::uc: return QpType::uc;
@@ -39,21 +29,6 @@ QpType qp_type(FlowTransport t) {
     case FlowTransport::rc: break;
   }
   return QpType::rc;
-}
-
-const char* status_text(WcStatus s) {
-  switch (s) {
-    case WcStatus::success: return "SUCCESS";
-    case WcStatus::loc_len_err: return "LOC_LEN_ERR";
-    case WcStatus::loc_qp_op_err: return "LOC_QP_OP_ERR";
-    case WcStatus::loc_prot_err: return "LOC_PROT_ERR";
-    case WcStatus::wr_flush_err: return "WR_FLUSH_ERR";
-    case WcStatus::rem_access_err: return "REM_ACCESS_ERR";
-    case WcStatus::rem_inv_req_err: return "REM_INV_REQ_ERR";
-    case WcStatus::retry_exc_err: return "RETRY_EXC_ERR";
-    case WcStatus::rnr_retry_exc_err: return "RNR_RETRY_EXC_ERR";
-    default: return "error";
-  }
 }
 
 }  // namespace
@@ -172,7 +147,7 @@ bool FlowStreams::connect(Flow& f, QueuePair* qp, uint16_t dlid, uint32_t dest_q
   if (!ud) {
     a.ah_attr.dlid = dlid;
     a.ah_attr.sl = f.cfg.sl;
-    a.path_mtu = path_mtu(hca_.flow_mtu);
+    a.path_mtu = mtu_from_bytes(hca_.flow_mtu);
     a.dest_qp_num = dest_qpn;
     a.rq_psn = 0;
     mask |= QP_AV | QP_PATH_MTU | QP_DEST_QPN | QP_RQ_PSN;
@@ -234,7 +209,7 @@ void FlowStreams::receive_loop(Host& h) {
       Flow* f = it->second;
       if (wc[i].status != WcStatus::success)
         return fail("flow " + f->cfg.name + ": a receive on " + std::string(h.node->name()) +
-                    " completed with status " + status_text(wc[i].status));
+                    " completed with status " + wc_status_str(wc[i].status));
       ++f->received;
       ++repost[f];
     }
@@ -275,7 +250,7 @@ bool FlowStreams::reap(Flow& f, bool wait) {
   for (int i = 0; i < k; ++i) {
     if (wc[i].status != WcStatus::success) {
       fail("flow " + f.cfg.name + ": a SEND from " + std::string(f.src->node->name()) + " completed with status " +
-           status_text(wc[i].status));
+           wc_status_str(wc[i].status));
       return false;
     }
     ++f.completed;

@@ -14,25 +14,6 @@ namespace {
 
 uint64_t now_ps() { return sc_core::sc_time_stamp().value(); }
 
-const char* status_name(WcStatus s) {
-  static const char* const names[] = {"SUCCESS",       "LOC_LEN_ERR",     "LOC_QP_OP_ERR",  "LOC_EEC_OP_ERR",
-                                      "LOC_PROT_ERR",  "WR_FLUSH_ERR",    "MW_BIND_ERR",    "BAD_RESP_ERR",
-                                      "LOC_ACCESS_ERR", "REM_INV_REQ_ERR", "REM_ACCESS_ERR", "REM_OP_ERR",
-                                      "RETRY_EXC_ERR", "RNR_RETRY_EXC_ERR"};
-  const auto i = static_cast<size_t>(s);
-  return i < sizeof names / sizeof names[0] ? names[i] : "unknown status";
-}
-
-Mtu path_mtu(uint32_t bytes) {
-  switch (bytes) {
-    case 256: return Mtu::mtu_256;
-    case 512: return Mtu::mtu_512;
-    case 1024: return Mtu::mtu_1024;
-    case 2048: return Mtu::mtu_2048;
-    default: return Mtu::mtu_4096;
-  }
-}
-
 std::string num(double v) {
   char buf[32];
   std::snprintf(buf, sizeof buf, "%.9g", v);
@@ -100,7 +81,7 @@ bool Perftest::connect(Side& s, const Side& peer) {
   if (!ud) {
     a.ah_attr.dlid = peer.lid;
     a.ah_attr.sl = cfg_.sl;
-    a.path_mtu = path_mtu(cfg_.mtu);
+    a.path_mtu = mtu_from_bytes(cfg_.mtu);
     a.dest_qp_num = peer.qp->qp_num;
     a.rq_psn = 0;
     a.max_dest_rd_atomic = 16;
@@ -140,7 +121,7 @@ bool Perftest::check(const Wc& wc, const char* what, uint64_t bytes) {
     return false;
   }
   fail(std::string(perftest_kind_name(cfg_.test)) + ": a " + what + " of " + std::to_string(bytes) +
-       " bytes completed with status " + status_name(wc.status));
+       " bytes completed with status " + wc_status_str(wc.status));
   return false;
 }
 

@@ -49,6 +49,25 @@ bool transition(QpType type, QpState cur, QpState next, uint32_t& required, uint
 }
 }  // namespace
 
+const char* wc_status_str(WcStatus s) {
+  static const char* const names[] = {"SUCCESS",       "LOC_LEN_ERR",     "LOC_QP_OP_ERR",  "LOC_EEC_OP_ERR",
+                                      "LOC_PROT_ERR",  "WR_FLUSH_ERR",    "MW_BIND_ERR",    "BAD_RESP_ERR",
+                                      "LOC_ACCESS_ERR", "REM_INV_REQ_ERR", "REM_ACCESS_ERR", "REM_OP_ERR",
+                                      "RETRY_EXC_ERR", "RNR_RETRY_EXC_ERR"};
+  const auto i = static_cast<size_t>(s);
+  return i < sizeof names / sizeof names[0] ? names[i] : "unknown status";
+}
+
+Mtu mtu_from_bytes(uint32_t bytes) {
+  switch (bytes) {
+    case 256: return Mtu::mtu_256;
+    case 512: return Mtu::mtu_512;
+    case 1024: return Mtu::mtu_1024;
+    case 2048: return Mtu::mtu_2048;
+    default: return Mtu::mtu_4096;
+  }
+}
+
 bool modify_qp_is_ok(QpType type, QpState cur, QpState next, uint32_t mask) {
   uint32_t required, optional;
   if (!transition(type, cur, next, required, optional)) return false;

@@ -247,6 +247,11 @@ int get_cq_event(CompletionQueue* cq);
 // polls on the next CQE's cache line (monitor/mwait) instead of spinning. Returns 1.
 int poll_cq_wait(CompletionQueue* cq, Wc& wc);
 
+// ibv_wc_status_str: the status's name ("SUCCESS", "RETRY_EXC_ERR", ...).
+const char* wc_status_str(WcStatus s);
+// The path MTU enumerator of `bytes` (256..4096; anything else gives 4096).
+Mtu mtu_from_bytes(uint32_t bytes);
+
 // The QP state machine of libibverbs (kernel ib_modify_qp_is_ok): whether `mask` is a
 // legal modify from `cur` to `next` for `type`.
 bool modify_qp_is_ok(QpType type, QpState cur, QpState next, uint32_t mask);

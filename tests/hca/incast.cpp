@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "hca/hca_bench.h"
+#include "models/hca/hca_observer.h"
 
 namespace ibvp::tb {
 
@@ -14,6 +15,15 @@ using namespace verbs;
 
 namespace {
 constexpr uint32_t kAll = ACCESS_LOCAL_WRITE | ACCESS_REMOTE_WRITE | ACCESS_REMOTE_READ;
+constexpr uint8_t kRcWriteOnly = 0x0A, kRcAck = 0x11;
+
+// The RDMA WRITE packets one HCA port sends, in order.
+struct DataOut : hca::HcaObserver {
+  std::vector<PacedRun::Packet> out;
+  void on_packet_out(uint32_t, uint32_t, const ib::Packet& p, uint64_t start_ps, uint64_t end_ps) override {
+    if (static_cast<uint8_t>(p.bth.opcode) == kRcWriteOnly) out.push_back({start_ps, end_ps, p.bth.psn});
+  }
+};
 }  // namespace
 
 sw::EcnConfig input_triggered_marking() {
@@ -150,5 +160,57 @@ Incast run_incast(const std::string& args, bool rc, int qps, sw::EcnConfig ecn) 
 
 // EDR 4X carries 100 Gb/s of data: 80 ps per byte.
 double utilization(const Incast& r) { return r.delivered_bytes * 80.0 / r.window_ps; }
+
+PacedRun run_paced(const std::string& args, int n, uint32_t mark_index) {
+  tb::HcaBenchOptions o;
+  o.h1.hca.firmware_args = args;
+  tb::fast_sender(o.h1);
+  tb::HcaBench bench(o);
+  DataOut obs;
+  bench.h1->hca.set_observer(&obs);
+  PacedRun run;
+  tb::Side a, b;
+  bench.h2->hca.set_test_rx_mark(
+      [&](const ibvp_rx_packet& p) { return p.opcode == kRcWriteOnly && p.psn == 0x100 + mark_index; });
+  bench.h1->hca.set_test_rx_drop([&](const ibvp_rx_packet& p) {
+    if (p.opcode == kRcAck && (p.ecn & IBVP_RX_BECN)) run.becn_ps = sc_core::sc_time_stamp().value();
+    return false;
+  });
+  bench.h1->cpu.run([&] {
+    tb::open_side(a, *bench.h1, QpType::rc, 0, kAll);
+    tb::open_side(b, *bench.h2, QpType::rc, 0, kAll);
+    QpInitAttr at;
+    at.send_cq = a.send_cq;
+    at.recv_cq = a.recv_cq;
+    at.qp_type = QpType::rc;
+    at.cap.max_send_wr = static_cast<uint32_t>(n);
+    QueuePair* q = create_qp(a.pd, at);
+    ASSERT_NE(q, nullptr);
+    tb::ConnectedAttrs c;
+    c.access = kAll;
+    c.mtu = Mtu::mtu_4096;
+    tb::bring_up_connected(q, b.lid, b.qp->qp_num, c);
+    tb::bring_up_connected(b.qp, a.lid, q->qp_num, c);
+    std::vector<SendWr> w(n);
+    for (int i = 0; i < n; ++i) {
+      w[i].wr_id = i;
+      w[i].opcode = WrOpcode::rdma_write;
+      w[i].sg = {tb::Side::kBuffer, 4096, a.mr->lkey};
+      w[i].rdma.remote_addr = tb::Side::kBuffer + 0x10000;
+      w[i].rdma.rkey = b.mr->rkey;
+      w[i].send_flags = i + 1 == n ? static_cast<uint32_t>(SEND_SIGNALED) : 0u;
+      if (i + 1 < n) w[i].next = &w[i + 1];
+    }
+    ASSERT_EQ(post_send(q, &w[0]), 0);
+    Wc wc;
+    poll_cq_wait(a.send_cq, wc);
+    EXPECT_EQ(wc.status, WcStatus::success);
+  });
+  sc_core::sc_start(sc_core::sc_time(5, sc_core::SC_MS));
+  run.data = obs.out;
+  run.becn_acks = bench.h1->hca.fw_counter(IBVP_CNT_BECN_RECEIVED);
+  bench.h1->hca.set_observer(nullptr);
+  return run;
+}
 
 }  // namespace ibvp::tb

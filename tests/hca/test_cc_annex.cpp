@@ -12,7 +12,6 @@
 #include "firmware/cc/cct.h"
 #include "hca/hca_bench.h"
 #include "hca/incast.h"
-#include "models/hca/hca_observer.h"
 
 using namespace ibvp;
 using namespace ibvp::verbs;
@@ -67,77 +66,8 @@ TEST(Cct, EachTimerExpiryLowersTheIndexByOneDownToTheMinimum) {
 
 namespace {
 
-constexpr uint8_t kRcWriteOnly = 0x0A, kRcAck = 0x11;
-constexpr uint32_t kAll = ACCESS_LOCAL_WRITE | ACCESS_REMOTE_WRITE | ACCESS_REMOTE_READ;
-
-// Data packets one HCA port sends, in order.
-struct PacketsOut : hca::HcaObserver {
-  struct Out {
-    uint64_t start, end;
-  };
-  std::vector<Out> out;
-  void on_packet_out(uint32_t, uint32_t, const ib::Packet& p, uint64_t start_ps, uint64_t end_ps) override {
-    if (static_cast<uint8_t>(p.bth.opcode) == kRcWriteOnly) out.push_back({start_ps, end_ps});
-  }
-};
-
-// A saturating RC sender of `n` one-packet 4 KiB WRITEs; h2 marks the packet of PSN
-// 0x100 + 40, so one ACK with BECN comes back.
-struct PacedRun {
-  std::vector<PacketsOut::Out> data;
-  uint64_t becn_ps = 0;
-  uint64_t becn_acks = 0;
-};
-PacedRun run_paced(const std::string& args, int n) {
-  tb::HcaBenchOptions o;
-  o.h1.hca.firmware_args = args;
-  tb::fast_sender(o.h1);
-  tb::HcaBench bench(o);
-  PacketsOut obs;
-  bench.h1->hca.set_observer(&obs);
-  PacedRun run;
-  tb::Side a, b;
-  bench.h2->hca.set_test_rx_mark([&](const ibvp_rx_packet& p) { return p.opcode == kRcWriteOnly && p.psn == 0x128; });
-  bench.h1->hca.set_test_rx_drop([&](const ibvp_rx_packet& p) {
-    if (p.opcode == kRcAck && (p.ecn & IBVP_RX_BECN)) run.becn_ps = sc_core::sc_time_stamp().value();
-    return false;
-  });
-  bench.h1->cpu.run([&] {
-    tb::open_side(a, *bench.h1, QpType::rc, 0, kAll);
-    tb::open_side(b, *bench.h2, QpType::rc, 0, kAll);
-    QpInitAttr at;
-    at.send_cq = a.send_cq;
-    at.recv_cq = a.recv_cq;
-    at.qp_type = QpType::rc;
-    at.cap.max_send_wr = static_cast<uint32_t>(n);
-    QueuePair* q = create_qp(a.pd, at);
-    ASSERT_NE(q, nullptr);
-    tb::ConnectedAttrs c;
-    c.access = kAll;
-    c.mtu = Mtu::mtu_4096;
-    tb::bring_up_connected(q, b.lid, b.qp->qp_num, c);
-    tb::bring_up_connected(b.qp, a.lid, q->qp_num, c);
-    std::vector<SendWr> w(n);
-    for (int i = 0; i < n; ++i) {
-      w[i].wr_id = i;
-      w[i].opcode = WrOpcode::rdma_write;
-      w[i].sg = {tb::Side::kBuffer, 4096, a.mr->lkey};
-      w[i].rdma.remote_addr = tb::Side::kBuffer + 0x10000;
-      w[i].rdma.rkey = b.mr->rkey;
-      w[i].send_flags = i + 1 == n ? static_cast<uint32_t>(SEND_SIGNALED) : 0u;
-      if (i + 1 < n) w[i].next = &w[i + 1];
-    }
-    ASSERT_EQ(post_send(q, &w[0]), 0);
-    Wc wc;
-    poll_cq_wait(a.send_cq, wc);
-    EXPECT_EQ(wc.status, WcStatus::success);
-  });
-  sc_core::sc_start(sc_time(5, SC_MS));
-  run.data = obs.out;
-  run.becn_acks = bench.h1->hca.fw_counter(IBVP_CNT_BECN_RECEIVED);
-  bench.h1->hca.set_observer(nullptr);
-  return run;
-}
+// h2 marks the packet of PSN 0x100 + 40 (tb::run_paced).
+constexpr uint32_t kMarkIndex = 40;
 
 }  // namespace
 
@@ -145,7 +75,7 @@ TEST(HcaCcAnnex, OneBecnRaisesTheGapToCctOfTheIncreaseAndTheTimerStepsItBackToZe
   // CCTI_Increase 3: one BECN takes the flow to CCTI 3 (IPD CCT[3] = 6 packet times); each
   // CCTI_Timer of 50 x 1.024 us lowers it by one: IPD 4, 2, then 0 after 3 x 51.2 us.
   const int n = 800;
-  const PacedRun run = run_paced("cc=cct,cct_increase=3,cct_timer=50", n);
+  const tb::PacedRun run = tb::run_paced("cc=cct,cct_increase=3,cct_timer=50", n, kMarkIndex);
   ASSERT_EQ(run.data.size(), static_cast<size_t>(n));
   ASSERT_EQ(run.becn_acks, 1u);
   const fw::cc::Cct table{fw::cc::CctOptions{}};
@@ -189,7 +119,7 @@ TEST(HcaCcAnnex, OneBecnRaisesTheGapToCctOfTheIncreaseAndTheTimerStepsItBackToZe
 
 TEST(HcaCcAnnex, CctLimitZeroKeepsTheFlowAtFullRateDespiteTheBecn) {
   const int n = 200;
-  const PacedRun run = run_paced("cc=cct,cct_limit=0", n);
+  const tb::PacedRun run = tb::run_paced("cc=cct,cct_limit=0", n, kMarkIndex);
   ASSERT_EQ(run.data.size(), static_cast<size_t>(n));
   ASSERT_EQ(run.becn_acks, 1u);
   for (int i = 1; i < n; ++i) EXPECT_EQ(run.data[i].start, run.data[i - 1].end) << "packet " << i;

@@ -265,66 +265,6 @@ TEST(HcaCongestion, WithoutPersistenceAFlowAfterIdleStartsAtRmax) {
   EXPECT_DOUBLE_EQ(gap_after_idle("cc=lipd,cc_persist=0"), 0.0);
 }
 
-// A saturating RC sender of `n` one-packet 4 KiB WRITEs; h2 marks the packet of PSN
-// 0x100 + mark_index. Returns h1's data packets out and, in becn_ps, when the ACK with BECN
-// reached h1's firmware.
-struct PacedRun {
-  std::vector<PacketsOut::Out> data;
-  uint64_t becn_ps = 0;
-  uint64_t becn_acks = 0;
-};
-PacedRun run_paced(const std::string& args, int n, uint32_t mark_index) {
-  tb::HcaBenchOptions o;
-  o.h1.hca.firmware_args = args;
-  tb::fast_sender(o.h1);
-  tb::HcaBench bench(o);
-  PacketsOut obs;
-  bench.h1->hca.set_observer(&obs);
-  PacedRun run;
-  tb::Side a, b;
-  bench.h2->hca.set_test_rx_mark(
-      [&](const ibvp_rx_packet& p) { return p.opcode == kRcWriteOnly && p.psn == 0x100 + mark_index; });
-  bench.h1->hca.set_test_rx_drop([&](const ibvp_rx_packet& p) {
-    if (p.opcode == kRcAck && (p.ecn & IBVP_RX_BECN)) run.becn_ps = sc_core::sc_time_stamp().value();
-    return false;
-  });
-  bench.h1->cpu.run([&] {
-    tb::open_side(a, *bench.h1, QpType::rc, 0, kAll);
-    tb::open_side(b, *bench.h2, QpType::rc, 0, kAll);
-    QpInitAttr at;
-    at.send_cq = a.send_cq;
-    at.recv_cq = a.recv_cq;
-    at.qp_type = QpType::rc;
-    at.cap.max_send_wr = static_cast<uint32_t>(n);
-    QueuePair* q = create_qp(a.pd, at);
-    ASSERT_NE(q, nullptr);
-    tb::ConnectedAttrs c;
-    c.access = kAll;
-    c.mtu = Mtu::mtu_4096;
-    tb::bring_up_connected(q, b.lid, b.qp->qp_num, c);
-    tb::bring_up_connected(b.qp, a.lid, q->qp_num, c);
-    std::vector<SendWr> w(n);
-    for (int i = 0; i < n; ++i) {
-      w[i].wr_id = i;
-      w[i].opcode = WrOpcode::rdma_write;
-      w[i].sg = {tb::Side::kBuffer, 4096, a.mr->lkey};
-      w[i].rdma.remote_addr = tb::Side::kBuffer + 0x10000;
-      w[i].rdma.rkey = b.mr->rkey;
-      w[i].send_flags = i + 1 == n ? static_cast<uint32_t>(SEND_SIGNALED) : 0u;
-      if (i + 1 < n) w[i].next = &w[i + 1];
-    }
-    ASSERT_EQ(post_send(q, &w[0]), 0);
-    Wc wc;
-    poll_cq_wait(a.send_cq, wc);
-    EXPECT_EQ(wc.status, WcStatus::success);
-  });
-  sc_core::sc_start(sc_time(5, SC_MS));
-  for (const auto& p : obs.out)
-    if (p.opcode == kRcWriteOnly) run.data.push_back(p);
-  run.becn_acks = bench.h1->hca.fw_counter(IBVP_CNT_BECN_RECEIVED);
-  bench.h1->hca.set_observer(nullptr);
-  return run;
-}
 
 // LIPD from one mark: the rates after each unmarked ACK, until R_max again.
 std::vector<double> lipd_recovery() {
@@ -337,7 +277,7 @@ std::vector<double> lipd_recovery() {
 
 TEST(HcaCongestion, LipdOneMarkAddsOneIpdUntilUnmarkedAcksRestoreTheRate) {
   const int n = 400;
-  const PacedRun run = run_paced("cc=lipd", n, 40);
+  const tb::PacedRun run = tb::run_paced("cc=lipd", n, 40);
   ASSERT_EQ(run.data.size(), static_cast<size_t>(n));
   ASSERT_EQ(run.becn_acks, 1u);
   const std::vector<double> rates = lipd_recovery();
@@ -367,7 +307,7 @@ TEST(HcaCongestion, LipdOneMarkAddsOneIpdUntilUnmarkedAcksRestoreTheRate) {
 
 TEST(HcaCongestion, LipdContinuousRatePacesByNonIntegerGapsAlongFinc) {
   const int n = 400;
-  const PacedRun run = run_paced("cc=lipd,cc_rate=continuous", n, 40);
+  const tb::PacedRun run = tb::run_paced("cc=lipd,cc_rate=continuous", n, 40);
   ASSERT_EQ(run.data.size(), static_cast<size_t>(n));
   const std::vector<double> rates = lipd_recovery();
   // Every gap is (R_max/r - 1) packet times (in 1/256 steps) for a rate r of the LIPD
