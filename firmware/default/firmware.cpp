@@ -28,6 +28,7 @@ constexpr uint32_t kDefaultVcRateMbps = 1000;  // VirtualClock rate of a QP that
 // counter of its WQE (UD/UC completions are matched by it).
 constexpr uint64_t kCookieLast = uint64_t{1} << 63;
 constexpr uint8_t kCnpOpcode = 0x81;    // IBA annex A10 congestion notification packet
+constexpr uint32_t kMaxCcPrefetch = 64;    // cc_prefetch: packets held ahead of the window
 constexpr uint32_t kMaxCcWindow = 1024;  // cc_window: packets unacknowledged per RC QP
 // Timer ids: the RC local ACK timer of a QP has its QPN (24 bits); the CCTI_Timer is above.
 constexpr uint32_t kCctTimerId = 0x8000'0000;
@@ -167,6 +168,16 @@ bool Firmware::parse_args(const char* args, StepCosts& out, SchedOptions& sched,
       sched.cc.window = static_cast<uint32_t>(w);
       continue;
     }
+    if (key == "cc_prefetch") {
+      unsigned long long n = 0;
+      if (!number(value, n) || n > kMaxCcPrefetch) {
+        error = "cc_prefetch '" + value + "' is out of range (0 = fetch when the window opens, 1.." +
+                std::to_string(kMaxCcPrefetch) + " packets fetched ahead)";
+        return false;
+      }
+      sched.cc.prefetch = static_cast<uint32_t>(n);
+      continue;
+    }
     if (key.rfind("cct_", 0) == 0) {
       // The annex's field widths: CCTI_Increase 8 bits, CCTI_Timer 16 bits; the CCTIs index
       // the table.
@@ -220,7 +231,7 @@ bool Firmware::parse_args(const char* args, StepCosts& out, SchedOptions& sched,
     else if (key == "vc_bits" && v <= 63) sched.vc_bits = static_cast<uint32_t>(v);
     else {
       error = "unknown key '" + key +
-              "' (wqe_cycles, rx_cycles, cmd_cycles, sched, vc_bits, dlid_ipd, cc, cc_rate, cc_window, cc_persist, "
+              "' (wqe_cycles, rx_cycles, cmd_cycles, sched, vc_bits, dlid_ipd, cc, cc_rate, cc_window, cc_prefetch, cc_persist, "
               "cct_increase, cct_limit, cct_min, cct_timer, cct_max_ipd)";
       return false;
     }
@@ -583,7 +594,14 @@ void Firmware::post_next_packet(uint32_t qpn, Qp& qp) {
   d.mtu_bytes = mtu;
   d.ipd = qp.ipd;
   if (!dlid_ipd_.empty()) d.dlid_ipd = dlid_ipd_[d.dlid];
-  if (sched_.cc.window > 0 && qp.type == IBVP_QPT_RC) d.cc_flags = IBVP_TXF_ACKREQ;  // the window moves per packet
+  if (sched_.cc.window > 0 && qp.type == IBVP_QPT_RC) {
+    d.cc_flags = IBVP_TXF_ACKREQ;  // the window moves per packet
+    // Beyond the window (cc_prefetch): fetched now, held until an ACK makes room.
+    if (cc_outstanding(qp) >= sched_.cc.window) {
+      d.cc_flags |= IBVP_TXF_HOLD;
+      qp.cc_held++;
+    }
+  }
   if (cc_ || cct_) d.cc_ipd_q8 = cc_gap_q8(qpn, d.dlid);
   // UD and UC have no ACKs: each packet sent stands for an unmarked ACK (f_inc), a CNP for a
   // marked one (f_dec).
@@ -678,16 +696,39 @@ void Firmware::cc_feedback(uint32_t qpn, uint16_t dlid, bool marked, uint32_t ps
   else cc_flows_[key] = f;
 }
 
-bool Firmware::cc_window_open(const Qp& qp) const {
-  if (qp.type != IBVP_QPT_RC || !rc_outstanding(qp) || qp.send_idx >= qp.sq.size()) return true;
+uint32_t Firmware::cc_outstanding(const Qp& qp) const {
+  if (qp.type != IBVP_QPT_RC || !rc_outstanding(qp) || qp.sq.empty()) return 0;
   // Unacknowledged: from the oldest request still waiting (or the ACKed part of it) to the
   // next PSN to go out.
   uint32_t una = qp.sq.front().first_psn;
   if (psn_before(una, qp.acked_psn)) una = qp.acked_psn;
-  const SendWork& w = qp.sq[qp.send_idx];
-  const uint32_t next = w.started ? psn_add(w.first_psn, qp.next_packet) : qp.sq_psn;
+  uint32_t next = qp.sq_psn;
+  if (qp.send_idx < qp.sq.size()) {
+    const SendWork& w = qp.sq[qp.send_idx];
+    if (w.started) next = psn_add(w.first_psn, qp.next_packet);
+  }
   const uint32_t outstanding = (next - una) & 0xFFFFFF;
-  return outstanding >= 0x800000 || outstanding < sched_.cc.window;
+  return outstanding >= 0x800000 ? 0 : outstanding;  // "ahead" after a go-back: none
+}
+
+bool Firmware::cc_window_open(const Qp& qp) const {
+  if (qp.type != IBVP_QPT_RC || qp.send_idx >= qp.sq.size()) return true;
+  return cc_outstanding(qp) < sched_.cc.window + sched_.cc.prefetch;
+}
+
+void Firmware::cc_release_held(uint32_t qpn, Qp& qp, bool all) {
+  if (qp.cc_held == 0) return;
+  uint32_t n = qp.cc_held;
+  if (!all) {
+    // The packets on the wire (not held) and the window's room beside them.
+    const uint32_t out = cc_outstanding(qp);
+    const uint32_t sent = out > qp.cc_held ? out - qp.cc_held : 0;
+    const uint32_t room = sched_.cc.window > sent ? sched_.cc.window - sent : 0;
+    n = room < n ? room : n;
+  }
+  if (n == 0) return;
+  hal_->tx_release(c_, qpn, n);
+  qp.cc_held -= n;
 }
 
 uint32_t Firmware::cc_gap_q8(uint32_t qpn, uint16_t dlid) const {
@@ -771,6 +812,9 @@ bool Firmware::rewind(uint32_t qpn, Qp& qp, uint32_t psn) {
 }
 
 void Firmware::retry(uint32_t qpn, Qp& qp, uint32_t psn) {
+  // Held packets are stale after a go-back: let them go (the responder drops duplicates)
+  // so that they do not block their VL's tx queue.
+  cc_release_held(qpn, qp, true);
   if (qp.sq.empty()) return;
   if (qp.retries_left == 0) {
     // IBA 9.7.6.1.3: retries exhausted: the request fails and the QP enters the error
@@ -1334,6 +1378,7 @@ void Firmware::receive_ack(uint32_t qpn, Qp& qp, const ibvp_rx_packet& rx) {
   }
   if (kind == 0) {
     complete_acked(qpn, qp, rx.psn, true);
+    cc_release_held(qpn, qp, false);
     return;
   }
   hal_->counter_add(c_, IBVP_CNT_NAKS_RECEIVED, 1);
@@ -1451,6 +1496,7 @@ void Firmware::complete_send(uint32_t qpn, const Qp& qp, const SendWork& w, uint
 
 void Firmware::enter_error(uint32_t qpn, Qp& qp) {
   qp.state = IBVP_QPS_ERR;
+  cc_release_held(qpn, qp, true);
   if (qp.timer_armed) {
     hal_->timer_cancel(c_, qpn);
     qp.timer_armed = false;

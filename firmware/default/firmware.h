@@ -65,6 +65,10 @@ struct CcOptions {
   // RC: at most `window` PSNs sent and not yet acknowledged per QP (every packet then asks
   // for an ACK); 0: no window. UD and UC have no ACKs: rate control only.
   uint32_t window = 0;
+  // Packets beyond the window that may be fetched ahead and held in the tx buffer
+  // (IBVP_TXF_HOLD) until an ACK opens the window: the next packet then leaves at once,
+  // not after its WQE's scheduling and payload DMA. 0: fetch only when the window opens.
+  uint32_t prefetch = 1;
   cc::CctOptions cct;  // cc=cct: the table and its CCTI_* settings
 };
 
@@ -126,6 +130,7 @@ class Firmware {
     uint32_t qkey = 0, dest_qpn = 0, access = 0;
     uint32_t sq_psn = 0;  // next PSN to send
     uint32_t acked_psn = 0;  // RC requester: the PSNs before it are acknowledged (cc_window)
+    uint32_t cc_held = 0;    // packets posted with IBVP_TXF_HOLD and not yet released (cc_prefetch)
     uint32_t epsn = 0;    // next PSN expected (responder)
     uint32_t msn = 0;     // messages completed as responder (AETH.MSN)
     uint16_t dlid = 0;
@@ -212,6 +217,10 @@ class Firmware {
   void cc_feedback(uint32_t qpn, uint16_t dlid, bool marked, uint32_t psn);
   uint32_t cc_gap_q8(uint32_t qpn, uint16_t dlid) const;
   bool cc_window_open(const Qp& qp) const;
+  // RC requester: PSNs sent (or held) and not yet acknowledged.
+  uint32_t cc_outstanding(const Qp& qp) const;
+  // Releases the held packets the window now has room for (all of them with `all`).
+  void cc_release_held(uint32_t qpn, Qp& qp, bool all);
   // cc=cct: a BECN raises the flow's CCTI; the CCTI_Timer lowers every flow's.
   void cct_becn(uint64_t key);
   void on_cct_timer();

@@ -31,7 +31,8 @@ extern "C" {
 #endif
 
 /* Bumped on any change to this header that changes layout or meaning. */
-#define IBVP_HAL_VERSION 2u /* 2: RDMA descriptors, packet windows, RETH on rx, QP scheduling attributes */
+#define IBVP_HAL_VERSION 3u /* 2: RDMA descriptors, packet windows, RETH on rx, QP scheduling attributes;
+                             3: held packets (IBVP_TXF_HOLD, tx_release) */
 
 /* ---------------------------------------------------------------------------------------
  * Register map (BAR0 byte offsets; 32-bit registers, 32-bit accesses).
@@ -238,7 +239,9 @@ enum {
 /* ibvp_tx_desc.cc_flags */
 enum {
   IBVP_TXF_BECN = 1,   /* BTH.BECN on every packet (an ACK returning a mark) */
-  IBVP_TXF_ACKREQ = 2  /* RC requests: BTH.AckReq on every packet, not only the last */
+  IBVP_TXF_ACKREQ = 2, /* RC requests: BTH.AckReq on every packet, not only the last */
+  IBVP_TXF_HOLD = 4    /* the packets wait in the tx buffer, fetched and built, until tx_release
+                          lets them go: a congestion window's next packet, fetched ahead */
 };
 struct ibvp_tx_desc {
   uint8_t qp_type;      /* IBVP_QPT_* : selects RC/UC/UD opcodes */
@@ -375,6 +378,9 @@ struct ibvp_hal {
   /* Charges firmware computation: the core is busy `cycles` core cycles. */
   void (*consume_cycles)(void* ctx, uint64_t cycles);
   void (*log)(void* ctx, int level, const char* message);
+  /* Lets the next `packets` packets of src_qp posted with IBVP_TXF_HOLD go, oldest first;
+   * releases for packets not yet in the tx buffer apply when they arrive. */
+  int (*tx_release)(void* ctx, uint32_t src_qp, uint32_t packets);
 };
 
 /* What an image exports. */

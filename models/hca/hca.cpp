@@ -41,6 +41,7 @@ struct HalBridge {
   static void counter_add(void* c, uint32_t k, uint64_t d) { h(c).hal_counter_add(k, d); }
   static void consume_cycles(void* c, uint64_t n) { h(c).hal_consume(n); }
   static void log(void* c, int level, const char* m) { h(c).hal_log(level, m); }
+  static int tx_release(void* c, uint32_t q, uint32_t n) { return h(c).hal_tx_release(q, n); }
 };
 
 namespace {
@@ -140,6 +141,7 @@ Hca::Hca(sc_core::sc_module_name name, uint32_t node, uint16_t lid, const HcaCon
   hal_.counter_add = &HalBridge::counter_add;
   hal_.consume_cycles = &HalBridge::consume_cycles;
   hal_.log = &HalBridge::log;
+  hal_.tx_release = &HalBridge::tx_release;
 
   image_ = std::make_unique<FirmwareImage>(cfg_.firmware_image);
   fw_ = image_->init(&hal_, cfg_.firmware_args.c_str());
@@ -488,6 +490,14 @@ int Hca::hal_rx_scatter(uint32_t offset, uint64_t address, uint32_t len) {
   return t.is_response_ok() ? 0 : -1;
 }
 
+int Hca::hal_tx_release(uint32_t src_qp, uint32_t packets) {
+  hal_call();
+  if (packets == 0) return 0;
+  releases_[src_qp] += packets;
+  schedule_wake(agenda_.now_ps());
+  return 0;
+}
+
 int Hca::hal_timer_set(uint32_t id, uint64_t delay_ps) {
   hal_call();
   const uint64_t gen = ++timer_generation_;
@@ -611,7 +621,7 @@ void Hca::tx_thread() {
       ib::Packet* p = build_packet(d, i, count, data.data() + at_byte, bytes);
       const bool last = i + 1 == end;
       auto* t = new TxPacket{p,    d.src_qp, d.ipd, d.dlid, d.dlid_ipd, d.cc_ipd_q8, p->size, d.vl,
-                             last && d.notify_done != 0, d.cookie};
+                             last && d.notify_done != 0, d.cookie, (d.cc_flags & IBVP_TXF_HOLD) != 0};
       agenda_.push_at(at, kTxEnqueue, 0, 0, t);
     }
   }
@@ -637,6 +647,13 @@ void Hca::try_send() {
   for (uint8_t vl = 0; vl < cfg_.data_vls; ++vl) {
     if (txq_[vl].empty()) continue;
     const TxPacket& head = *txq_[vl].front();
+    // A held packet (IBVP_TXF_HOLD) waits at the head of its VL for its release.
+    if (head.held) {
+      const auto r = releases_.find(head.src_qp);
+      if (r == releases_.end() || r->second == 0) continue;  // tx_release wakes the port
+      if (--r->second == 0) releases_.erase(r);
+      txq_[vl].front()->held = false;
+    }
     // Static rate (IBA 9.11.2): a paced QP's packet waits at the head of its VL.
     const auto it = next_allowed_ps_.find(head.src_qp);
     if (it != next_allowed_ps_.end() && it->second > now) {

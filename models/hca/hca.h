@@ -147,6 +147,7 @@ class Hca : public sc_core::sc_module {
     uint8_t vl;
     bool notify;  // the last packet of a descriptor posted with notify_done
     uint64_t cookie;
+    bool held;    // IBVP_TXF_HOLD: waits for a tx_release of src_qp
   };
   enum ActionKind : uint16_t { kRegWrite, kTxEnqueue, kWake, kTxEnd, kRxHead, kRxReady, kTimer };
 
@@ -196,6 +197,7 @@ class Hca : public sc_core::sc_module {
   int hal_doorbell_set_class(uint32_t qpn, uint32_t db_class);
   uint32_t hal_tx_space(uint32_t vl);
   int hal_tx_post(const ibvp_tx_desc* d);
+  int hal_tx_release(uint32_t src_qp, uint32_t packets);
   int hal_rx_scatter(uint32_t offset, uint64_t address, uint32_t len);
   int hal_timer_set(uint32_t id, uint64_t delay_ps);
   int hal_timer_cancel(uint32_t id);
@@ -252,6 +254,7 @@ class Hca : public sc_core::sc_module {
   static uint64_t flow_key(uint32_t src_qp, uint16_t dlid) { return uint64_t{src_qp} << 16 | dlid; }
   std::unordered_map<uint64_t, uint64_t> flow_next_allowed_ps_;  // congestion control per (QP, DLID)
   std::unordered_map<uint32_t, uint32_t> flow_of_qp_;  // tag_flow
+  std::unordered_map<uint32_t, uint32_t> releases_;    // tx_release: held packets of a QP that may go
   uint64_t busy_until_ = 0;
   uint64_t wake_ps_ = ~uint64_t{0};
   uint64_t rx_dropped_ = 0;

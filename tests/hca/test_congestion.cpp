@@ -147,11 +147,16 @@ TEST(HcaCongestion, UdDestinationSendsACnpToTheSourceQp) {
   EXPECT_EQ(bench.h1->hca.fw_counter(IBVP_CNT_RX_DROPPED), 0u);
 }
 
-// cc_window=1 (the paper's window): every RC packet asks for an ACK and the next one leaves
-// only after it; the 16 KiB WRITEs (16 packets of 1 KiB) arrive whole.
-TEST(HcaCongestion, RcWindowOfOnePacketWaitsForEachAck) {
+namespace {
+
+// Two 16 KiB WRITEs (16 packets of 1 KiB each) under `args` with cc_window=1 (the paper's
+// window): every RC packet asks for an ACK and the next one leaves only after it, and the
+// data arrive whole. Returns, per packet after the first, the time from the ACK of the one
+// before reaching h1 to the packet's first bit.
+std::vector<uint64_t> window_of_one_gaps(const std::string& args) {
+  std::vector<uint64_t> gaps;
   tb::HcaBenchOptions o;
-  o.h1.hca.firmware_args = "cc_window=1";
+  o.h1.hca.firmware_args = args;
   tb::HcaBench bench(o);
   PacketsOut obs;
   bench.h1->hca.set_observer(&obs);
@@ -199,18 +204,55 @@ TEST(HcaCongestion, RcWindowOfOnePacketWaitsForEachAck) {
   });
   sc_core::sc_start(sc_time(1, SC_MS));
   bench.h1->hca.set_observer(nullptr);
-  ASSERT_EQ(data.size(), 32u);
+  EXPECT_EQ(data.size(), 32u);
   for (const auto& p : data) EXPECT_TRUE(p.ack_req) << "PSN " << p.psn;
-  ASSERT_EQ(acks.size(), 32u);
+  EXPECT_EQ(acks.size(), 32u);
+  if (acks.size() != 32u) return gaps;
   std::vector<PacketsOut::Out> out;
   for (const auto& p : obs.out)
     if (p.opcode != kRcAck) out.push_back(p);
-  ASSERT_EQ(out.size(), 32u);
+  EXPECT_EQ(out.size(), 32u);
+  if (out.size() != 32u) return gaps;
   for (size_t k = 1; k < out.size(); ++k) {
     EXPECT_EQ(acks[k - 1].second, out[k - 1].psn);
     EXPECT_GT(out[k].start, acks[k - 1].first) << "packet " << k << " left before the ACK of the one before";
+    gaps.push_back(out[k].start - acks[k - 1].first);
+  }
+  return gaps;
+}
+
+TEST(HcaCongestion, RcWindowOfOnePacketWaitsForEachAck) {
+  EXPECT_EQ(window_of_one_gaps("cc_window=1").size(), 31u);
+}
+
+// cc_prefetch=1 (the default): the packet beyond the window is fetched and built while the
+// window is closed and leaves as the ACK's release reaches the port: the ACK's event, the
+// firmware's handling (0.12 us of core cycles here) and the port's wake. With
+// cc_prefetch=0 its WQE is scheduled and its payload read over PCIe only after the ACK,
+// which adds at least one DMA read round trip (2 x 200 ns bus latency + 80 ns DRAM).
+// Packets within a message (the first of the second WRITE waits for its WQE either way).
+constexpr uint64_t kHeldGapPs = 200'000;
+constexpr uint64_t kDmaReadPs = 480'000;
+
+TEST(HcaCongestion, PrefetchedPacketLeavesSoonAfterTheAck) {
+  const std::vector<uint64_t> gaps = window_of_one_gaps("cc_window=1,cc_prefetch=1");
+  ASSERT_EQ(gaps.size(), 31u);
+  for (size_t k = 0; k < 31; ++k) {
+    if (k == 15) continue;
+    EXPECT_LT(gaps[k], kHeldGapPs) << "packet " << k + 1;
   }
 }
+
+TEST(HcaCongestion, WithoutPrefetchThePayloadIsReadAfterTheAck) {
+  const std::vector<uint64_t> gaps = window_of_one_gaps("cc_window=1,cc_prefetch=0");
+  ASSERT_EQ(gaps.size(), 31u);
+  for (size_t k = 0; k < 31; ++k) {
+    if (k == 15) continue;
+    EXPECT_GT(gaps[k], kHeldGapPs + kDmaReadPs) << "packet " << k + 1;
+  }
+}
+
+}  // namespace
 
 // One marked WRITE (rate R_max/2 after its ACK), all acknowledged, an idle 10 us, then two
 // WRITEs posted together: the gap between them over their packet time (0 or 1).
