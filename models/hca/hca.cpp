@@ -153,8 +153,8 @@ Hca::Hca(sc_core::sc_module_name name, uint32_t node, uint16_t lid, const HcaCon
 
 Hca::~Hca() {
   if (fw_ != nullptr) image_->fini(fw_);
-  for (auto& q : txq_)
-    for (TxPacket* t : q) delete t;
+  // Packets built and not yet gone: queued, waiting for their enqueue time, or on the wire.
+  for (TxPacket* t : tx_live_) delete t;
   for (CoreEvent& e : events_) delete e.rx;
 }
 
@@ -622,6 +622,7 @@ void Hca::tx_thread() {
       const bool last = i + 1 == end;
       auto* t = new TxPacket{p,    d.src_qp, d.ipd, d.dlid, d.dlid_ipd, d.cc_ipd_q8, p->size, d.vl,
                              last && d.notify_done != 0, d.cookie, (d.cc_flags & IBVP_TXF_HOLD) != 0};
+      tx_live_.insert(t);
       agenda_.push_at(at, kTxEnqueue, 0, 0, t);
     }
   }
@@ -745,6 +746,7 @@ void Hca::tx_end(TxPacket* t) {
     for (const auto& q : doorbells_) waiting = waiting || !q.empty();
     if (waiting) raise(IBVP_EV_DOORBELL, 1);
   }
+  tx_live_.erase(t);
   delete t;
 }
 

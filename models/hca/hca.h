@@ -29,6 +29,7 @@
 #include <tlm_utils/simple_initiator_socket.h>
 #include <tlm_utils/simple_target_socket.h>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include "firmware/hal/ibvp_hal.h"
@@ -254,6 +255,7 @@ class Hca : public sc_core::sc_module {
   static uint64_t flow_key(uint32_t src_qp, uint16_t dlid) { return uint64_t{src_qp} << 16 | dlid; }
   std::unordered_map<uint64_t, uint64_t> flow_next_allowed_ps_;  // congestion control per (QP, DLID)
   std::unordered_map<uint32_t, uint32_t> flow_of_qp_;  // tag_flow
+  std::unordered_set<TxPacket*> tx_live_;            // every TxPacket built and not yet freed
   std::unordered_map<uint32_t, uint32_t> releases_;    // tx_release: held packets of a QP that may go
   uint64_t busy_until_ = 0;
   uint64_t wake_ps_ = ~uint64_t{0};

@@ -74,6 +74,8 @@ FlowStreams::FlowStreams(const Scenario& s, const std::vector<driver::HostNode*>
     f.src->out.push_back(&f);
     f.dst->in.push_back(&f);
   }
+  // The programs never return (a receiver waits for its next completion, a sender for its
+  // next send slot): the Fabric unwinds them when the run is over (Fabric::~Fabric).
   for (auto& h : hosts_) h->node->cpu.run([this, hp = h.get()] { host_program(*hp); });
   for (Flow& f : flows_) f.src->node->cpu.run([this, fp = &f] { flow_program(*fp); });
 }
@@ -195,9 +197,9 @@ void FlowStreams::host_program(Host& h) {
 }
 
 void FlowStreams::receive_loop(Host& h) {
-  std::map<uint32_t, Flow*> by_qpn;
+  std::map<uint32_t, Flow*>& by_qpn = h.in_by_qpn;
   for (Flow* f : h.in) by_qpn[f->recv_qp->qp_num] = f;
-  std::map<Flow*, uint32_t> repost;
+  std::map<Flow*, uint32_t>& repost = h.repost;
   Wc wc[32];
   for (;;) {
     int k = poll_cq(h.recv_cq, 32, wc);

@@ -16,6 +16,7 @@
 // QP set-up happens at time zero with the perftest's zero-time out-of-band exchange: every
 // host creates its QPs, then all connect, then the flows start.
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <string>
 #include <systemc>
@@ -67,6 +68,10 @@ class FlowStreams {
     verbs::CompletionQueue* recv_cq = nullptr;
     uint16_t lid = 0;
     std::vector<Flow*> out, in;
+    // The receive loop's state: here, not on its thread's stack, which never unwinds (the
+    // loop waits for the next completion when the run ends).
+    std::map<uint32_t, Flow*> in_by_qpn;
+    std::map<Flow*, uint32_t> repost;
   };
 
   void host_program(Host& h);

@@ -102,9 +102,43 @@ Fabric::Fabric(const Scenario& scenario, const std::string& out_dir) : scenario_
   }
   if (!out_dir.empty()) attach_captures(out_dir);
   build_programs();
+  spawn_unwinder();
 }
 
-Fabric::~Fabric() = default;
+namespace {
+void collect_threads(const std::vector<sc_core::sc_object*>& objects, std::vector<sc_core::sc_process_handle>& out) {
+  for (sc_core::sc_object* o : objects) {
+    if (std::string(o->kind()) == "sc_thread_process") out.emplace_back(o);
+    collect_threads(o->get_child_objects(), out);
+  }
+}
+}  // namespace
+
+// A run ends with threads suspended in the middle of their work: host programs waiting for
+// a completion, an HCA core inside a DMA. Their stacks hold what they allocated, and
+// SystemC never resumes them. Killing them unwinds those stacks (their destructors run);
+// SystemC kills only from inside the simulation, hence a method process and one more delta
+// cycle when the Fabric goes.
+void Fabric::spawn_unwinder() {
+  sc_core::sc_spawn_options opts;
+  opts.spawn_method();
+  opts.set_sensitivity(&unwind_event_);
+  opts.dont_initialize();
+  sc_core::sc_spawn(
+      [] {
+        std::vector<sc_core::sc_process_handle> threads;
+        collect_threads(sc_core::sc_get_top_level_objects(), threads);
+        for (sc_core::sc_process_handle& t : threads)
+          if (t.valid() && !t.terminated()) t.kill();
+      },
+      "fabric_unwinder", &opts);
+}
+
+Fabric::~Fabric() {
+  if (sc_core::sc_get_status() != sc_core::SC_PAUSED) return;
+  unwind_event_.notify();
+  sc_core::sc_start(sc_core::SC_ZERO_TIME);
+}
 
 // The perftest's client and server, and the flows, run as program threads on the hosts' CPUs.
 void Fabric::build_programs() {

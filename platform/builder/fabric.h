@@ -78,6 +78,7 @@ class Fabric {
   void build_trace_flows();
   void attach_captures(const std::string& out_dir);
   void build_programs();
+  void spawn_unwinder();
 
   Scenario scenario_;
   sm::RoutingTables routing_;
@@ -96,6 +97,7 @@ class Fabric {
   std::unique_ptr<apps::Perftest> perftest_;
   std::unique_ptr<apps::FlowStreams> flow_streams_;
   std::unique_ptr<metrics::Timeline> timeline_;
+  sc_core::sc_event unwind_event_;  // ~Fabric: kill the threads still suspended
 };
 
 }  // namespace ibvp
