@@ -25,7 +25,7 @@ HostCpu::HostCpu(sc_core::sc_module_name name, HostMemory& memory, const HostCpu
   dont_initialize();
 }
 
-sc_core::sc_process_handle HostCpu::run(std::function<void()> program) {
+void HostCpu::run(std::function<void()> program) {
   sc_core::sc_spawn_options opts;
   opts.set_stack_size(static_cast<int>(cfg_.thread_stack_bytes));
   // Spawned from outside the module (the test bench or builder), so the thread lives at the
@@ -33,7 +33,7 @@ sc_core::sc_process_handle HostCpu::run(std::function<void()> program) {
   std::string name = std::string(this->name()) + "_program" + std::to_string(programs_++);
   for (char& c : name)
     if (c == '.') c = '_';
-  return sc_core::sc_spawn(std::move(program), name.c_str(), &opts);
+  sc_core::sc_spawn(std::move(program), name.c_str(), &opts);
 }
 
 void HostCpu::spend(const sc_core::sc_time& t) {

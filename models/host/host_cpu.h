@@ -52,8 +52,7 @@ class HostCpu : public sc_core::sc_module {
   HostMemory& memory() { return memory_; }
 
   // Runs `program` in its own SC_THREAD from the start of simulation (call before sc_start).
-  // The handle lets its owner kill a program that never returns, so that its stack unwinds.
-  sc_core::sc_process_handle run(std::function<void()> program);
+  void run(std::function<void()> program);
 
   // ---- For code running in a program thread. ----
   // The core is busy for `t` (no-op for zero).

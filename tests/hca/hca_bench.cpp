@@ -133,4 +133,16 @@ void bring_up_connected(verbs::QueuePair* qp, uint16_t dlid, uint32_t dest_qpn, 
   ASSERT_EQ(modify_qp(qp, a, mask), 0);
 }
 
+void expect_firmware_refused(const char* firmware_args, const char* message) {
+  HcaBenchOptions o;
+  o.h1.hca.firmware_args = firmware_args;
+  try {
+    HcaBench bench(o);
+    ADD_FAILURE() << "firmware started with " << firmware_args;
+  } catch (const hca::FirmwareError& e) {
+    EXPECT_NE(std::string(e.what()).find("refused to start"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find(message), std::string::npos) << e.what();
+  }
+}
+
 }  // namespace ibvp::tb

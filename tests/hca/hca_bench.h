@@ -76,4 +76,8 @@ void bring_up_connected(verbs::QueuePair* qp, uint16_t dlid, uint32_t dest_qpn, 
 
 constexpr uint32_t kQkey = 0x11111111;
 
+// Expects h1's firmware to refuse `firmware_args` at elaboration with `message` in the
+// error. One elaboration per test process: each bad argument string is its own test.
+void expect_firmware_refused(const char* firmware_args, const char* message);
+
 }  // namespace ibvp::tb

@@ -187,34 +187,18 @@ TEST(HcaCcAnnex, AnnexMarkingAloneDoesNotSlowTheSenders) {
 
 // ---- arguments ----------------------------------------------------------------------------
 
-namespace {
-
-// One elaboration per test process: each bad argument string is its own test.
-void expect_refused(const char* args, const char* message) {
-  tb::HcaBenchOptions o;
-  o.h1.hca.firmware_args = args;
-  try {
-    tb::HcaBench bench(o);
-    ADD_FAILURE() << "firmware started with " << args;
-  } catch (const hca::FirmwareError& e) {
-    EXPECT_NE(std::string(e.what()).find(message), std::string::npos) << e.what();
-  }
-}
-
-}  // namespace
-
 TEST(HcaCcAnnex, TimerOfZeroIsRefused) {
-  expect_refused("cc=cct,cct_timer=0", "cct_timer '0' is out of range (1..65535, units of 1.024 us)");
+  tb::expect_firmware_refused("cc=cct,cct_timer=0", "cct_timer '0' is out of range (1..65535, units of 1.024 us)");
 }
 TEST(HcaCcAnnex, LimitBeyondTheTableIsRefused) {
-  expect_refused("cc=cct,cct_limit=128", "cct_limit '128' is out of range (0..127, the largest CCTI)");
+  tb::expect_firmware_refused("cc=cct,cct_limit=128", "cct_limit '128' is out of range (0..127, the largest CCTI)");
 }
 TEST(HcaCcAnnex, MinAboveLimitIsRefused) {
-  expect_refused("cc=cct,cct_limit=3,cct_min=5", "cct_min 5 is above cct_limit 3");
+  tb::expect_firmware_refused("cc=cct,cct_limit=3,cct_min=5", "cct_min 5 is above cct_limit 3");
 }
 TEST(HcaCcAnnex, CctKeysWithoutCcCctAreRefused) {
-  expect_refused("cc=lipd,cct_increase=2", "cct_increase is only used with cc=cct");
+  tb::expect_firmware_refused("cc=lipd,cct_increase=2", "cct_increase is only used with cc=cct");
 }
 TEST(HcaCcAnnex, UnknownCctKeyIsRefused) {
-  expect_refused("cc=cct,cct_size=2", "unknown key 'cct_size' (cct_increase, cct_limit, cct_min, cct_timer, cct_max_ipd)");
+  tb::expect_firmware_refused("cc=cct,cct_size=2", "unknown key 'cct_size' (cct_increase, cct_limit, cct_min, cct_timer, cct_max_ipd)");
 }

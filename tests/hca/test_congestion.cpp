@@ -307,7 +307,6 @@ TEST(HcaCongestion, WithoutPersistenceAFlowAfterIdleStartsAtRmax) {
   EXPECT_DOUBLE_EQ(gap_after_idle("cc=lipd,cc_persist=0"), 0.0);
 }
 
-
 // LIPD from one mark: the rates after each unmarked ACK, until R_max again.
 std::vector<double> lipd_recovery() {
   const fw::cc::RateLimits l;
@@ -376,7 +375,6 @@ TEST(HcaCongestion, LipdContinuousRatePacesByNonIntegerGapsAlongFinc) {
   EXPECT_LT(paced, static_cast<int>(rates.size()) + 8);
 }
 
-
 }  // namespace
 
 // Two senders with four RC QPs each (WRITEs of 4 KiB, round robin between the QPs) into one
@@ -420,30 +418,13 @@ TEST(HcaCongestion, UdIncastWithLipdAnswersCnpsAndKeepsTheSumOfRatesNearTheLinkR
   EXPECT_LT(r.marked, (r.sent[0] + r.sent[1]) / 10);
 }
 
-namespace {
-
-// One elaboration per test process: each bad argument string is its own test.
-void expect_refused(const char* args, const char* message) {
-  tb::HcaBenchOptions o;
-  o.h1.hca.firmware_args = args;
-  try {
-    tb::HcaBench bench(o);
-    ADD_FAILURE() << "firmware started with " << args;
-  } catch (const hca::FirmwareError& e) {
-    EXPECT_NE(std::string(e.what()).find("refused to start"), std::string::npos) << e.what();
-    EXPECT_NE(std::string(e.what()).find(message), std::string::npos) << e.what();
-  }
-}
-
-}  // namespace
-
 TEST(HcaCongestion, UnknownResponseFunctionIsRefused) {
-  expect_refused("cc=vegas", "unknown congestion control 'vegas' (none, fimd, lipd, aimd, cct)");
+  tb::expect_firmware_refused("cc=vegas", "unknown congestion control 'vegas' (none, fimd, lipd, aimd, cct)");
 }
 TEST(HcaCongestion, WindowOutOfRangeIsRefused) {
-  expect_refused("cc_window=1025", "cc_window '1025' is out of range (0 = none, 1..1024 packets)");
+  tb::expect_firmware_refused("cc_window=1025", "cc_window '1025' is out of range (0 = none, 1..1024 packets)");
 }
-TEST(HcaCongestion, UnknownRateModeIsRefused) { expect_refused("cc_rate=fast", "unknown cc_rate 'fast'"); }
+TEST(HcaCongestion, UnknownRateModeIsRefused) { tb::expect_firmware_refused("cc_rate=fast", "unknown cc_rate 'fast'"); }
 TEST(HcaCongestion, PersistOtherThanZeroOrOneIsRefused) {
-  expect_refused("cc_persist=2", "cc_persist must be 0 or 1");
+  tb::expect_firmware_refused("cc_persist=2", "cc_persist must be 0 or 1");
 }
