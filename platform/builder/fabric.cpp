@@ -91,6 +91,8 @@ Fabric::Fabric(const Scenario& scenario, const std::string& out_dir) : scenario_
     endpoints_[src]->add_source(s.get());
   }
   if (scenario_.outputs.rate_window.value() > 0) {
+    recorder_->set_rate_grid(scenario_.outputs.rate_window.value(), scenario_.outputs.rate_step.value(),
+                             scenario_.duration.value());
     for (const std::string& spec : scenario_.outputs.rate_ports) {
       const size_t slash = spec.rfind('/');
       const uint32_t node = t.find(spec.substr(0, slash));

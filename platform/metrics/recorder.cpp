@@ -8,14 +8,34 @@ namespace ibvp::metrics {
 Recorder::Recorder(uint32_t flows, uint64_t warmup_ps, bool keep_packets)
     : warmup_ps_(warmup_ps), keep_packets_(keep_packets), flows_(flows), flow_series_(flows, -1) {}
 
+void Recorder::set_rate_grid(uint64_t window_ps, uint64_t step_ps, uint64_t end_ps) {
+  rate_end_ps_ = end_ps;
+  // Lower edges k step - window/2 and upper edges k step + window/2, reduced modulo the step.
+  rate_step_ps_ = std::max<uint64_t>(step_ps, 1);
+  const uint64_t half = window_ps / 2 % rate_step_ps_;
+  const uint64_t lower = (rate_step_ps_ - half) % rate_step_ps_;
+  rate_edges_ps_ = {std::min(lower, half), std::max(lower, half)};
+}
+
+RateSeries Recorder::new_series(const std::string& name, double capacity) const {
+  RateSeries s;
+  s.name = name;
+  s.capacity_bytes_per_s = capacity;
+  s.step_ps = rate_step_ps_;
+  s.edge_lo_ps = rate_edges_ps_.first;
+  s.edge_hi_ps = rate_edges_ps_.second;
+  s.end_ps = rate_end_ps_;
+  return s;
+}
+
 void Recorder::track_port(uint32_t node, uint16_t port, const std::string& name, double capacity) {
   port_series_[(uint64_t{node} << 16) | port] = series_.size();
-  series_.push_back(RateSeries{name, capacity, {}});
+  series_.push_back(new_series(name, capacity));
 }
 
 void Recorder::track_flow(uint32_t flow, const std::string& name, double source_link) {
   flow_series_.at(flow) = static_cast<int32_t>(series_.size());
-  series_.push_back(RateSeries{name, source_link, {}});
+  series_.push_back(new_series(name, source_link));
 }
 
 PacketRecord* Recorder::record_of(const ib::Packet& p) {
@@ -62,11 +82,11 @@ void Recorder::on_deliver(const ib::Packet& p, uint32_t node, uint64_t t) {
   if (created >= warmup_ps_) {
     f.measured_packets++;
     f.measured_payload_bytes += p.payload_bytes;
-    f.latency_ps.push_back(t - created);
-    f.network_latency_ps.push_back(t - p.injected.value());
+    f.latency_ps.add(t - created);
+    f.network_latency_ps.add(t - p.injected.value());
   }
   // Wire bytes, like the port series: a flow's rate and a link's utilisation add up.
-  if (flow_series_[p.flow] >= 0) series_[flow_series_[p.flow]].events.emplace_back(t, p.size);
+  if (flow_series_[p.flow] >= 0) series_[flow_series_[p.flow]].add(t, p.size);
   if (PacketRecord* r = record_of(p)) {
     r->done_ps = t;
     r->hops = p.hops;
@@ -93,29 +113,33 @@ void Recorder::on_transmit(uint32_t node, uint16_t port, const ib::Packet& p, ui
   if (port_series_.empty()) return;
   auto it = port_series_.find((uint64_t{node} << 16) | port);
   // A packet counts in the window that holds its tail: the whole packet has then crossed.
-  if (it != port_series_.end()) series_[it->second].events.emplace_back(end, p.size);
+  if (it != port_series_.end()) series_[it->second].add(end, p.size);
 }
 
 std::vector<double> Recorder::sample(const RateSeries& s, uint64_t window_ps, uint64_t step_ps, uint64_t end_ps) {
   std::vector<double> out;
   if (step_ps == 0 || window_ps == 0) return out;
-  // Events are appended in time order; transmissions of different packets on one port end
-  // in order, deliveries of one flow too. A prefix sum gives each window in O(log n).
-  std::vector<uint64_t> times;
-  std::vector<uint64_t> prefix{0};
-  times.reserve(s.events.size());
-  for (const auto& [t, bytes] : s.events) {
-    times.push_back(t);
-    prefix.push_back(prefix.back() + bytes);
-  }
-  assert(std::is_sorted(times.begin(), times.end()));
+  assert(step_ps == s.step_ps);
+  // A prefix sum over the bins gives each window in O(1). Window edges are bin edges, except
+  // 0 and an upper edge clipped at the end of the run, which takes every bin: the bins hold
+  // only what happened before the scheduled end. (A run that stops before its scheduled end,
+  // a finished perftest, counts in its last windows what ends within one bin after it.)
+  std::vector<uint64_t> prefix(s.bins.size() + 1, 0);
+  for (size_t k = 0; k < s.bins.size(); ++k) prefix[k + 1] = prefix[k] + s.bins[k];
+  auto bytes_before = [&](uint64_t t) -> uint64_t {
+    if (t == 0) return 0;
+    if (t >= end_ps) return prefix.back();
+    const uint64_t r = t % s.step_ps;
+    assert(r == s.edge_lo_ps || r == s.edge_hi_ps);
+    // Events before the edge sit in bins up to 2m (lower edge) or 2m + 1 (upper edge).
+    const uint64_t last = 2 * (t / s.step_ps) + (r == s.edge_lo_ps ? 0 : 1);
+    return prefix[std::min<uint64_t>(last + 1, s.bins.size())];
+  };
   for (uint64_t t = step_ps; t <= end_ps; t += step_ps) {
     const uint64_t lo = t > window_ps / 2 ? t - window_ps / 2 : 0;
     const uint64_t hi = std::min(t + window_ps / 2, end_ps);
-    const size_t a = std::lower_bound(times.begin(), times.end(), lo) - times.begin();
-    const size_t b = std::lower_bound(times.begin(), times.end(), hi) - times.begin();
     const double span_s = static_cast<double>(hi - lo) * 1e-12;
-    out.push_back(span_s > 0 ? static_cast<double>(prefix[b] - prefix[a]) / span_s : 0.0);
+    out.push_back(span_s > 0 ? static_cast<double>(bytes_before(hi) - bytes_before(lo)) / span_s : 0.0);
   }
   return out;
 }

@@ -3,11 +3,14 @@
 // and latency statistics, and rates over time in a sliding window. It keeps numbers only;
 // writers (platform/metrics/report.h) format them.
 #include <cstdint>
+#include <limits>
 #include <map>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "models/sim/observer.h"
+#include "platform/metrics/latency_histogram.h"
 
 namespace ibvp::metrics {
 
@@ -38,16 +41,37 @@ struct FlowTotals {
   // Counted only for packets created at or after the warm-up:
   uint64_t measured_packets = 0;
   uint64_t measured_payload_bytes = 0;
-  std::vector<uint64_t> latency_ps;          // delivery - creation (includes source queueing)
-  std::vector<uint64_t> network_latency_ps;  // delivery - injection
+  LatencyHistogram latency_ps;          // delivery - creation (includes source queueing)
+  LatencyHistogram network_latency_ps;  // delivery - injection
 };
 
 // Bytes per time over a sliding window, sampled on a grid; seed 004 Sec. 3 centres a 2 ms
-// window on each time point.
+// window on each time point t = k step: [t - window/2, t + window/2). Bytes are summed as
+// they happen between consecutive window edges. The edges repeat with the step, two per
+// step (the lower edges at offset a, the upper ones at offset b), so a series keeps two
+// numbers per sample written, whatever the number of packets, and every window is a whole
+// number of bins: the rates are those of the individual events.
 struct RateSeries {
   std::string name;
   double capacity_bytes_per_s = 0;  // for utilisation; 0 when not a link
-  std::vector<std::pair<uint64_t, uint32_t>> events;  // (time, bytes), time-ordered
+  uint64_t step_ps = 1;
+  uint64_t edge_lo_ps = 0, edge_hi_ps = 0;  // the two edge offsets within a step, lo <= hi
+  // Windows clipped at the end of the run count the bytes before it: a transmission that
+  // ends later (its start was before the end) is no bin's.
+  uint64_t end_ps = UINT64_MAX;
+  // bins[2m + i]: bytes of events after i edges of step m, i.e. in [edge before, next edge).
+  std::vector<uint64_t> bins;
+
+  size_t bin_of(uint64_t t) const {
+    const uint64_t r = t % step_ps;
+    return static_cast<size_t>(2 * (t / step_ps) + (r >= edge_lo_ps) + (r >= edge_hi_ps));
+  }
+  void add(uint64_t t, uint32_t bytes) {
+    if (t >= end_ps) return;
+    const size_t k = bin_of(t);
+    if (k >= bins.size()) bins.resize(k + 1, 0);
+    bins[k] += bytes;
+  }
 };
 
 class Recorder : public sim::FabricObserver {
@@ -57,6 +81,9 @@ class Recorder : public sim::FabricObserver {
   // Sample a port's transmissions (node, port) or a flow's deliveries as a rate series; a
   // flow's utilisation is its share of its source's link, as seed 004 Fig. 2 draws flows
   // and links on one scale.
+  // The sampling grid of every rate series (outputs.rate_window and rate_step) and the end
+  // of the run; call before tracking a series.
+  void set_rate_grid(uint64_t window_ps, uint64_t step_ps, uint64_t end_ps);
   void track_port(uint32_t node, uint16_t port, const std::string& name, double capacity_bytes_per_s);
   void track_flow(uint32_t flow, const std::string& name, double source_link_bytes_per_s);
 
@@ -80,9 +107,13 @@ class Recorder : public sim::FabricObserver {
 
  private:
   PacketRecord* record_of(const ib::Packet& p);
+  RateSeries new_series(const std::string& name, double capacity) const;
 
   uint64_t warmup_ps_;
   bool keep_packets_;
+  uint64_t rate_step_ps_ = 1;
+  std::pair<uint64_t, uint64_t> rate_edges_ps_{0, 0};
+  uint64_t rate_end_ps_ = UINT64_MAX;
   std::vector<FlowTotals> flows_;
   std::vector<PacketRecord> packets_;  // index = packet id when kept
   std::vector<RateSeries> series_;

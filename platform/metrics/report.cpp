@@ -42,18 +42,14 @@ struct LatencyStats {
   double mean = NAN, min = NAN, p50 = NAN, p99 = NAN, max = NAN;
 };
 
-LatencyStats stats_ns(std::vector<uint64_t> v) {
+LatencyStats stats_ns(const LatencyHistogram& h) {
   LatencyStats s;
-  if (v.empty()) return s;
-  std::sort(v.begin(), v.end());
-  double sum = 0;
-  for (uint64_t x : v) sum += static_cast<double>(x);
-  auto at = [&](double q) { return static_cast<double>(v[static_cast<size_t>(q * static_cast<double>(v.size() - 1))]) * 1e-3; };
-  s.mean = sum / static_cast<double>(v.size()) * 1e-3;
-  s.min = static_cast<double>(v.front()) * 1e-3;
-  s.p50 = at(0.5);
-  s.p99 = at(0.99);
-  s.max = static_cast<double>(v.back()) * 1e-3;
+  if (h.empty()) return s;
+  s.mean = h.mean() * 1e-3;
+  s.min = static_cast<double>(h.min()) * 1e-3;
+  s.p50 = h.quantile(0.5) * 1e-3;
+  s.p99 = h.quantile(0.99) * 1e-3;
+  s.max = static_cast<double>(h.max()) * 1e-3;
   return s;
 }
 

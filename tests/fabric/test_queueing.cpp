@@ -38,8 +38,8 @@ TEST_P(MD1, MeanWaitAtOutputMatchesFormula) {
   double sum = 0;
   uint64_t n = 0;
   for (const auto& ft : f.recorder().flows()) {
-    for (uint64_t l : ft.network_latency_ps) sum += static_cast<double>(l) * 1e-3;
-    n += ft.network_latency_ps.size();
+    sum += ft.network_latency_ps.mean() * 1e-3 * static_cast<double>(ft.network_latency_ps.count());
+    n += ft.network_latency_ps.count();
   }
   ASSERT_GT(n, 100000u);
   const double wait_ns = sum / static_cast<double>(n) - unloaded_ns;
