@@ -17,6 +17,10 @@
   so it is the figure to compare code changes by (needs valgrind; skipped without it).
 - routing: wall time of each routing engine's table computation on seed 001's random
   irregular fabrics of 16 to 256 switches (LMC 0), and whether its tables are deadlock-free.
+- memory with run length: peak resident memory of seed 004 Fig. 2(a) (`ibvp-sim`, fabric
+  endpoints) at 0.2, 1 and 3 s simulated. Results are streaming statistics, so it must stay
+  flat: the bytes per delivered packet between the shortest and longest run are the figure
+  (85 before issue 18). `--only memory` measures this alone and updates its section.
 
 Speed targets live here, never in timed tests.
 """
@@ -208,6 +212,59 @@ def routing_times(runs: int) -> dict[str, dict[int, str]]:
     return table
 
 
+MEMORY_DURATIONS = ("200ms", "1s", "3s")
+
+
+def memory_growth(build: Path) -> dict[str, tuple[float, int]]:
+    """Peak RSS (MB, run.json's peak_rss_bytes: the run's own VmHWM) and delivered packets of
+    fig2a at each duration."""
+    import json
+
+    result = {}
+    for d in MEMORY_DURATIONS:
+        with tempfile.TemporaryDirectory() as out:
+            subprocess.run([str(build / "ibvp-sim"), str(ROOT / "configs/seed004/fig2a.yaml"), "--set",
+                            f"duration={d}", "--out", out, "--quiet"], check=True)
+            delivered = json.loads((Path(out) / "summary.json").read_text())["packets"]["delivered"]
+            peak = json.loads((Path(out) / "run.json").read_text())["peak_rss_bytes"]
+        result[d] = (peak / 2**20, delivered)
+        print(f"BENCH case=memory_fig2a_{d} peak_rss_mb={result[d][0]:.1f} delivered={delivered}", flush=True)
+    return result
+
+
+def memory_section(mem: dict[str, tuple[float, int]]) -> list[str]:
+    first, last = mem[MEMORY_DURATIONS[0]], mem[MEMORY_DURATIONS[-1]]
+    per_packet = (last[0] - first[0]) * 2**20 / max(last[1] - first[1], 1)
+    return [
+        "## Memory with run length: seed 004 Fig. 2(a) (`build/ibvp-sim --set duration=D`)",
+        "",
+        "Peak resident memory of one run (`run.json` `peak_rss_bytes`, Linux VmHWM); rates on a 250 us grid, no packets.csv. "
+        "Target (issue 18): flat with run length (85 bytes per delivered packet before streaming statistics).",
+        "",
+        "| simulated | peak RSS MB | packets delivered |",
+        "|---|---:|---:|",
+        *[f"| {d} | {rss:.1f} | {n:,} |" for d, (rss, n) in mem.items()],
+        "",
+        f"Growth: **{per_packet:.2f} bytes per delivered packet** between {MEMORY_DURATIONS[0]} and "
+        f"{MEMORY_DURATIONS[-1]} (the rate bins: two numbers per 250 us sample and series).",
+        "",
+    ]
+
+
+def update_section(path: Path, section: list[str]) -> None:
+    """Replaces the section whose heading matches section[0]'s up to the next `## ` heading."""
+    text = path.read_text().splitlines()
+    head = section[0].split(":")[0]
+    start = next((i for i, l in enumerate(text) if l.startswith(head)), None)
+    if start is None:
+        text += [""] + section
+    else:
+        end = next((i for i in range(start + 1, len(text)) if text[i].startswith("## ")), len(text))
+        text[start:end] = section
+    path.write_text("\n".join(text).rstrip("\n") + "\n")
+    print(f"updated: {path}")
+
+
 def _engines() -> list[str]:
     import ibvp
 
@@ -216,7 +273,7 @@ def _engines() -> list[str]:
 
 def write_results(path: Path, m: dict[str, str], runs: int, fab: list[dict[str, str]], overhead: float,
                   sweep: dict[int, float], routing: dict[str, dict[int, str]], per_hop: float | None,
-                  hca: dict[str, float]) -> None:
+                  hca: dict[str, float], mem: dict[str, tuple[float, int]]) -> None:
     lines = [
         "# Benchmark results",
         "",
@@ -254,6 +311,7 @@ def write_results(path: Path, m: dict[str, str], runs: int, fab: list[dict[str, 
         "|---:|---:|---:|",
         f"| {hca['packet_hops_per_s']:,.0f} | {hca['sim_ms_per_s']:.2f} | {hca['wall_s']:.3f} |",
         "",
+        *memory_section(mem),
         "## Python: child-process runner and sweeps",
         "",
         "| case | result | target |",
@@ -282,9 +340,15 @@ def main() -> int:
     ap.add_argument("--runs", type=int, default=5, help="runs per figure (the median is kept)")
     ap.add_argument("--build", type=Path, default=ROOT / "build", help="CMake build directory with ibvp-bench")
     ap.add_argument("--no-write", action="store_true", help="print only; leave bench/RESULTS.md as it is")
+    ap.add_argument("--only", choices=["memory"], help="measure one benchmark and update only its section")
     args = ap.parse_args()
     if args.runs < 1:
         ap.error("--runs must be at least 1")
+    if args.only == "memory":
+        mem = memory_growth(args.build)
+        if not args.no_write:
+            update_section(ROOT / "bench" / "RESULTS.md", memory_section(mem))
+        return 0
     m = machine()
     fab = fabric(args.build, args.runs)
     overhead = runner_overhead(args.runs)
@@ -292,8 +356,9 @@ def main() -> int:
     routing = routing_times(max(1, args.runs // 2))
     per_hop = instructions_per_hop(args.build)
     hca = hca_hosts(args.build, args.runs)
+    mem = memory_growth(args.build)
     if not args.no_write:
-        write_results(ROOT / "bench" / "RESULTS.md", m, args.runs, fab, overhead, sweep, routing, per_hop, hca)
+        write_results(ROOT / "bench" / "RESULTS.md", m, args.runs, fab, overhead, sweep, routing, per_hop, hca, mem)
     return 0
 
 

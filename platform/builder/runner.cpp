@@ -39,6 +39,20 @@ void print_progress(uint64_t now_ps, uint64_t end_ps, double wall_s, uint64_t ho
   std::fflush(stderr);
 }
 
+// Peak resident set of this process since exec (Linux's VmHWM). Not getrusage: its maxrss
+// includes the parent's pages a forked child started with, which would hide a small run
+// behind a large Python parent.
+uint64_t peak_rss_bytes() {
+  std::FILE* f = std::fopen("/proc/self/status", "r");
+  if (!f) return 0;
+  char line[256];
+  unsigned long long kb = 0;
+  while (std::fgets(line, sizeof line, f))
+    if (std::sscanf(line, "VmHWM: %llu kB", &kb) == 1) break;
+  std::fclose(f);
+  return kb * 1024;
+}
+
 }  // namespace
 
 RunResult run_scenario(const Scenario& scenario, const RunOptions& options) {
@@ -106,6 +120,7 @@ RunResult run_scenario(const Scenario& scenario, const RunOptions& options) {
   result.events = sim::TimedQueue::served_total();
   result.sim_seconds = static_cast<double>(sc_core::sc_time_stamp().value()) * 1e-12;
   result.wall_seconds = wall();
+  result.peak_rss_bytes = peak_rss_bytes();
   if (perftest) result.perftest_table = perftest->table();
   if (!options.out_dir.empty()) metrics::write_results(fabric, result, options.out_dir);
   if (result.deadlock) throw DeadlockError(result.deadlock_report);

@@ -27,6 +27,7 @@ struct RunResult {
   uint64_t events = 0;         // model actions served
   double sim_seconds = 0;
   double wall_seconds = 0;
+  uint64_t peak_rss_bytes = 0;  // the process's peak resident memory (Linux VmHWM), 0 if unknown
   bool deadlock = false;
   std::string deadlock_report;
   std::string perftest_table;  // perftest's table (perftest scenarios), as the tools print it

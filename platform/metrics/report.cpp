@@ -197,7 +197,8 @@ void write_results(const Fabric& fabric, const RunResult& result, const std::str
     js << "{\"wall_seconds\": " << num(result.wall_seconds) << ", \"events\": " << result.events
        << ", \"events_per_s\": " << num(result.wall_seconds > 0 ? static_cast<double>(result.events) / result.wall_seconds : 0)
        << ", \"packet_hops_per_s\": "
-       << num(result.wall_seconds > 0 ? static_cast<double>(result.transmissions) / result.wall_seconds : 0) << "}\n";
+       << num(result.wall_seconds > 0 ? static_cast<double>(result.transmissions) / result.wall_seconds : 0)
+       << ", \"peak_rss_bytes\": " << result.peak_rss_bytes << "}\n";
   }
 }
 
