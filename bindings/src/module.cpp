@@ -113,12 +113,12 @@ PYBIND11_MODULE(_core, m) {
         py::arg("yaml_text"), py::arg("source"), py::arg("overrides") = std::vector<std::string>{});
   m.def(
       "claim_output_dir",
-      [](const std::string& dir, const std::string& kind) {
+      [](const std::string& dir, const std::string& kind, const std::vector<std::string>& inputs) {
         if (kind != "run" && kind != "sweep") throw std::invalid_argument("kind is run or sweep");
-        ibvp::claim_output_dir(dir, kind == "run" ? ibvp::OutputDirKind::run : ibvp::OutputDirKind::sweep);
+        ibvp::claim_output_dir(dir, kind == "run" ? ibvp::OutputDirKind::run : ibvp::OutputDirKind::sweep, inputs);
       },
       "Makes dir the output directory of one run or sweep (platform/builder/output_dir.h).", py::arg("dir"),
-      py::arg("kind") = "run");
+      py::arg("kind") = "run", py::arg("inputs") = std::vector<std::string>{});
   m.def(
       "read_input_file",
       [](const std::string& path, const std::string& what) {

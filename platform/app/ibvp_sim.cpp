@@ -80,7 +80,7 @@ int sc_main(int argc, char** argv) {
     // Claimed (and cleared) before the scenario is read, so a refused scenario leaves no
     // earlier run's results behind; the default directory needs the name first.
     if (out_dir.empty()) out_dir = "out/" + ibvp::scenario_file_name(scenario_path, overrides);
-    ibvp::claim_output_dir(out_dir, ibvp::OutputDirKind::run);
+    ibvp::claim_output_dir(out_dir, ibvp::OutputDirKind::run, {scenario_path});
     const ibvp::Scenario scenario = ibvp::load_scenario(scenario_path, overrides);
     ibvp::RunOptions options;
     options.out_dir = out_dir;

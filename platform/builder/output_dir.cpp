@@ -1,5 +1,6 @@
 #include "platform/builder/output_dir.h"
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <system_error>
@@ -21,7 +22,7 @@ bool has_marker(const fs::path& dir, const char* name) {
 
 }  // namespace
 
-void claim_output_dir(const std::string& dir, OutputDirKind kind) {
+void claim_output_dir(const std::string& dir, OutputDirKind kind, const std::vector<std::string>& inputs) {
   const std::string key = "--out";
   auto fail = [&](const std::string& problem, const std::string& fix) -> void {
     throw ConfigError(dir, key, 0, problem, fix);
@@ -50,6 +51,14 @@ void claim_output_dir(const std::string& dir, OutputDirKind kind) {
                std::string(kRunMarker) + ")");
     }
     const bool keep = kind == OutputDirKind::sweep && sweep_dir;
+    const fs::path here = fs::weakly_canonical(d, ec);
+    for (const std::string& input : inputs) {
+      const fs::path in = fs::weakly_canonical(input, ec);
+      const auto [end_here, end_in] = std::mismatch(here.begin(), here.end(), in.begin(), in.end());
+      if (!keep && !ec && end_here == here.end() && end_in != in.end())
+        fail(input + " is inside the output directory, which the run clears before reading it",
+             "copy it out of " + dir + ", or give another output directory");
+    }
     if (!keep)
       for (const fs::path& e : entries) {
         fs::remove_all(e, ec);  // a symbolic link is removed, never followed

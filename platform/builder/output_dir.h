@@ -7,6 +7,7 @@
 // non-empty directory is refused, so `--out ~` or `--out /etc` deletes nothing. Front ends
 // claim before they load the scenario, so even a refused run leaves no older summary.json.
 #include <string>
+#include <vector>
 
 namespace ibvp {
 
@@ -21,7 +22,8 @@ enum class OutputDirKind {
 
 // Makes `dir` (created when missing) the output directory of one run or sweep, as above.
 // Throws ConfigError (file = dir, key "--out") when it is not a directory, holds files
-// without a marker, or cannot be cleared.
-void claim_output_dir(const std::string& dir, OutputDirKind kind);
+// without a marker, cannot be cleared, or holds one of `inputs` (the scenario file about to
+// be read: rerunning out/x/scenario.yaml into out/x would delete it first).
+void claim_output_dir(const std::string& dir, OutputDirKind kind, const std::vector<std::string>& inputs = {});
 
 }  // namespace ibvp

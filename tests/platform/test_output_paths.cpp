@@ -297,6 +297,17 @@ TEST(OutputDir, ASweepKeepsItsOwnDirectoryButARunClearsIt) {
   fs::remove_all(out);
 }
 
+TEST(OutputDir, AScenarioInsideAnEarlierRunsDirectoryIsRefusedNotDeleted) {
+  const fs::path out = fresh_dir("input");
+  claim_output_dir(out.string(), OutputDirKind::run);
+  write(out / "scenario.yaml", "name: x\n");  // the document as run, which a user reruns
+  const ConfigError e = error_of(
+      [&] { claim_output_dir(out.string(), OutputDirKind::run, {(out / "scenario.yaml").string()}); });
+  EXPECT_EQ(e.key(), "--out");
+  EXPECT_EQ(read(out / "scenario.yaml"), "name: x\n");
+  fs::remove_all(out);
+}
+
 TEST(OutputDir, AFileIsNotAnOutputDirectory) {
   const fs::path dir = fresh_dir("file");
   write(dir / "f", "x");

@@ -145,3 +145,13 @@ def test_a_sweep_rerun_with_other_points_removes_the_old_points(minimal_yaml: Pa
     points = {p.name for p in tmp_path.iterdir() if p.is_dir()}
     assert points == {"seed=3"} and (tmp_path / "notes.txt").exists()
     assert (tmp_path / "sweep.csv").read_text().count("\n") == 2  # header and the one point
+
+
+def test_rerunning_the_document_a_run_wrote_into_its_own_directory_is_refused_not_deleted(
+        cli, minimal_yaml: Path, tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    assert cli("run", minimal_yaml, "--set", "duration=300us", "--out", out, "--quiet")[0] == 0
+    code, _out, err = cli("run", out / "scenario.yaml", "--out", out, "--quiet")
+    assert code == 2 and "inside the output directory" in err
+    assert _sim(out / "scenario.yaml", "--out", out).returncode == 2
+    assert (out / "scenario.yaml").exists() and (out / "summary.json").exists()

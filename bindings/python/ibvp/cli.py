@@ -145,7 +145,8 @@ def cmd_run(args: argparse.Namespace) -> int:
     from .runner import claim_output_dir, run
 
     if args.out is not None:
-        claim_output_dir(args.out)  # before the scenario is read (a refused one leaves no old results)
+        # Before the scenario is read, so a refused one leaves no old results.
+        claim_output_dir(args.out, inputs=[args.scenario])
     sc = _scenario(args.scenario, args.overrides)
     out = args.out or Path("out") / sc.checked_name()
     res = run(sc, out, progress=not args.quiet, timeout=args.timeout)
@@ -222,7 +223,7 @@ def cmd_sweep(args: argparse.Namespace) -> int:
     from .runner import claim_output_dir
 
     if args.out is not None:
-        claim_output_dir(args.out, "sweep")
+        claim_output_dir(args.out, "sweep", inputs=[args.scenario])
     sc = _scenario(args.scenario, args.overrides)
     out = args.out or Path("out") / f"{sc.checked_name()}-sweep"
     rows = run_points(sc, vary, out, jobs=args.jobs, dask=args.dask, timeout=args.timeout, report=print_report)

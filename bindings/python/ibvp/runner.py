@@ -58,7 +58,7 @@ def run(scenario: Scenario | Mapping[str, Any] | str | os.PathLike, out: str | o
         # Claimed and cleared before the scenario is read: a refused scenario leaves no results
         # of an earlier run behind.
         out_dir = Path(out).resolve()
-        claim_output_dir(out_dir)
+        claim_output_dir(out_dir, inputs=[scenario] if isinstance(scenario, (str, os.PathLike)) else [])
     sc = Scenario.coerce(scenario).copy()
     if out_dir is None:
         out_dir = Path(tempfile.mkdtemp(prefix=f"ibvp-{_safe(sc.name)}-")).resolve()
@@ -101,15 +101,16 @@ def write_trace(workload: Iterable[tuple], path: str | os.PathLike) -> int:
     return n
 
 
-def claim_output_dir(path: str | os.PathLike, kind: str = "run") -> None:
+def claim_output_dir(path: str | os.PathLike, kind: str = "run", inputs: Iterable[str | os.PathLike] = ()) -> None:
     """Makes `path` the output directory of one run (kind "run") or sweep ("sweep"), by the
     rule ibvp-sim follows (platform/builder/output_dir.h): a new directory, an empty one, or
     one an earlier ibvp run or sweep wrote (it carries the marker file .ibvp-run or
     .ibvp-sweep) is taken and, for a run, emptied; any other non-empty directory is refused
     with a ConfigError, and nothing in it is touched. A sweep keeps its own directory's
-    points, so that a rerun skips the finished ones."""
+    points, so that a rerun skips the finished ones. `inputs` (the scenario file about to be
+    read) must not lie inside it."""
     try:
-        core().claim_output_dir(str(path), kind)
+        core().claim_output_dir(str(path), kind, [str(p) for p in inputs])
     except Exception as e:
         raise from_core(e) from None
 

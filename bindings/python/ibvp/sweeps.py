@@ -122,7 +122,8 @@ def run_points(scenario: Scenario | Mapping[str, Any] | str | os.PathLike, vary:
     from .runner import claim_output_dir
 
     out_dir = Path(out).resolve()
-    claim_output_dir(out_dir, "sweep")  # kept if it is this sweep's own: finished points are skipped
+    # Kept if it is this sweep's own: finished points are skipped.
+    claim_output_dir(out_dir, "sweep", inputs=[scenario] if isinstance(scenario, (str, os.PathLike)) else [])
     base = Scenario.coerce(scenario)
     keys = list(vary)
 
