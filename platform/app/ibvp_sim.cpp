@@ -1,10 +1,10 @@
 // ibvp-sim: runs one scenario and writes its results.
 //
 //   ibvp-sim SCENARIO.yaml [--set key=value ...] [--out DIR] [--quiet]
+//   ibvp-sim --schema FILE --reference FILE     (JSON Schema and parameter reference)
 //
 // The run owns DIR (default out/<scenario name>): a new directory, an empty one or one an
 // earlier run wrote, cleared before the scenario is read (platform/builder/output_dir.h).
-//   ibvp-sim --schema FILE --reference FILE     (JSON Schema and parameter reference)
 //
 // Exit status: 0 done, 2 bad input (the message names file, key and fix), 3 deadlock
 // detected, 1 anything else.
