@@ -13,7 +13,9 @@
 #include <string>
 #include <vector>
 
+#include "platform/builder/output_dir.h"
 #include "platform/builder/runner.h"
+#include "platform/params/input_file.h"
 #include "platform/params/config_error.h"
 #include "platform/scenario/scenario_loader.h"
 #include "platform/sm/opensm_dump.h"
@@ -102,6 +104,31 @@ PYBIND11_MODULE(_core, m) {
       },
       py::arg("yaml_text"), py::arg("source"), py::arg("overrides") = std::vector<std::string>{},
       py::arg("base_dir") = ".");
+
+  // The Python front end follows the same rules as ibvp-sim by calling the same code: the
+  // run's name as a directory name, the claim of an output directory, bounded input files.
+  m.def("scenario_name", &ibvp::scenario_name,
+        "The run's name after checking the document's keys; ConfigError at `name` when it is not one "
+        "path component.",
+        py::arg("yaml_text"), py::arg("source"), py::arg("overrides") = std::vector<std::string>{});
+  m.def(
+      "claim_output_dir",
+      [](const std::string& dir, const std::string& kind, const std::vector<std::string>& inputs) {
+        if (kind != "run" && kind != "sweep") throw std::invalid_argument("kind is run or sweep");
+        ibvp::claim_output_dir(dir, kind == "run" ? ibvp::OutputDirKind::run : ibvp::OutputDirKind::sweep, inputs);
+      },
+      "Makes dir the output directory of one run or sweep (platform/builder/output_dir.h).", py::arg("dir"),
+      py::arg("kind") = "run", py::arg("inputs") = std::vector<std::string>{});
+  m.def(
+      "read_input_file",
+      [](const std::string& path, const std::string& what) {
+        return py::bytes(ibvp::read_input_file(path, what, "check the path"));
+      },
+      "A regular file of bounded size, read whole (platform/params/input_file.h).", py::arg("path"),
+      py::arg("what"));
+  m.attr("MAX_INPUT_FILE_BYTES") = ibvp::kMaxInputFileBytes;
+  m.attr("RUN_MARKER") = ibvp::kRunMarker;
+  m.attr("SWEEP_MARKER") = ibvp::kSweepMarker;
 
   m.def(
       "run",

@@ -3,6 +3,9 @@
 //   ibvp-sim SCENARIO.yaml [--set key=value ...] [--out DIR] [--quiet]
 //   ibvp-sim --schema FILE --reference FILE     (JSON Schema and parameter reference)
 //
+// The run owns DIR (default out/<scenario name>): a new directory, an empty one or one an
+// earlier run wrote, cleared before the scenario is read (platform/builder/output_dir.h).
+//
 // Exit status: 0 done, 2 bad input (the message names file, key and fix), 3 deadlock
 // detected, 1 anything else.
 #include <cstdio>
@@ -14,6 +17,7 @@
 #include <systemc>
 #include <vector>
 
+#include "platform/builder/output_dir.h"
 #include "platform/builder/runner.h"
 #include "platform/params/config_error.h"
 #include "platform/params/validate.h"
@@ -23,7 +27,7 @@ namespace {
 
 int usage() {
   std::fprintf(stderr,
-               "usage: ibvp-sim SCENARIO.yaml [--set key=value ...] [--out DIR] [--quiet]\n"
+               "usage: ibvp-sim SCENARIO.yaml [--set key=value ...] [--out DIR (default out/<name>)] [--quiet]\n"
                "       ibvp-sim --schema FILE --reference FILE\n");
   return 2;
 }
@@ -41,7 +45,7 @@ bool write_file(const std::string& path, const std::string& text) {
 }  // namespace
 
 int sc_main(int argc, char** argv) {
-  std::string scenario_path, out_dir = "out", schema_path, reference_path;
+  std::string scenario_path, out_dir, schema_path, reference_path;
   std::vector<std::string> overrides;
   bool quiet = false;
   for (int i = 1; i < argc; ++i) {
@@ -73,6 +77,10 @@ int sc_main(int argc, char** argv) {
   }
   if (scenario_path.empty()) return usage();
   try {
+    // Claimed (and cleared) before the scenario is read, so a refused scenario leaves no
+    // earlier run's results behind; the default directory needs the name first.
+    if (out_dir.empty()) out_dir = "out/" + ibvp::scenario_file_name(scenario_path, overrides);
+    ibvp::claim_output_dir(out_dir, ibvp::OutputDirKind::run, {scenario_path});
     const ibvp::Scenario scenario = ibvp::load_scenario(scenario_path, overrides);
     ibvp::RunOptions options;
     options.out_dir = out_dir;

@@ -13,6 +13,7 @@
 #include "platform/params/config_error.h"
 #include "platform/builder/fabric.h"
 #include "platform/metrics/report.h"
+#include "platform/scenario/output_paths.h"
 
 namespace ibvp {
 
@@ -56,7 +57,12 @@ uint64_t peak_rss_bytes() {
 }  // namespace
 
 RunResult run_scenario(const Scenario& scenario, const RunOptions& options) {
-  if (!options.out_dir.empty()) std::filesystem::create_directories(options.out_dir);
+  if (!options.out_dir.empty()) {
+    std::filesystem::create_directories(options.out_dir);
+    // Output paths the scenario names are checked against what is on disk now, before
+    // anything is elaborated or simulated (platform/scenario/output_paths.h).
+    prepare_output_files(scenario, options.out_dir);
+  }
   Fabric fabric(scenario, options.out_dir);
   const metrics::Recorder& rec = fabric.recorder();
   // SystemC's own elaboration (port binding, end_of_elaboration, time-zero activations) runs

@@ -11,13 +11,17 @@
 #include "models/ib/packet.h"
 #include "models/link/link_params.h"
 #include "platform/driver/host_node.h"
+#include "platform/params/input_file.h"
 #include "platform/params/validate.h"
+#include "platform/scenario/output_paths.h"
 #include "platform/topology/generators.h"
 #include "platform/sm/qos_policy.h"
 #include "platform/topology/ibnetdiscover.h"
 #include "platform/topology/topology_yaml.h"
 
 namespace ibvp {
+
+void merge_flow_defaults(const params::Document& doc);
 
 namespace {
 
@@ -30,6 +34,26 @@ Path key(const std::string& a) { return child({}, a); }
 Path key(const std::string& a, const std::string& b) { return child(key(a), b); }
 
 std::string quoted(const std::string& s) { return "\"" + s + "\""; }
+
+// A file the scenario names, relative to the scenario file's directory unless absolute.
+std::string input_path(const std::string& file, const std::string& base_dir) {
+  std::filesystem::path p(file);
+  if (p.is_relative()) p = std::filesystem::path(base_dir) / p;
+  return p.lexically_normal().string();
+}
+
+// Every file a scenario names for reading goes through read_input_file (a regular file of
+// bounded size); its refusal is reported at the key that named the file.
+std::string read_named_file(const Document& doc, const Path& at, const std::string& path, const std::string& what,
+                            const std::string& base_dir) {
+  try {
+    return read_input_file(path, what,
+                           "give a path relative to the scenario file's directory (" + base_dir +
+                               ") or an absolute one");
+  } catch (const ConfigError& e) {
+    doc.fail(at, e.problem(), e.fix());
+  }
+}
 
 topo::Topology generate(const ScenarioDocument& sd, const Document& doc) {
   const TopologySpec& t = sd.topology_spec;
@@ -60,20 +84,11 @@ topo::Topology generate(const ScenarioDocument& sd, const Document& doc) {
 topo::Topology build_topology(const ScenarioDocument& sd, const Document& doc, const std::string& base_dir) {
   const TopologySpec& t = sd.topology_spec;
   if (t.given.count("file")) {
-    namespace fs = std::filesystem;
-    fs::path p(t.file);
-    if (p.is_relative()) p = fs::path(base_dir) / p;
-    std::error_code ec;
-    if (t.file.empty() || !fs::is_regular_file(p, ec))
-      doc.fail(key("topology", "file"), "no topology file at " + p.lexically_normal().string(),
-               "give a path relative to the scenario file's directory (" + base_dir + ") or an absolute one");
+    const std::string path = input_path(t.file, base_dir);
+    const std::string text = read_named_file(doc, key("topology", "file"), path, "topology file", base_dir);
     // The project's YAML or, told apart by content, an ibnetdiscover dump of a real fabric.
-    const std::string path = p.lexically_normal().string();
-    std::ifstream f(path);
-    std::stringstream text;
-    text << f.rdbuf();
-    if (topo::looks_like_ibnetdiscover(text.str())) return topo::parse_ibnetdiscover(text.str(), path);
-    return topo::load_topology_yaml(path);
+    if (topo::looks_like_ibnetdiscover(text)) return topo::parse_ibnetdiscover(text, path);
+    return topo::parse_topology_yaml(text, path);
   }
   if (t.given.count("inline")) {
     YAML::Node node;
@@ -374,7 +389,16 @@ class ScenarioChecker {
       if (!fresh)
         doc_.fail(child(at, "file"), "pcaps[" + std::to_string(prev->second) + "] writes " + quoted(pc.file) + " too",
                   "give every capture its own file");
+      inside_out_dir(pc.file, child(at, "file"), "e.g. captures/" + pc.node + "-" + std::to_string(pc.port) + ".pcap");
     }
+    if (!s_.outputs.timeline.empty())
+      inside_out_dir(s_.outputs.timeline, key("outputs", "timeline"), "e.g. timeline.json");
+  }
+
+  // Output files land inside the run's output directory (platform/scenario/output_paths.h).
+  void inside_out_dir(const std::string& rel, const Path& at, const std::string& example) const {
+    if (const std::string problem = output_path_problem(rel); !problem.empty())
+      doc_.fail(at, problem, "give a path relative to the output directory, without \"..\", " + example);
   }
 
   const Scenario& s_;
@@ -388,17 +412,38 @@ std::string default_name(const std::string& source) {
   return stem.empty() || stem[0] == '<' ? "scenario" : stem;
 }
 
+// The run's name, written or from the file name; front ends make directories of it
+// (out/<name>), so it must be one path component (platform/scenario/output_paths.h).
+void check_name(ScenarioDocument& sd, const Document& doc) {
+  YAML::Node written;
+  const bool given = doc.find(key("name"), written);
+  if (!given) sd.name = default_name(doc.source());
+  const std::string problem = name_problem(sd.name);
+  if (problem.empty()) return;
+  doc.fail(key("name"), (given ? "" : "the name taken from the file name: ") + problem,
+           std::string(given ? "give" : "add") + " a name that is one file name, without '/', e.g. name: my-run");
+}
+
+// Parsing, --set overrides, flow_defaults and the declared keys: the part of loading that
+// needs nothing but the document.
+ScenarioDocument read_document(const Document& doc) {
+  merge_flow_defaults(doc);
+  ScenarioDocument sd;
+  params::apply(scenario_params(), doc, {}, sd);
+  check_name(sd, doc);
+  return sd;
+}
+
+// The scenario file's text, read as every input file is (a regular file of bounded size).
+std::string read_scenario_file(const std::string& path) {
+  return read_input_file(path, "scenario file", "check the path of the scenario file");
+}
+
 // Reads trace.file: each row becomes one packet. Errors name the CSV file, the row's line
 // and the column.
 std::vector<TracePacket> load_trace(const Scenario& s, const Document& doc, const std::string& base_dir) {
-  namespace fs = std::filesystem;
-  fs::path path = s.trace.file;
-  if (path.is_relative()) path = fs::path(base_dir) / path;
-  std::ifstream in(path);
-  if (!in)
-    doc.fail(key("trace", "file"), "cannot read the trace file " + path.string(),
-             "give a path relative to the scenario file's directory (" + base_dir + ") or an absolute one");
-  const std::string file = path.string();
+  const std::string file = input_path(s.trace.file, base_dir);
+  std::istringstream in(read_named_file(doc, key("trace", "file"), file, "trace file", base_dir));
   std::string line;
   int line_no = 1;
   if (!std::getline(in, line) || line.rfind("time_s,src,dst,payload_bytes,sl", 0) != 0)
@@ -475,16 +520,14 @@ void apply_qos(ScenarioDocument& sd, const Document& doc, const std::string& bas
     }
   sm::QosPolicy policy;
   if (q.given.count("options_file")) {
-    namespace fs = std::filesystem;
-    fs::path p(q.options_file);
-    if (p.is_relative()) p = fs::path(base_dir) / p;
-    std::ifstream in(p);
-    if (!in)
-      doc.fail(key("qos", "options_file"), "cannot read the OpenSM options file " + p.lexically_normal().string(),
-               "give a path relative to the scenario file's directory (" + base_dir + ") or an absolute one");
-    std::stringstream text;
-    text << in.rdbuf();
-    policy.read_options(text.str(), p.lexically_normal().string());
+    const std::string path = input_path(q.options_file, base_dir);
+    const std::string text = read_named_file(doc, key("qos", "options_file"), path, "OpenSM options file", base_dir);
+    // A file without a single qos_ option is not an options file meant for this (a wrong
+    // path); taking it as "no options" would run with tables the user did not ask for.
+    if (policy.read_options(text, path) == 0)
+      doc.fail(key("qos", "options_file"), path + " holds no qos_* option",
+               "name an OpenSM options file with qos_ lines (e.g. qos_sl2vl 0,1,...), or write the options "
+               "under qos: instead");
   }
   const std::pair<const char*, const std::string QosSpec::*> options[] = {
       {"max_vls", &QosSpec::max_vls},         {"sl2vl", &QosSpec::sl2vl},
@@ -593,17 +636,19 @@ Scenario scenario_from_yaml(const std::string& yaml_text, const std::string& sou
                             const std::vector<std::string>& overrides, const std::string& base_dir) {
   Document doc = Document::parse(yaml_text, source);
   for (const std::string& o : overrides) doc.apply_override(o);
-  merge_flow_defaults(doc);
-
-  ScenarioDocument sd;
-  params::apply(scenario_params(), doc, {}, sd);
+  ScenarioDocument sd = read_document(doc);
 
   // Defaults that depend on other values of the document.
-  if (sd.name.empty()) sd.name = default_name(source);
   for (size_t i = 0; i < sd.flows.size(); ++i)
     if (sd.flows[i].name.empty()) sd.flows[i].name = "flow" + std::to_string(i);
   for (PcapConfig& pc : sd.outputs.pcaps)
-    if (pc.file.empty()) pc.file = pc.node + "-" + std::to_string(pc.port) + ".pcap";
+    if (pc.file.empty()) {
+      // Node names from real fabrics may hold '/' ("SX6036/U1"): a file name, not a path.
+      std::string node = pc.node;
+      for (char& c : node)
+        if (c == '/' || c == '\\' || c == '\0') c = '_';
+      pc.file = node + "-" + std::to_string(pc.port) + ".pcap";
+    }
 
   if (sd.perftest.enabled) perftest_sizes(sd, doc);
   if (sd.endpoint_model == EndpointModel::hca) firmware_path(sd, doc, base_dir);
@@ -619,12 +664,20 @@ Scenario scenario_from_yaml(const std::string& yaml_text, const std::string& sou
 }
 
 Scenario load_scenario(const std::string& path, const std::vector<std::string>& overrides) {
-  std::ifstream in(path);
-  if (!in) throw ConfigError(path, "", 0, "cannot read the scenario file", "check the path and that the file is readable");
-  std::ostringstream text;
-  text << in.rdbuf();
+  const std::string text = read_scenario_file(path);
   const std::string dir = std::filesystem::path(path).parent_path().string();
-  return scenario_from_yaml(text.str(), path, overrides, dir.empty() ? "." : dir);
+  return scenario_from_yaml(text, path, overrides, dir.empty() ? "." : dir);
+}
+
+std::string scenario_name(const std::string& yaml_text, const std::string& source,
+                          const std::vector<std::string>& overrides) {
+  Document doc = Document::parse(yaml_text, source);
+  for (const std::string& o : overrides) doc.apply_override(o);
+  return read_document(doc).name;
+}
+
+std::string scenario_file_name(const std::string& path, const std::vector<std::string>& overrides) {
+  return scenario_name(read_scenario_file(path), path, overrides);
 }
 
 std::string scenario_json_schema() { return params::json_schema(scenario_params(), "ibvp scenario"); }

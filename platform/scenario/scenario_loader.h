@@ -68,6 +68,14 @@ Scenario load_scenario(const std::string& path, const std::vector<std::string>& 
 Scenario scenario_from_yaml(const std::string& yaml_text, const std::string& source,
                             const std::vector<std::string>& overrides = {}, const std::string& base_dir = ".");
 
+// The run's name (`name`, or the file name without extension) after checking the document's
+// keys, without building the topology: what a front end needs to make out/<name> before it
+// loads the scenario. A name that is not one path component is a ConfigError at `name`,
+// the same one load_scenario gives.
+std::string scenario_name(const std::string& yaml_text, const std::string& source,
+                          const std::vector<std::string>& overrides = {});
+std::string scenario_file_name(const std::string& path, const std::vector<std::string>& overrides = {});
+
 // Generated from the declarations; committed as docs/scenario.schema.json and
 // docs/parameters.md (a test keeps them equal).
 std::string scenario_json_schema();

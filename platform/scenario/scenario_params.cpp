@@ -133,7 +133,8 @@ const sim::ParamGroup& trace_params() {
   static const sim::ParamGroup group = [] {
     GroupBuilder<TraceConfig> b("trace", "Packets listed one by one: a trace file, or a Python generator's output.");
     b.string("file", &TraceConfig::file,
-             "CSV with the header time_s,src,dst,payload_bytes,sl; relative to the scenario file.")
+             "CSV with the header time_s,src,dst,payload_bytes,sl; relative to the scenario file; a regular "
+             "file of at most 256 MiB.")
         .require();
     b.rule("every row names two different endpoints, a payload of 0..4096 bytes, an SL of 0..15 and a time "
            "before duration; each (src, sl) becomes the flow trace/<src>/sl<sl>.");
@@ -147,7 +148,7 @@ const sim::ParamGroup& pcap_params() {
     GroupBuilder<PcapConfig> b("pcap", "A packet capture of one port (both directions).");
     b.string("node", &PcapConfig::node, "Node whose port is captured.").require();
     b.integer("port", &PcapConfig::port, "", "Port number on that node.").range(1, topo::Topology::kMaxPorts);
-    b.string("file", &PcapConfig::file, "Capture file, relative to the output directory.")
+    b.string("file", &PcapConfig::file, "Capture file, a relative path inside the output directory (no \"..\").")
         .defaults_to("<node>-<port>.pcap");
     b.choice_with("link_type", {"upper_pdu", "infiniband"},
                   [](PcapConfig& c, const std::string& v) { c.upper_pdu = v == "upper_pdu"; }, "upper_pdu",
@@ -174,8 +175,9 @@ const sim::ParamGroup& output_params() {
     b.time("progress_interval", &OutputConfig::progress_interval, "Print a progress line this often (0: never).");
     b.string("timeline", &OutputConfig::timeline,
              "Chrome/Perfetto trace (JSON) of each send message's stages on HCA hosts (doorbell, WQE fetch, "
-             "packets, ACK, CQE, poll), relative to the output directory; absent: none.");
-    b.rule("rate_ports and pcaps name cabled ports of existing nodes; pcap files are distinct.");
+             "packets, ACK, CQE, poll), a relative path inside the output directory; absent: none.");
+    b.rule("rate_ports and pcaps name cabled ports of existing nodes; pcap files are distinct; timeline and pcap "
+           "files are relative paths that stay inside the output directory (no absolute path, no \"..\").");
     return b.build();
   }();
   return group;
@@ -429,7 +431,9 @@ const sim::ParamGroup& qos_params() {
 const sim::ParamGroup& scenario_params() {
   static const sim::ParamGroup group = [] {
     GroupBuilder<ScenarioDocument> b("scenario", "One simulation run: fabric, models, traffic and outputs.");
-    b.string("name", &Scenario::name, "Name of the run in reports and output files.")
+    b.string("name", &Scenario::name,
+             "Name of the run in reports and output files; one file name (no '/' or '\\', not . or .., at most "
+             "200 bytes), since the front ends write to out/<name>.")
         .defaults_to("the scenario file's name without extension");
     b.integer("seed", &Scenario::seed, "", "Seed of every random choice of the run.");
     b.time("duration", &Scenario::duration, "Simulated time of the run.").positive();

@@ -211,8 +211,9 @@ void QosPolicy::set(const std::string& name, const std::string& value, const Qos
   sets_[prefix][field] = Value{v, at, name};
 }
 
-void QosPolicy::read_options(const std::string& text, const std::string& file) {
+size_t QosPolicy::read_options(const std::string& text, const std::string& file) {
   int line_no = 0;
+  size_t read = 0;
   size_t from = 0;
   while (from <= text.size()) {
     const size_t nl = text.find('\n', from);
@@ -229,7 +230,9 @@ void QosPolicy::read_options(const std::string& text, const std::string& file) {
     // Everything else in an OpenSM options file belongs to other managers.
     if (name.rfind("qos_", 0) != 0 || name == "qos_policy_file") continue;
     set(name, value, QosOptionSource{file, "", line_no});
+    ++read;
   }
+  return read;
 }
 
 const QosPolicy::Value* QosPolicy::find(QosPortKind kind, const std::string& field) const {

@@ -82,8 +82,8 @@ class QosPolicy {
   // Reads OpenSM options-file text: one "name value" per line, '#' starts a comment. Lines
   // whose name does not start with "qos_" are other OpenSM options and are skipped, as is
   // qos_policy_file; any other "qos_" name must be known (a misspelt option would otherwise
-  // leave the default in place unnoticed).
-  void read_options(const std::string& text, const std::string& file = "");
+  // leave the default in place unnoticed). Returns how many qos_ options it read.
+  size_t read_options(const std::string& text, const std::string& file = "");
 
   // The tables for a port of `kind` that operates `data_vls` data VLs (1..15). Checks what
   // only the port can tell: every VL is below min(data_vls, qos_max_vls) and the

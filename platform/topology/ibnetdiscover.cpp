@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "platform/params/config_error.h"
+#include "platform/params/input_file.h"
 
 namespace ibvp::topo {
 
@@ -634,13 +635,7 @@ Topology parse_ibnetdiscover(const std::string& text, const std::string& source_
 }
 
 Topology load_ibnetdiscover(const std::string& path) {
-  std::ifstream f(path, std::ios::binary);
-  if (!f)
-    throw ConfigError(path, "", 0, "cannot open the topology file", "check the path and that the file is readable");
-  std::ostringstream text;
-  text << f.rdbuf();
-  if (f.bad()) throw ConfigError(path, "", 0, "reading the topology file failed", "check that the file is readable");
-  return parse_ibnetdiscover(text.str(), path);
+  return parse_ibnetdiscover(read_input_file(path, "topology file", "check the path"), path);
 }
 
 std::string write_ibnetdiscover(const Topology& t) {

@@ -1,5 +1,7 @@
 #include "platform/topology/topology_yaml.h"
 
+#include "platform/params/input_file.h"
+
 #include <cctype>
 #include <cerrno>
 #include <cmath>
@@ -11,6 +13,7 @@
 #include <vector>
 
 #include "platform/params/config_error.h"
+#include "platform/params/input_file.h"
 
 namespace ibvp::topo {
 
@@ -308,17 +311,19 @@ Topology topology_from_yaml(const YAML::Node& root, const std::string& source, c
   return Reader(source, key_prefix).read(root);
 }
 
-Topology load_topology_yaml(const std::string& path) {
+Topology parse_topology_yaml(const std::string& text, const std::string& source) {
   YAML::Node root;
   try {
-    root = YAML::LoadFile(path);
-  } catch (const YAML::BadFile&) {
-    throw ConfigError(path, "", 0, "cannot open the topology file", "check the path and that the file is readable");
+    root = YAML::Load(text);
   } catch (const YAML::Exception& e) {
-    throw ConfigError(path, "", e.mark.is_null() ? 0 : e.mark.line + 1, "YAML syntax: " + e.msg,
+    throw ConfigError(source, "", e.mark.is_null() ? 0 : e.mark.line + 1, "YAML syntax: " + e.msg,
                       "correct the YAML at this line");
   }
-  return topology_from_yaml(root, path);
+  return topology_from_yaml(root, source);
+}
+
+Topology load_topology_yaml(const std::string& path) {
+  return parse_topology_yaml(read_input_file(path, "topology file", "check the path"), path);
 }
 
 std::string topology_to_yaml(const Topology& t) {

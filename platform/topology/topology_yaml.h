@@ -12,6 +12,8 @@ namespace ibvp::topo {
 // Reads a topology file, assigns LIDs to nodes without one, indexes and validates it.
 // Every error is a ConfigError naming `path`, the key path and the YAML line.
 Topology load_topology_yaml(const std::string& path);
+// The same from text; `source` names it in errors.
+Topology parse_topology_yaml(const std::string& text, const std::string& source);
 
 // The same from a parsed YAML node, e.g. the `topology:` section of a scenario. `source`
 // names the file in errors; `key_prefix` (e.g. "topology") is put before every key path.

@@ -60,7 +60,8 @@ def _parser() -> argparse.ArgumentParser:
     p = sub.add_parser("run", help="run one scenario (in a child process) and print a summary")
     p.add_argument("scenario", type=Path)
     overrides(p)
-    p.add_argument("--out", type=Path, help="results directory (default: out/<scenario name>)")
+    p.add_argument("--out", type=Path, help="results directory: new, empty or an earlier run's, which is cleared "
+                   "(default: out/<scenario name>)")
     p.add_argument("--timeout", type=float, help="wall-clock seconds before the run is stopped")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     p.set_defaults(handler=cmd_run)
@@ -141,10 +142,13 @@ def _scenario(path: Path, assignments: list[str]):
 # ---- run ---------------------------------------------------------------------------------
 
 def cmd_run(args: argparse.Namespace) -> int:
-    from .runner import run
+    from .runner import claim_output_dir, run
 
+    if args.out is not None:
+        # Before the scenario is read, so a refused one leaves no old results.
+        claim_output_dir(args.out, inputs=[args.scenario])
     sc = _scenario(args.scenario, args.overrides)
-    out = args.out or Path("out") / sc.name
+    out = args.out or Path("out") / sc.checked_name()
     res = run(sc, out, progress=not args.quiet, timeout=args.timeout)
     print_summary(res.summary, res.run_info, res.out_dir)
     return EXIT_OK
@@ -216,8 +220,12 @@ def cmd_sweep(args: argparse.Namespace) -> int:
         if key in vary:
             raise ValueError(f"--vary {key} is given twice; list all its values in one --vary")
         vary[key] = values
+    from .runner import claim_output_dir
+
+    if args.out is not None:
+        claim_output_dir(args.out, "sweep", inputs=[args.scenario])
     sc = _scenario(args.scenario, args.overrides)
-    out = args.out or Path("out") / f"{sc.name}-sweep"
+    out = args.out or Path("out") / f"{sc.checked_name()}-sweep"
     rows = run_points(sc, vary, out, jobs=args.jobs, dask=args.dask, timeout=args.timeout, report=print_report)
     table = [(*vary, "status", "delivered", "lat mean us", "GB/s total")]
     for r in rows:

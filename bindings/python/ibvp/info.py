@@ -9,7 +9,7 @@ from typing import Any
 
 from ._corelib import core
 from .errors import from_core
-from .scenario import Scenario
+from .scenario import Scenario, read_input_text
 
 
 def version() -> str:
@@ -47,7 +47,8 @@ def topology_summary(source: str | os.PathLike | Scenario, routing: str | None =
         text, name, sc_overrides, base_dir = source.core_args()
     else:
         path = Path(source)
-        text, name, sc_overrides, base_dir = path.read_text(), str(path), [], str(path.resolve().parent)
+        text, name, sc_overrides, base_dir = (read_input_text(path, "topology file"), str(path), [],
+                                              str(path.resolve().parent))
     try:
         return core().topology_summary(text, name, sc_overrides + list(overrides or []), base_dir, routing, lmc,
                                        str(dump) if dump is not None else "", graph)

@@ -25,7 +25,7 @@ from typing import Any, Callable, Iterable, Mapping
 from . import _yaml
 from ._corelib import core
 from .errors import ConfigError, DeadlockError, KernelUsedError, RunTimeout, SimulationError, from_core
-from .results import TABLES, Results
+from .results import Results
 from .scenario import Scenario
 
 ProgressCallback = Callable[[float, float, float, int], None]
@@ -44,7 +44,8 @@ def run(scenario: Scenario | Mapping[str, Any] | str | os.PathLike, out: str | o
     """Runs one simulation and returns its Results.
 
     scenario   a Scenario, a dict (relative paths from the current directory) or a YAML path
-    out        results directory (created); None: a new temporary directory
+    out        results directory: new, empty, or one an earlier run wrote (it is cleared first;
+               any other non-empty directory is refused); None: a new temporary directory
     in_process run in this process (once per process) instead of a child process
     progress   True: a progress bar in simulated time on stderr; or a callable
                (sim_s, end_s, wall_s, packet_hops) called as the run advances
@@ -52,11 +53,16 @@ def run(scenario: Scenario | Mapping[str, Any] | str | os.PathLike, out: str | o
     workload   packets as (time_s, src, dst, payload_bytes, sl) tuples, e.g. a generator;
                written to <out>/workload.csv and run as the scenario's trace
     """
+    out_dir = None
+    if out is not None:
+        # Claimed and cleared before the scenario is read: a refused scenario leaves no results
+        # of an earlier run behind.
+        out_dir = Path(out).resolve()
+        claim_output_dir(out_dir, inputs=[scenario] if isinstance(scenario, (str, os.PathLike)) else [])
     sc = Scenario.coerce(scenario).copy()
-    out_dir = Path(out) if out is not None else Path(tempfile.mkdtemp(prefix=f"ibvp-{_safe(sc.name)}-"))
-    out_dir = out_dir.resolve()
-    out_dir.mkdir(parents=True, exist_ok=True)
-    _clear_previous_results(out_dir)
+    if out_dir is None:
+        out_dir = Path(tempfile.mkdtemp(prefix=f"ibvp-{_safe(sc.name)}-")).resolve()
+        claim_output_dir(out_dir)
     if workload is not None:
         trace = out_dir / "workload.csv"
         write_trace(workload, trace)
@@ -95,14 +101,18 @@ def write_trace(workload: Iterable[tuple], path: str | os.PathLike) -> int:
     return n
 
 
-def _clear_previous_results(out_dir: Path) -> None:
-    # A run into a used directory must not leave the last run's tables behind: a packets.csv
-    # this run does not write (outputs.packets_csv: false) would be read as its own. Only
-    # the files a run writes are removed.
-    names = ["summary.json", "run.json", "scenario.yaml", "workload.csv"]
-    names += [f"{t}.{ext}" for t in TABLES for ext in ("csv", "parquet")]
-    for name in names:
-        (out_dir / name).unlink(missing_ok=True)
+def claim_output_dir(path: str | os.PathLike, kind: str = "run", inputs: Iterable[str | os.PathLike] = ()) -> None:
+    """Makes `path` the output directory of one run (kind "run") or sweep ("sweep"), by the
+    rule ibvp-sim follows (platform/builder/output_dir.h): a new directory, an empty one, or
+    one an earlier ibvp run or sweep wrote (it carries the marker file .ibvp-run or
+    .ibvp-sweep) is taken and, for a run, emptied; any other non-empty directory is refused
+    with a ConfigError, and nothing in it is touched. A sweep keeps its own directory's
+    points, so that a rerun skips the finished ones. `inputs` (the scenario file about to be
+    read) must not lie inside it."""
+    try:
+        core().claim_output_dir(str(path), kind, [str(p) for p in inputs])
+    except Exception as e:
+        raise from_core(e) from None
 
 
 def _document_text(sc: Scenario) -> str:

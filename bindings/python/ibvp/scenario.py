@@ -133,6 +133,16 @@ def _load_yaml(text: str, source: str) -> Any:
                           problem=problem, fix="fix the YAML syntax") from None
 
 
+def read_input_text(path: str | os.PathLike, what: str) -> str:
+    """A file a user named for reading, as the C++ side reads it: a regular file of at most
+    `_core.MAX_INPUT_FILE_BYTES` (platform/params/input_file.h), else ConfigError."""
+    try:
+        data = core().read_input_file(str(path), what)
+    except Exception as e:
+        raise from_core(e) from None
+    return data.decode()
+
+
 _top_level_keys: frozenset[str] | None = None
 
 
@@ -169,7 +179,7 @@ class Scenario:
     def from_yaml(cls, path: str | os.PathLike) -> "Scenario":
         """Reads a scenario file; relative paths inside stay relative to its directory."""
         path = Path(path)
-        text = path.read_text()
+        text = read_input_text(path, "scenario file")
         return cls.from_text(text, source=str(path), base_dir=path.resolve().parent)
 
     @classmethod
@@ -348,6 +358,16 @@ class Scenario:
             data = {"name": self.name, **data}
         source = self.source if self._text is None else f"<{Path(self.source).name} as edited in Python>"
         return _yaml.dump(data), source, [], self.base_dir
+
+    def checked_name(self) -> str:
+        """The run's name as the C++ loader takes it (after checking the document's keys);
+        ConfigError at `name` unless it is one path component, since ibvp makes directories
+        of it (out/<name>). The same check and message as `ibvp-sim` and `validate`."""
+        text, source, overrides, _base_dir = self.core_args()
+        try:
+            return core().scenario_name(text, source, overrides)
+        except Exception as e:
+            raise from_core(e) from None
 
     def validate(self) -> dict[str, Any]:
         """Checks the whole scenario with the C++ loader (topology built, flows resolved).

@@ -5,7 +5,10 @@
                     out="out/sweep", jobs=4)
 
 Each point runs with `ibvp.run` (so in its own child process) in its own directory
-`<out>/<point>`, named from its parameters. A point that finished leaves `done.json` there
+`<out>/<point>`, named from its parameters. The sweep owns `<out>` (marker file
+`.ibvp-sweep`; a new, empty or earlier ibvp directory, as for a run): point directories of
+an earlier sweep into it that are not points of this one are removed, so that only this
+sweep's results sit there. A point that finished leaves `done.json` there
 (its row of the table, and a hash of the scenario it ran); running the sweep again skips it
 unless the scenario changed. A point that fails (bad value, deadlock, crash, timeout) gets
 its status and error in the table and `failed.json`; the other points run on, and a rerun
@@ -26,6 +29,7 @@ import itertools
 import json
 import os
 import re
+import shutil
 import sys
 import time
 from pathlib import Path
@@ -115,9 +119,12 @@ def run_points(scenario: Scenario | Mapping[str, Any] | str | os.PathLike, vary:
                out: str | os.PathLike, *, jobs: int | None = None, dask: str | None = None,
                timeout: float | None = None, report: Report | None = None) -> list[dict[str, Any]]:
     """The work of `sweep`, returning the rows as dicts (no pandas)."""
-    base = Scenario.coerce(scenario)
+    from .runner import claim_output_dir
+
     out_dir = Path(out).resolve()
-    out_dir.mkdir(parents=True, exist_ok=True)
+    # Kept if it is this sweep's own: finished points are skipped.
+    claim_output_dir(out_dir, "sweep", inputs=[scenario] if isinstance(scenario, (str, os.PathLike)) else [])
+    base = Scenario.coerce(scenario)
     keys = list(vary)
 
     specs = []
@@ -131,6 +138,7 @@ def run_points(scenario: Scenario | Mapping[str, Any] | str | os.PathLike, vary:
     if len(set(names)) != len(names):
         raise ValueError("two points of the sweep have the same parameters; give each value once")
 
+    _remove_stale_points(out_dir, set(names))
     total = len(specs)
     rows: dict[str, dict[str, Any]] = {}
     pending = []
@@ -195,9 +203,9 @@ def run_point(spec: dict[str, Any]) -> dict[str, Any]:
     from .runner import run
 
     point_dir = Path(spec["dir"])
-    point_dir.mkdir(parents=True, exist_ok=True)
-    for marker in (DONE, FAILED):
-        (point_dir / marker).unlink(missing_ok=True)
+    # The point runs again from nothing: whatever its directory held (an earlier attempt) is
+    # the sweep's own, inside its directory.
+    _remove(point_dir)
     try:
         results = run(spec["scenario"], point_dir, timeout=spec.get("timeout"))
         row = _row(spec, "ok", "", _metrics(results.summary, results.run_info, _rates_of(point_dir)))
@@ -213,6 +221,25 @@ def run_point(spec: dict[str, Any]) -> dict[str, Any]:
         row = _row(spec, "error", f"{type(e).__name__}: {e}")
     (point_dir / FAILED).write_text(json.dumps(row, indent=1))
     return row
+
+
+def _remove(path: Path) -> None:
+    # A link is removed, never followed.
+    if path.is_symlink() or (path.exists() and not path.is_dir()):
+        path.unlink()
+    elif path.exists():
+        shutil.rmtree(path)
+
+
+def _remove_stale_points(out_dir: Path, points: set[str]) -> None:
+    """Removes the run directories (marked by their run) of points this sweep does not have:
+    results of an earlier sweep must not pass for this one's. Other files (plots) stay."""
+    from ._corelib import core
+
+    marker = core().RUN_MARKER
+    for entry in out_dir.iterdir():
+        if entry.name not in points and not entry.is_symlink() and (entry / marker).is_file():
+            shutil.rmtree(entry)
 
 
 def _row(spec: dict[str, Any], status: str, error: str, metrics: dict[str, Any] | None = None) -> dict[str, Any]:
