@@ -104,7 +104,7 @@ RunResult run_scenario(const Scenario& scenario, const RunOptions& options) {
   result.in_flight = fabric.packets_in_flight();
   result.transmissions = rec.transmissions();
   result.events = sim::TimedQueue::served_total();
-  result.sim_seconds = static_cast<double>(sc_core::sc_time_stamp().value()) * 1e-12;
+  result.sim_seconds = static_cast<double>(sc_core::sc_time_stamp().value()) / 1e12;
   result.wall_seconds = wall();
   if (perftest) result.perftest_table = perftest->table();
   if (!options.out_dir.empty()) metrics::write_results(fabric, result, options.out_dir);

@@ -250,7 +250,7 @@ void write_results(const Fabric& fabric, const RunResult& result, const std::str
     js["seed"] = sc.seed;
     js["routing"] = fabric.routing().engine;
     js["sim_seconds"] = result.sim_seconds;
-    js["warmup_seconds"] = static_cast<double>(sc.warmup.value()) * 1e-12;
+    js["warmup_seconds"] = static_cast<double>(sc.warmup.value()) / 1e12;
     js["packets"] = Json{{"injected", result.injected}, {"delivered", result.delivered}, {"dropped", result.dropped},
                          {"in_flight", result.in_flight}};
     Json drops = Json::object();
