@@ -121,3 +121,16 @@ def test_sweep_gathers_every_points_tables_into_one_parquet_dataset(minimal_yaml
             assert (part["flows[0].load"] == params["flows[0].load"]).all()
     # The minimal scenario keeps no packets: no packets table in the dataset either.
     assert not (tmp_path / "dataset" / "packets.parquet").exists()
+
+
+def test_sweep_csv_keeps_hostile_varied_values_in_their_column(minimal_yaml: Path, tmp_path: Path) -> None:
+    import pandas as pd
+
+    names = ["a\rb", 'c,"d"', "e\nf\tg"]
+    df = ibvp.sweep(_short(minimal_yaml), {"flows[0].name": names}, tmp_path, jobs=2)
+    assert (df["status"] == "ok").all()
+    rows = _rows(tmp_path / "sweep.csv")
+    assert [r["flows[0].name"] for r in rows] == names
+    assert all(r["status"] == "ok" and int(r["delivered"]) > 0 for r in rows)
+    flows = pd.read_parquet(tmp_path / "dataset" / "flows.parquet")
+    assert list(flows[flows["flow"] == 0]["name"]) == names

@@ -23,7 +23,6 @@ scenario's files), e.g. on a shared file system.
 from __future__ import annotations
 
 import concurrent.futures
-import csv
 import hashlib
 import itertools
 import json
@@ -340,13 +339,23 @@ def _read_done(point_dir: Path, expected_hash: str) -> dict[str, Any] | None:
 
 def _write_table(path: Path, keys: list[str], rows: list[dict[str, Any]]) -> None:
     tmp = path.with_name(f".{path.name}.tmp")
-    with open(tmp, "w", newline="") as f:
-        names = columns(keys, rows)
-        w = csv.DictWriter(f, fieldnames=names, extrasaction="ignore", lineterminator="\n")
-        w.writeheader()
+    names = columns(keys, rows)
+    with open(tmp, "w", newline="", encoding="utf-8") as f:
+        f.write(_csv_record(names))
         for row in rows:
-            w.writerow({k: _cell(row.get(k)) for k in names})
+            f.write(_csv_record([_cell(row.get(k)) for k in names]))
     os.replace(tmp, path)
+
+
+def _csv_record(fields: Iterable[Any]) -> str:
+    # RFC 4180, as the simulator's tables (platform/metrics/csv.cpp): a field with a comma,
+    # a double quote, CR or LF is quoted. The csv module leaves a lone CR unquoted when the
+    # line terminator is LF, and a reader then splits the record there.
+    out = []
+    for value in fields:
+        text = str(value)
+        out.append(f'"{text.replace(chr(34), chr(34) * 2)}"' if any(c in text for c in ',"\r\n') else text)
+    return ",".join(out) + "\n"
 
 
 def _cell(value: Any) -> Any:
