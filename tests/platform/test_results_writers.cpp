@@ -1,6 +1,6 @@
 // The results writers: CSV per RFC 4180, numbers that read back exactly, names made valid
 // UTF-8 as the JSON writer makes them, and the Parquet file's framing (magic, v1 data page
-// header, footer length). tests/python/test_results_names.py reads the files of a whole run
+// header, footer length). tests/python/test_api_result_names.py reads the files of a whole run
 // back with pyarrow, the csv module and pandas.
 #include <gtest/gtest.h>
 
