@@ -1,4 +1,4 @@
-# Dependencies: SystemC (+TLM), yaml-cpp, GoogleTest.
+# Dependencies: SystemC (+TLM), yaml-cpp, nlohmann/json, GoogleTest.
 # SystemC: a user's own CMake build of SystemC first, then Debian's pkg-config files
 # (Debian's libsystemc-dev ships no CMake package).
 find_package(SystemCLanguage CONFIG QUIET)
@@ -36,5 +36,8 @@ if(NOT IBVP_SYSTEMC_CXX17_LINKS)
 endif()
 
 find_package(yaml-cpp REQUIRED)
+# Every JSON file the project writes (summary.json, run.json, timelines, the schema) goes
+# through nlohmann/json (Debian: nlohmann-json3-dev).
+find_package(nlohmann_json 3 REQUIRED)
 find_package(GTest REQUIRED)
 find_package(Threads REQUIRED)

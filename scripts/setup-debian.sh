@@ -3,7 +3,7 @@
 # is missing, so `make` on a prepared machine costs nothing here.
 set -euo pipefail
 packages=(build-essential cmake ninja-build ccache pkg-config
-          libsystemc-dev libgtest-dev libyaml-cpp-dev
+          libsystemc-dev libgtest-dev libyaml-cpp-dev nlohmann-json3-dev
           python3 python3-venv python3-dev tshark)
 missing=()
 for p in "${packages[@]}"; do

@@ -14,12 +14,6 @@ namespace {
 
 uint64_t now_ps() { return sc_core::sc_time_stamp().value(); }
 
-std::string num(double v) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.9g", v);
-  return buf;
-}
-
 }  // namespace
 
 Perftest::Perftest(const PerftestConfig& cfg, driver::HostNode& client, driver::HostNode& server) : cfg_(cfg) {
@@ -440,24 +434,29 @@ std::string Perftest::table() const {
   return o.str();
 }
 
-std::string Perftest::json() const {
-  std::ostringstream o;
-  o << "{\"test\": \"" << perftest_kind_name(cfg_.test) << "\", \"qp_type\": \""
-    << (cfg_.qp_type == PerftestQpType::ud ? "UD" : "RC") << "\", \"mtu\": " << cfg_.mtu << ", \"rows\": [";
-  for (size_t i = 0; i < rows_.size(); ++i) {
-    const PerftestRow& r = rows_[i];
-    o << (i ? ",\n    " : "\n    ") << "{\"bytes\": " << r.bytes << ", \"iterations\": " << r.iterations;
-    if (perftest_is_bw(cfg_.test))
-      o << ", \"bw_avg_MBps\": " << num(r.bw_avg_MBps) << ", \"msg_rate_Mpps\": " << num(r.msg_rate_Mpps);
-    else
-      o << ", \"t_min_us\": " << num(r.t_min_us) << ", \"t_typical_us\": " << num(r.t_typical_us)
-        << ", \"t_avg_us\": " << num(r.t_avg_us) << ", \"t_max_us\": " << num(r.t_max_us)
-        << ", \"t_stdev_us\": " << num(r.t_stdev_us) << ", \"p99_us\": " << num(r.p99_us)
-        << ", \"p999_us\": " << num(r.p999_us);
-    o << "}";
+nlohmann::ordered_json Perftest::json() const {
+  using Json = nlohmann::ordered_json;
+  Json rows = Json::array();
+  for (const PerftestRow& r : rows_) {
+    Json row{{"bytes", r.bytes}, {"iterations", r.iterations}};
+    if (perftest_is_bw(cfg_.test)) {
+      row["bw_avg_MBps"] = r.bw_avg_MBps;
+      row["msg_rate_Mpps"] = r.msg_rate_Mpps;
+    } else {
+      row["t_min_us"] = r.t_min_us;
+      row["t_typical_us"] = r.t_typical_us;
+      row["t_avg_us"] = r.t_avg_us;
+      row["t_max_us"] = r.t_max_us;
+      row["t_stdev_us"] = r.t_stdev_us;
+      row["p99_us"] = r.p99_us;
+      row["p999_us"] = r.p999_us;
+    }
+    rows.push_back(std::move(row));
   }
-  o << "\n  ]}";
-  return o.str();
+  return Json{{"test", perftest_kind_name(cfg_.test)},
+              {"qp_type", cfg_.qp_type == PerftestQpType::ud ? "UD" : "RC"},
+              {"mtu", cfg_.mtu},
+              {"rows", std::move(rows)}};
 }
 
 }  // namespace ibvp::apps

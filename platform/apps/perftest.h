@@ -9,6 +9,8 @@
 #include <systemc>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "platform/driver/host_node.h"
 #include "platform/driver/verbs.h"
 #include "platform/scenario/scenario.h"
@@ -42,7 +44,7 @@ class Perftest {
   // perftest's table, as the tools print it.
   std::string table() const;
   // The summary.json section: {"test": ..., "rows": [...]}.
-  std::string json() const;
+  nlohmann::ordered_json json() const;
 
  private:
   struct Side {

@@ -124,7 +124,7 @@ RunResult run_scenario(const Scenario& scenario, const RunOptions& options) {
   result.in_flight = fabric.packets_in_flight();
   result.transmissions = rec.transmissions();
   result.events = sim::TimedQueue::served_total();
-  result.sim_seconds = static_cast<double>(sc_core::sc_time_stamp().value()) * 1e-12;
+  result.sim_seconds = static_cast<double>(sc_core::sc_time_stamp().value()) / 1e12;
   result.wall_seconds = wall();
   result.peak_rss_bytes = peak_rss_bytes();
   if (perftest) result.perftest_table = perftest->table();

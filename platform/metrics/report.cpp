@@ -8,34 +8,42 @@
 #include <sstream>
 #include <stdexcept>
 
+#include <nlohmann/json.hpp>
+
 #include "platform/builder/fabric.h"
 #include "platform/apps/perftest.h"
 #include "platform/builder/runner.h"
+#include "platform/metrics/csv.h"
+#include "platform/metrics/parquet_writer.h"
+#include "platform/metrics/table.h"
 
 namespace ibvp::metrics {
 
 namespace {
 
-std::string num(double v) {
-  if (!std::isfinite(v)) return "null";
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.9g", v);
-  return buf;
-}
-
-std::string quoted(const std::string& s) {
-  std::string out = "\"";
-  for (char c : s) {
-    if (c == '"' || c == '\\') out += '\\';
-    out += c;
-  }
-  return out + "\"";
-}
+using Json = nlohmann::ordered_json;  // members in the order written: stable files
 
 std::ofstream open_out(const std::string& path) {
-  std::ofstream f(path);
+  std::ofstream f(path, std::ios::binary);
   if (!f) throw std::runtime_error(path + ": cannot open for writing (check the --out directory)");
   return f;
+}
+
+// Names may hold any byte (they come from users and fabric dumps); invalid UTF-8 is
+// replaced rather than refused, so a results file is always readable.
+void write_json(const std::string& path, const Json& j) {
+  std::ofstream f = open_out(path);
+  f << j.dump(2, ' ', false, Json::error_handler_t::replace) << '\n';
+}
+
+// A table as NAME.csv and NAME.parquet, the same cells in both.
+void write_table(const std::string& dir, const std::string& name, const Table& t) {
+  {
+    std::ofstream csv = open_out(dir + "/" + name + ".csv");
+    write_csv(t, csv);
+  }
+  std::ofstream pq = open_out(dir + "/" + name + ".parquet");
+  write_parquet(t, pq, "ibvp version " IBVP_VERSION);
 }
 
 struct LatencyStats {
@@ -45,11 +53,11 @@ struct LatencyStats {
 LatencyStats stats_ns(const LatencyHistogram& h) {
   LatencyStats s;
   if (h.empty()) return s;
-  s.mean = h.mean() * 1e-3;
-  s.min = static_cast<double>(h.min()) * 1e-3;
-  s.p50 = h.quantile(0.5) * 1e-3;
-  s.p99 = h.quantile(0.99) * 1e-3;
-  s.max = static_cast<double>(h.max()) * 1e-3;
+  s.mean = h.mean() / 1e3;
+  s.min = static_cast<double>(h.min()) / 1e3;
+  s.p50 = h.quantile(0.5) / 1e3;
+  s.p99 = h.quantile(0.99) / 1e3;
+  s.max = static_cast<double>(h.max()) / 1e3;
   return s;
 }
 
@@ -61,13 +69,19 @@ void write_results(const Fabric& fabric, const RunResult& result, const std::str
   Fabric& f = const_cast<Fabric&>(fabric);
   const Recorder& rec = f.recorder();
   const double measured_s = static_cast<double>(sc.duration.value() - sc.warmup.value()) * 1e-12;
+  std::vector<std::string> node_names;
+  for (const auto& n : t.nodes) node_names.push_back(utf8_valid(n.name));
 
   // flows.csv and the flows section of summary.json.
-  std::ostringstream flows_json;
+  Json flows_json = Json::array();
   {
-    std::ofstream csv = open_out(dir + "/flows.csv");
-    csv << "flow,name,src,dst,injected,delivered,dropped,marked,throughput_Bps,throughput_fraction,"
-           "latency_mean_ns,latency_p50_ns,latency_p99_ns,latency_max_ns,network_latency_mean_ns\n";
+    struct FlowRow {
+      std::string name, src, dst;
+      const FlowTotals* ft;
+      double thr, fraction;
+      LatencyStats lat, net;
+    };
+    std::vector<FlowRow> rows;
     const auto& flows = fabric.flows();
     for (size_t i = 0; i < flows.size(); ++i) {
       const FlowTotals& ft = rec.flows()[i];
@@ -84,24 +98,47 @@ void write_results(const Fabric& fabric, const RunResult& result, const std::str
       const LatencyStats net = stats_ns(ft.network_latency_ps);
       const std::string dst = fc.pattern == DestinationPattern::fixed ? fc.dst
                               : fc.pattern == DestinationPattern::uniform ? "*uniform" : "*hotspot";
-      csv << i << "," << fc.name << "," << fc.src << "," << dst << "," << ft.injected << "," << ft.delivered << ","
-          << ft.dropped << "," << ft.marked << "," << num(thr) << "," << num(cap > 0 ? thr / cap : 0) << "," << num(lat.mean) << ","
-          << num(lat.p50) << "," << num(lat.p99) << "," << num(lat.max) << "," << num(net.mean) << "\n";
-      flows_json << (i ? ",\n" : "\n") << "    {\"name\": " << quoted(fc.name) << ", \"src\": " << quoted(fc.src)
-                 << ", \"dst\": " << quoted(dst) << ", \"injected\": " << ft.injected
-                 << ", \"delivered\": " << ft.delivered << ", \"dropped\": " << ft.dropped << ", \"marked\": " << ft.marked
-                 << ", \"throughput_Bps\": " << num(thr) << ", \"throughput_fraction\": " << num(cap > 0 ? thr / cap : 0)
-                 << ", \"latency_ns\": {\"mean\": " << num(lat.mean) << ", \"min\": " << num(lat.min)
-                 << ", \"p50\": " << num(lat.p50) << ", \"p99\": " << num(lat.p99) << ", \"max\": " << num(lat.max)
-                 << "}, \"network_latency_mean_ns\": " << num(net.mean) << "}";
+      rows.push_back({utf8_valid(fc.name), utf8_valid(fc.src), utf8_valid(dst), &ft, thr, cap > 0 ? thr / cap : 0,
+                      lat, net});
+      flows_json.push_back(Json{{"name", fc.name}, {"src", fc.src}, {"dst", dst}, {"injected", ft.injected},
+                                {"delivered", ft.delivered}, {"dropped", ft.dropped}, {"marked", ft.marked},
+                                {"throughput_Bps", thr}, {"throughput_fraction", cap > 0 ? thr / cap : 0},
+                                {"latency_ns", Json{{"mean", lat.mean}, {"min", lat.min}, {"p50", lat.p50},
+                                                    {"p99", lat.p99}, {"max", lat.max}}},
+                                {"network_latency_mean_ns", net.mean}});
     }
+    auto count = [&](uint64_t FlowTotals::*m) { return [&rows, m](size_t r) { return static_cast<int64_t>(rows[r].ft->*m); }; };
+    Table tab(rows.size());
+    tab.int64("flow", [](size_t r) { return static_cast<int64_t>(r); })
+        .text("name", [&](size_t r) -> std::string_view { return rows[r].name; })
+        .text("src", [&](size_t r) -> std::string_view { return rows[r].src; })
+        .text("dst", [&](size_t r) -> std::string_view { return rows[r].dst; })
+        .int64("injected", count(&FlowTotals::injected))
+        .int64("delivered", count(&FlowTotals::delivered))
+        .int64("dropped", count(&FlowTotals::dropped))
+        .int64("marked", count(&FlowTotals::marked))
+        .real("throughput_Bps", [&](size_t r) { return rows[r].thr; })
+        .real("throughput_fraction", [&](size_t r) { return rows[r].fraction; })
+        .real("latency_mean_ns", [&](size_t r) { return rows[r].lat.mean; })
+        .real("latency_p50_ns", [&](size_t r) { return rows[r].lat.p50; })
+        .real("latency_p99_ns", [&](size_t r) { return rows[r].lat.p99; })
+        .real("latency_max_ns", [&](size_t r) { return rows[r].lat.max; })
+        .real("network_latency_mean_ns", [&](size_t r) { return rows[r].net.mean; });
+    write_table(dir, "flows", tab);
   }
 
   // ports.csv: every cabled port of every node, per VL.
   {
-    std::ofstream csv = open_out(dir + "/ports.csv");
-    csv << "node,port,vl,packets_tx,bytes_tx,utilization,busy_fraction,credit_blocked_fraction,"
-           "buffer_hwm_bytes,packets_rx,vl15_dropped,fecn_marked\n";
+    struct PortRow {
+      uint32_t node;
+      uint16_t port;
+      std::string vl;
+      uint64_t packets_tx, bytes_tx;
+      double utilization, busy, blocked;
+      uint64_t hwm;
+      const link::PortCounters* c;
+    };
+    std::vector<PortRow> rows;
     const double run_s = result.sim_seconds;
     for (uint32_t n = 0; n < t.nodes.size(); ++n) {
       for (uint16_t p = 1; p <= t.nodes[n].num_ports; ++p) {
@@ -109,10 +146,8 @@ void write_results(const Fabric& fabric, const RunResult& result, const std::str
         const link::PortCounters& c = fabric.port_counters(n, p);
         const double rate = fabric.port_rate_bytes_per_s(n, p);
         auto row = [&](const std::string& vl, uint64_t pk, uint64_t by, double busy, double blocked, uint64_t hwm) {
-          csv << t.nodes[n].name << "," << p << "," << vl << "," << pk << "," << by << ","
-              << num(run_s > 0 ? static_cast<double>(by) / (rate * run_s) : 0) << "," << num(busy) << ","
-              << num(blocked) << "," << hwm << "," << c.packets_rx << "," << c.vl15_dropped << "," << c.fecn_marked
-              << "\n";
+          rows.push_back({n, p, vl, pk, by, run_s > 0 ? static_cast<double>(by) / (rate * run_s) : 0, busy, blocked,
+                          hwm, &c});
         };
         const double span_ps = run_s * 1e12;
         row("all", c.packets_tx, c.bytes_tx, span_ps > 0 ? static_cast<double>(c.busy_ps) / span_ps : 0,
@@ -126,61 +161,102 @@ void write_results(const Fabric& fabric, const RunResult& result, const std::str
         }
       }
     }
+    auto i64 = [](uint64_t v) { return static_cast<int64_t>(v); };
+    Table tab(rows.size());
+    tab.text("node", [&](size_t r) -> std::string_view { return node_names[rows[r].node]; })
+        .int64("port", [&](size_t r) { return int64_t{rows[r].port}; })
+        .text("vl", [&](size_t r) -> std::string_view { return rows[r].vl; })
+        .int64("packets_tx", [&](size_t r) { return i64(rows[r].packets_tx); })
+        .int64("bytes_tx", [&](size_t r) { return i64(rows[r].bytes_tx); })
+        .real("utilization", [&](size_t r) { return rows[r].utilization; })
+        .real("busy_fraction", [&](size_t r) { return rows[r].busy; })
+        .real("credit_blocked_fraction", [&](size_t r) { return rows[r].blocked; })
+        .int64("buffer_hwm_bytes", [&](size_t r) { return i64(rows[r].hwm); })
+        .int64("packets_rx", [&](size_t r) { return i64(rows[r].c->packets_rx); })
+        .int64("vl15_dropped", [&](size_t r) { return i64(rows[r].c->vl15_dropped); })
+        .int64("fecn_marked", [&](size_t r) { return i64(rows[r].c->fecn_marked); });
+    write_table(dir, "ports", tab);
   }
 
   // rates.csv: one row per (time, series).
   {
-    std::ofstream csv = open_out(dir + "/rates.csv");
-    csv << "time_s,series,rate_Bps,utilization\n";
     const uint64_t w = sc.outputs.rate_window.value(), step = sc.outputs.rate_step.value();
     const uint64_t end = static_cast<uint64_t>(result.sim_seconds * 1e12 + 0.5);
+    struct RateRow {
+      uint32_t series;
+      uint64_t time_ps;
+      double rate;
+    };
+    std::vector<RateRow> rows;
+    std::vector<std::string> names;
     for (const RateSeries& s : rec.series()) {
       const std::vector<double> r = Recorder::sample(s, w, step, end);
-      for (size_t k = 0; k < r.size(); ++k) {
-        const double time_s = static_cast<double>((k + 1) * step) * 1e-12;
-        csv << num(time_s) << "," << s.name << "," << num(r[k]) << ","
-            << (s.capacity_bytes_per_s > 0 ? num(r[k] / s.capacity_bytes_per_s) : std::string()) << "\n";
-      }
+      for (size_t k = 0; k < r.size(); ++k)
+        rows.push_back({static_cast<uint32_t>(names.size()), (k + 1) * step, r[k]});
+      names.push_back(utf8_valid(s.name));
     }
+    Table tab(rows.size());
+    // Exact picoseconds divided once, so a time reads as its short decimal (2e-05, not 2.0000000000000002e-05).
+    tab.real("time_s", [&](size_t r) { return static_cast<double>(rows[r].time_ps) / 1e12; })
+        .text("series", [&](size_t r) -> std::string_view { return names[rows[r].series]; })
+        .real("rate_Bps", [&](size_t r) { return rows[r].rate; })
+        .real("utilization", [&](size_t r) {
+          const double cap = rec.series()[rows[r].series].capacity_bytes_per_s;
+          return cap > 0 ? rows[r].rate / cap : NAN;
+        });
+    write_table(dir, "rates", tab);
   }
 
   // packets.csv
   if (sc.outputs.packets_csv) {
-    std::ofstream csv = open_out(dir + "/packets.csv");
-    csv << "id,flow,src,dst,slid,dlid,sl,vl,wire_bytes,payload_bytes,created_ns,injected_ns,done_ns,latency_ns,"
-           "hops,status,drop_node\n";
-    for (const PacketRecord& r : rec.packets()) {
-      const bool done = r.done_ps != 0;
-      const char* status = !done ? "in_flight" : r.drop ? ib::drop_reason_name(static_cast<ib::DropReason>(r.drop))
-                                                         : "delivered";
-      csv << r.id << "," << r.flow << "," << t.nodes[r.src_node].name << "," << t.nodes[r.dst_node].name << ","
-          << r.slid << "," << r.dlid << "," << int{r.sl} << "," << int{r.vl} << "," << r.wire_bytes << ","
-          << r.payload_bytes << "," << num(static_cast<double>(r.created_ps) * 1e-3) << ","
-          << num(static_cast<double>(r.injected_ps) * 1e-3) << ","
-          << (done ? num(static_cast<double>(r.done_ps) * 1e-3) : "") << ","
-          << (done && !r.drop ? num(static_cast<double>(r.done_ps - r.created_ps) * 1e-3) : "") << "," << r.hops
-          << "," << status << "," << (r.drop ? t.nodes[r.drop_node].name : "") << "\n";
-    }
+    const std::vector<PacketRecord>& p = rec.packets();
+    auto ns = [](uint64_t ps) { return static_cast<double>(ps) / 1e3; };
+    Table tab(p.size());
+    tab.int64("id", [&](size_t r) { return static_cast<int64_t>(p[r].id); })
+        .int64("flow", [&](size_t r) { return int64_t{p[r].flow}; })
+        .text("src", [&](size_t r) -> std::string_view { return node_names[p[r].src_node]; })
+        .text("dst", [&](size_t r) -> std::string_view { return node_names[p[r].dst_node]; })
+        .int64("slid", [&](size_t r) { return int64_t{p[r].slid}; })
+        .int64("dlid", [&](size_t r) { return int64_t{p[r].dlid}; })
+        .int64("sl", [&](size_t r) { return int64_t{p[r].sl}; })
+        .int64("vl", [&](size_t r) { return int64_t{p[r].vl}; })
+        .int64("wire_bytes", [&](size_t r) { return int64_t{p[r].wire_bytes}; })
+        .int64("payload_bytes", [&](size_t r) { return int64_t{p[r].payload_bytes}; })
+        .real("created_ns", [&](size_t r) { return ns(p[r].created_ps); })
+        .real("injected_ns", [&](size_t r) { return ns(p[r].injected_ps); })
+        .real("done_ns", [&](size_t r) { return p[r].done_ps != 0 ? ns(p[r].done_ps) : NAN; })
+        .real("latency_ns", [&](size_t r) {
+          return p[r].done_ps != 0 && !p[r].drop ? ns(p[r].done_ps - p[r].created_ps) : NAN;
+        })
+        .int64("hops", [&](size_t r) { return int64_t{p[r].hops}; })
+        .text("status", [&](size_t r) -> std::string_view {
+          if (p[r].done_ps == 0) return "in_flight";
+          return p[r].drop ? ib::drop_reason_name(static_cast<ib::DropReason>(p[r].drop)) : "delivered";
+        })
+        .text("drop_node", [&](size_t r) -> std::string_view {
+          return p[r].drop ? std::string_view(node_names[p[r].drop_node]) : std::string_view();
+        });
+    write_table(dir, "packets", tab);
   }
 
   // summary.json
   {
-    std::ofstream js = open_out(dir + "/summary.json");
-    js << "{\n  \"scenario\": " << quoted(sc.name) << ",\n  \"seed\": " << sc.seed
-       << ",\n  \"routing\": " << quoted(fabric.routing().engine) << ",\n  \"sim_seconds\": " << num(result.sim_seconds)
-       << ",\n  \"warmup_seconds\": " << num(static_cast<double>(sc.warmup.value()) * 1e-12)
-       << ",\n  \"packets\": {\"injected\": " << result.injected << ", \"delivered\": " << result.delivered
-       << ", \"dropped\": " << result.dropped << ", \"in_flight\": " << result.in_flight << "},\n  \"drops\": {";
-    bool first = true;
-    for (const auto& [why, n] : rec.drops_by_reason()) {
-      js << (first ? "" : ", ") << quoted(ib::drop_reason_name(static_cast<ib::DropReason>(why))) << ": " << n;
-      first = false;
-    }
-    js << "},\n  \"packet_hops\": " << result.transmissions << ",\n  \"deadlock\": "
-       << (result.deadlock ? quoted(result.deadlock_report) : "null") << ",\n  \"flows\": [" << flows_json.str()
-       << "\n  ]";
-    if (const apps::Perftest* p = fabric.perftest()) js << ",\n  \"perftest\": " << p->json();
-    js << "\n}\n";
+    Json js;
+    js["scenario"] = sc.name;
+    js["seed"] = sc.seed;
+    js["routing"] = fabric.routing().engine;
+    js["sim_seconds"] = result.sim_seconds;
+    js["warmup_seconds"] = static_cast<double>(sc.warmup.value()) / 1e12;
+    js["packets"] = Json{{"injected", result.injected}, {"delivered", result.delivered}, {"dropped", result.dropped},
+                         {"in_flight", result.in_flight}};
+    Json drops = Json::object();
+    for (const auto& [why, n] : rec.drops_by_reason()) drops[ib::drop_reason_name(static_cast<ib::DropReason>(why))] = n;
+    js["drops"] = drops;
+    js["packet_hops"] = result.transmissions;
+    js["deadlock"] = result.deadlock ? Json(result.deadlock_report) : Json(nullptr);
+    js["flows"] = flows_json;
+    if (const apps::Perftest* p = fabric.perftest()) js["perftest"] = p->json();
+    write_json(dir + "/summary.json", js);
   }
 
   // The message timeline (outputs.timeline), Chrome trace JSON.
@@ -192,14 +268,12 @@ void write_results(const Fabric& fabric, const RunResult& result, const std::str
   }
 
   // run.json: the only file that changes between identical runs.
-  {
-    std::ofstream js = open_out(dir + "/run.json");
-    js << "{\"wall_seconds\": " << num(result.wall_seconds) << ", \"events\": " << result.events
-       << ", \"events_per_s\": " << num(result.wall_seconds > 0 ? static_cast<double>(result.events) / result.wall_seconds : 0)
-       << ", \"packet_hops_per_s\": "
-       << num(result.wall_seconds > 0 ? static_cast<double>(result.transmissions) / result.wall_seconds : 0)
-       << ", \"peak_rss_bytes\": " << result.peak_rss_bytes << "}\n";
-  }
+  write_json(dir + "/run.json",
+             Json{{"wall_seconds", result.wall_seconds},
+                  {"events", result.events},
+                  {"events_per_s", result.wall_seconds > 0 ? static_cast<double>(result.events) / result.wall_seconds : 0},
+                  {"packet_hops_per_s",
+                   result.wall_seconds > 0 ? static_cast<double>(result.transmissions) / result.wall_seconds : 0}});
 }
 
 }  // namespace ibvp::metrics

@@ -4,6 +4,8 @@
 #include <cstdio>
 #include <cstring>
 
+#include <nlohmann/json.hpp>
+
 namespace ibvp::metrics {
 
 namespace {
@@ -25,22 +27,10 @@ bool acknowledges(uint8_t op) { return op == 0x11 || op == 0x0F || op == 0x10; }
 // a <= b in 24-bit PSN space (IBA 9.7.1: half the space is ahead).
 bool psn_le(uint32_t a, uint32_t b) { return ((b - a) & 0xFFFFFF) < 0x800000; }
 
-// Microseconds with all six decimals: ps exactly.
-std::string us(uint64_t ps) {
-  char buf[40];
-  std::snprintf(buf, sizeof buf, "%llu.%06llu", static_cast<unsigned long long>(ps / 1000000),
-                static_cast<unsigned long long>(ps % 1000000));
-  return buf;
-}
-
-std::string escaped(const std::string& s) {
-  std::string o;
-  for (char c : s) {
-    if (c == '"' || c == '\\') o += '\\';
-    o += c;
-  }
-  return o;
-}
+// Chrome's trace format counts in microseconds. One division of the exact picoseconds gives
+// the double nearest the exact value, and JSON numbers are written so they read back as that
+// double: a reader recovers the picoseconds with a rounding of ts * 1e6.
+double us(uint64_t ps) { return static_cast<double>(ps) / 1e6; }
 
 }  // namespace
 
@@ -153,10 +143,14 @@ void Timeline::on_poll_return(uint32_t node, uint32_t qpn, bool send, uint32_t w
 }
 
 void Timeline::write(std::ostream& out) const {
+  using Json = nlohmann::ordered_json;
+  // One event per line, each written by the JSON library as it comes: a long run has
+  // millions of events, and one document holding them all would cost far more memory than
+  // the timeline itself.
   out << "{\"displayTimeUnit\": \"ns\", \"traceEvents\": [\n";
   bool first = true;
-  auto line = [&](const std::string& s) {
-    out << (first ? "" : ",\n") << s;
+  auto line = [&](const Json& e) {
+    out << (first ? "" : ",\n") << e.dump(-1, ' ', false, Json::error_handler_t::replace);
     first = false;
   };
   std::vector<uint32_t> pids;
@@ -165,28 +159,28 @@ void Timeline::write(std::ostream& out) const {
   std::sort(pids.begin(), pids.end());
   pids.erase(std::unique(pids.begin(), pids.end()), pids.end());
   for (uint32_t pid : pids)
-    line("{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":" + std::to_string(pid) + ",\"args\":{\"name\":\"" +
-         escaped(pid < names_.size() ? names_[pid] : std::to_string(pid)) + "\"}}");
+    line(Json{{"name", "process_name"},
+              {"ph", "M"},
+              {"pid", pid},
+              {"args", Json{{"name", pid < names_.size() ? names_[pid] : std::to_string(pid)}}}});
   for (const auto& [key, m] : messages_) {
     const auto [node, qpn, index] = key;
-    const std::string ids = ",\"pid\":" + std::to_string(node) + ",\"tid\":" + std::to_string(qpn);
-    const std::string args = ",\"args\":{\"wqe\":" + std::to_string(index) + ",\"wr_id\":" + std::to_string(m.wr_id) + "}";
+    const Json args{{"wqe", index}, {"wr_id", m.wr_id}};
     uint64_t prev = kUnset;
     for (uint8_t s = 0; s < kStages; ++s) {
       const uint64_t t = m.t[s];
       if (t == kUnset) continue;
       const char* name = stage_name(static_cast<Stage>(s));
-      line(std::string("{\"name\":\"") + name + "\",\"ph\":\"i\",\"s\":\"t\",\"ts\":" + us(t) + ids + args + "}");
+      line(Json{{"name", name}, {"ph", "i"}, {"s", "t"}, {"ts", us(t)}, {"pid", node}, {"tid", qpn}, {"args", args}});
       if (prev != kUnset && t >= prev)
-        line(std::string("{\"name\":\"") + name + "\",\"cat\":\"message\",\"ph\":\"X\",\"ts\":" + us(prev) +
-             ",\"dur\":" + us(t - prev) + ids + args + "}");
+        line(Json{{"name", name}, {"cat", "message"}, {"ph", "X"}, {"ts", us(prev)}, {"dur", us(t - prev)},
+                  {"pid", node}, {"tid", qpn}, {"args", args}});
       prev = t;
     }
   }
   for (const Instant& i : instants_)
-    line(std::string("{\"name\":\"") + i.name + "\",\"ph\":\"i\",\"s\":\"t\",\"ts\":" + us(i.t_ps) +
-         ",\"pid\":" + std::to_string(i.node) + ",\"tid\":" + std::to_string(i.qpn) + ",\"args\":{\"wr_id\":" +
-         std::to_string(i.wr_id) + "}}");
+    line(Json{{"name", i.name}, {"ph", "i"}, {"s", "t"}, {"ts", us(i.t_ps)}, {"pid", i.node}, {"tid", i.qpn},
+              {"args", Json{{"wr_id", i.wr_id}}}});
   out << "\n]}\n";
 }
 

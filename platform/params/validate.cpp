@@ -7,6 +7,8 @@
 #include <set>
 #include <sstream>
 
+#include <nlohmann/json.hpp>
+
 namespace ibvp::params {
 
 using sim::ParamDecl;
@@ -366,91 +368,8 @@ void apply(const ParamGroup& group, const Document& doc, const Path& path, void*
 
 namespace {
 
-// A JSON value that keeps its members in insertion order (the schema reads like the docs).
-struct Json {
-  enum class Type { raw, string, array, object } type = Type::raw;
-  std::string text;  // raw literal or string content
-  std::vector<std::pair<std::string, Json>> members;
-  std::vector<Json> items;
-
-  static Json raw(std::string t) { return Json{Type::raw, std::move(t), {}, {}}; }
-  static Json str(std::string t) { return Json{Type::string, std::move(t), {}, {}}; }
-  static Json arr() { return Json{Type::array, "", {}, {}}; }
-  static Json obj() { return Json{Type::object, "", {}, {}}; }
-  Json& add(const std::string& key, Json v) {
-    members.emplace_back(key, std::move(v));
-    return members.back().second;
-  }
-};
-
-std::string json_escape(const std::string& s) {
-  std::string out;
-  for (unsigned char c : s) {
-    switch (c) {
-      case '"': out += "\\\""; break;
-      case '\\': out += "\\\\"; break;
-      case '\n': out += "\\n"; break;
-      case '\t': out += "\\t"; break;
-      default:
-        if (c < 0x20) {
-          char buf[8];
-          std::snprintf(buf, sizeof buf, "\\u%04x", c);
-          out += buf;
-        } else {
-          out += static_cast<char>(c);
-        }
-    }
-  }
-  return out;
-}
-
-bool is_flat(const Json& j) {
-  for (const Json& i : j.items)
-    if (i.type == Json::Type::array || i.type == Json::Type::object) return false;
-  return true;
-}
-
-void write_json(std::ostream& os, const Json& j, int indent) {
-  const std::string pad(static_cast<size_t>(indent) * 2, ' ');
-  const std::string inner(static_cast<size_t>(indent + 1) * 2, ' ');
-  switch (j.type) {
-    case Json::Type::raw: os << j.text; return;
-    case Json::Type::string: os << '"' << json_escape(j.text) << '"'; return;
-    case Json::Type::array:
-      if (j.items.empty()) {
-        os << "[]";
-      } else if (is_flat(j)) {  // enums and short value lists stay on one line
-        os << '[';
-        for (size_t i = 0; i < j.items.size(); ++i) {
-          if (i) os << ", ";
-          write_json(os, j.items[i], indent);
-        }
-        os << ']';
-      } else {
-        os << "[\n";
-        for (size_t i = 0; i < j.items.size(); ++i) {
-          os << inner;
-          write_json(os, j.items[i], indent + 1);
-          os << (i + 1 < j.items.size() ? ",\n" : "\n");
-        }
-        os << pad << ']';
-      }
-      return;
-    case Json::Type::object:
-      if (j.members.empty()) {
-        os << "{}";
-        return;
-      }
-      os << "{\n";
-      for (size_t i = 0; i < j.members.size(); ++i) {
-        os << inner << '"' << json_escape(j.members[i].first) << "\": ";
-        write_json(os, j.members[i].second, indent + 1);
-        os << (i + 1 < j.members.size() ? ",\n" : "\n");
-      }
-      os << pad << '}';
-      return;
-  }
-}
+// Members keep their insertion order: the schema reads like the docs.
+using Json = nlohmann::ordered_json;
 
 std::string description(const ParamDecl& d) {
   std::string s = d.doc;
@@ -467,44 +386,44 @@ Json group_schema(const ParamGroup& g, const std::string& description);
 
 // The schema of one value of kind `kind` as `d` constrains it (no description).
 Json scalar_schema(const ParamDecl& d, ParamKind kind) {
-  Json j = Json::obj();
+  Json j = Json::object();
   switch (kind) {
     case ParamKind::integer:
-      j.add("type", Json::str("integer"));
-      if (d.int_min != std::numeric_limits<int64_t>::min()) j.add("minimum", Json::raw(std::to_string(d.int_min)));
-      if (d.int_max != std::numeric_limits<int64_t>::max()) j.add("maximum", Json::raw(std::to_string(d.int_max)));
-      if (d.multiple > 1) j.add("multipleOf", Json::raw(std::to_string(d.multiple)));
+      j["type"] = Json("integer");
+      if (d.int_min != std::numeric_limits<int64_t>::min()) j["minimum"] = Json(d.int_min);
+      if (d.int_max != std::numeric_limits<int64_t>::max()) j["maximum"] = Json(d.int_max);
+      if (d.multiple > 1) j["multipleOf"] = Json(d.multiple);
       break;
     case ParamKind::real:
-      j.add("type", Json::str("number"));
-      if (std::isfinite(d.min)) j.add(d.min_open ? "exclusiveMinimum" : "minimum", Json::raw(sim::format_real(d.min)));
-      if (std::isfinite(d.max)) j.add("maximum", Json::raw(sim::format_real(d.max)));
+      j["type"] = Json("number");
+      if (std::isfinite(d.min)) j[d.min_open ? "exclusiveMinimum" : "minimum"] = Json(d.min);
+      if (std::isfinite(d.max)) j["maximum"] = Json(d.max);
       break;
-    case ParamKind::boolean: j.add("type", Json::str("boolean")); break;
+    case ParamKind::boolean: j["type"] = Json("boolean"); break;
     case ParamKind::time: {
       // YAML reads a bare 0 as an integer; every other time is a string with a unit.
-      Json any = Json::arr();
-      Json s = Json::obj();
-      s.add("type", Json::str("string"));
-      s.add("pattern", Json::str(kTimePattern));
-      any.items.push_back(s);
-      Json zero = Json::obj();
-      zero.add("const", Json::raw("0"));
-      any.items.push_back(zero);
-      j.add("anyOf", any);
+      Json any = Json::array();
+      Json s = Json::object();
+      s["type"] = Json("string");
+      s["pattern"] = Json(kTimePattern);
+      any.push_back(s);
+      Json zero = Json::object();
+      zero["const"] = Json(0);
+      any.push_back(zero);
+      j["anyOf"] = any;
       break;
     }
     case ParamKind::choice: {
-      j.add("type", Json::str("string"));
-      Json e = Json::arr();
-      for (const std::string& c : d.choices) e.items.push_back(Json::str(c));
-      j.add("enum", e);
+      j["type"] = Json("string");
+      Json e = Json::array();
+      for (const std::string& c : d.choices) e.push_back(Json(c));
+      j["enum"] = e;
       break;
     }
-    case ParamKind::string: j.add("type", Json::str("string")); break;
+    case ParamKind::string: j["type"] = Json("string"); break;
     case ParamKind::object:
       if (d.raw) {
-        j.add("type", Json::str("object"));
+        j["type"] = Json("object");
         break;
       }
       // List items (the only way here): the group's own description says what an item is.
@@ -521,25 +440,25 @@ bool json_default(const ParamDecl& d, Json& out) {
     case ParamKind::integer: {
       int64_t v;
       if (!sim::parse_integer(d.default_text, v)) return false;
-      out = Json::raw(std::to_string(v));
+      out = Json(v);
       return true;
     }
     case ParamKind::real: {
       double v;
       if (!sim::parse_real(d.default_text, v)) return false;
-      out = Json::raw(sim::format_real(v));
+      out = Json(v);
       return true;
     }
-    case ParamKind::boolean: out = Json::raw(d.default_text); return true;
+    case ParamKind::boolean: out = Json(d.default_text == "true"); return true;
     case ParamKind::time: {
       sc_core::sc_time t;
       std::string problem;
       if (!sim::parse_time(d.default_text, t, problem)) return false;
-      out = Json::str(d.default_text);
+      out = Json(d.default_text);
       return true;
     }
     case ParamKind::choice:
-    case ParamKind::string: out = Json::str(d.default_text); return true;
+    case ParamKind::string: out = Json(d.default_text); return true;
     default: return false;
   }
 }
@@ -549,54 +468,53 @@ Json decl_schema(const ParamDecl& d) {
   if (d.kind == ParamKind::object && !d.raw) return group_schema(*d.group, description(d) + " " + d.group->doc);
   Json j;
   if (d.kind == ParamKind::list) {
-    j = Json::obj();
-    j.add("type", Json::str("array"));
+    j = Json::object();
+    j["type"] = Json("array");
     if (d.raw) {
-      Json any = Json::obj();
-      any.add("type", Json::str("object"));
-      j.add("items", any);
+      Json any = Json::object();
+      any["type"] = Json("object");
+      j["items"] = any;
     } else {
-      j.add("items", scalar_schema(d, d.element));
+      j["items"] = scalar_schema(d, d.element);
     }
-    if (d.min_items > 0) j.add("minItems", Json::raw(std::to_string(d.min_items)));
-    if (d.max_items != std::numeric_limits<size_t>::max()) j.add("maxItems", Json::raw(std::to_string(d.max_items)));
+    if (d.min_items > 0) j["minItems"] = Json(d.min_items);
+    if (d.max_items != std::numeric_limits<size_t>::max()) j["maxItems"] = Json(d.max_items);
   } else {
     j = scalar_schema(d, d.kind);
   }
   // Description first: editors show it above the constraints.
-  j.members.insert(j.members.begin(), {"description", Json::str(description(d))});
+  Json described{{"description", description(d)}};
+  described.update(j);
+  j = std::move(described);
   Json def;
-  if (json_default(d, def)) j.add("default", def);
+  if (json_default(d, def)) j["default"] = def;
   return j;
 }
 
 Json group_schema(const ParamGroup& g, const std::string& description) {
-  Json j = Json::obj();
-  j.add("type", Json::str("object"));
-  j.add("description", Json::str(description));
-  Json props = Json::obj();
-  Json required = Json::arr();
+  Json j = Json::object();
+  j["type"] = Json("object");
+  j["description"] = Json(description);
+  Json props = Json::object();
+  Json required = Json::array();
   for (const ParamDecl& d : g.params) {
-    props.add(d.name, decl_schema(d));
-    if (d.required) required.items.push_back(Json::str(d.name));
+    props[d.name] = decl_schema(d);
+    if (d.required) required.push_back(Json(d.name));
   }
-  j.add("properties", props);
-  if (!required.items.empty()) j.add("required", required);
-  j.add("additionalProperties", Json::raw("false"));
+  j["properties"] = props;
+  if (!required.empty()) j["required"] = required;
+  j["additionalProperties"] = Json(false);
   return j;
 }
 
 }  // namespace
 
 std::string json_schema(const ParamGroup& root, const std::string& title) {
-  Json j = Json::obj();
-  j.add("$schema", Json::str("https://json-schema.org/draft/2020-12/schema"));
-  j.add("title", Json::str(title));
-  for (auto& m : group_schema(root, root.doc).members) j.members.push_back(m);
-  std::ostringstream os;
-  write_json(os, j, 0);
-  os << '\n';
-  return os.str();
+  Json j = Json::object();
+  j["$schema"] = Json("https://json-schema.org/draft/2020-12/schema");
+  j["title"] = Json(title);
+  j.update(group_schema(root, root.doc));
+  return j.dump(2, ' ', false, Json::error_handler_t::replace) + "\n";
 }
 
 // ---------------------------------------------------------------------------------------

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <array>
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -13,6 +14,9 @@
 #include <systemc>
 #include <tuple>
 #include <unistd.h>
+
+#include <nlohmann/json.hpp>
+
 
 #include "common/hca_latency.h"
 #include "common/testing.h"
@@ -46,39 +50,25 @@ std::string fresh_dir(const std::string& name) {
   return d.string();
 }
 
-// "12.345678" microseconds -> ps, exactly.
-uint64_t ps_of(const std::string& us) {
-  const size_t dot = us.find('.');
-  uint64_t frac = std::stoull(us.substr(dot + 1));
-  for (size_t k = us.size() - dot - 1; k < 6; ++k) frac *= 10;
-  return std::stoull(us.substr(0, dot)) * 1'000'000 + frac;
-}
-
 using Key = std::tuple<int, int, int>;  // pid (host), tid (QPN), WQE index
 
-// The instants of each message, read from the trace (one event per line, as written).
+// The instants of each message, read from the trace with a JSON parser (one event per
+// line, as written).
 std::map<Key, std::map<std::string, uint64_t>> read_stages(const std::string& path, size_t& slices) {
   std::ifstream f(path);
   EXPECT_TRUE(f.good()) << path;
   std::string text((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
-  EXPECT_EQ(text.rfind("{\"displayTimeUnit\": \"ns\", \"traceEvents\": [", 0), 0u);
-  EXPECT_NE(text.find("\n]}"), std::string::npos);
+  EXPECT_EQ(text.rfind("{\"displayTimeUnit\": \"ns\", \"traceEvents\": [\n", 0), 0u);
+  const nlohmann::json trace = nlohmann::json::parse(text);  // throws (fails the test) if invalid
   std::map<Key, std::map<std::string, uint64_t>> out;
   slices = 0;
-  std::istringstream lines(text);
-  for (std::string line; std::getline(lines, line);) {
-    if (line.find("\"ph\":\"X\"") != std::string::npos) ++slices;
-    // An instant: {"name":"<stage>","ph":"i","s":"t","ts":<us>,"pid":<host>,"tid":<qpn>,"args":{"wqe":<n>,...
-    const size_t at = line.find("{\"name\":\"");
-    if (at == std::string::npos) continue;
-    char name[32] = {0}, ts[64] = {0};
-    int pid = 0, tid = 0, wqe = 0;
-    if (std::sscanf(line.c_str() + at,
-                    "{\"name\":\"%31[a-z_]\",\"ph\":\"i\",\"s\":\"t\",\"ts\":%63[0-9.],\"pid\":%d,\"tid\":%d,"
-                    "\"args\":{\"wqe\":%d,",
-                    name, ts, &pid, &tid, &wqe) != 5)
-      continue;
-    out[Key{pid, tid, wqe}][name] = ps_of(ts);
+  for (const nlohmann::json& e : trace.at("traceEvents")) {
+    if (e.at("ph") == "X") ++slices;
+    if (e.at("ph") != "i" || !e.at("args").contains("wqe")) continue;
+    // ts is in microseconds, written so that it reads back as ps / 1e6: round to the ps.
+    const uint64_t ps = static_cast<uint64_t>(std::llround(e.at("ts").get<double>() * 1e6));
+    out[Key{e.at("pid").get<int>(), e.at("tid").get<int>(), e.at("args").at("wqe").get<int>()}]
+       [e.at("name").get<std::string>()] = ps;
   }
   return out;
 }
@@ -138,6 +128,7 @@ TEST(Timeline, WithoutTheKeyNoTimelineIsWritten) {
   std::set<std::string> files;
   for (const auto& e : std::filesystem::recursive_directory_iterator(dir))
     files.insert(std::filesystem::relative(e.path(), dir).string());
-  EXPECT_EQ(files, (std::set<std::string>{"flows.csv", "ports.csv", "rates.csv", "run.json", "summary.json"}));
+  EXPECT_EQ(files, (std::set<std::string>{"flows.csv", "flows.parquet", "ports.csv", "ports.parquet", "rates.csv",
+                                          "rates.parquet", "run.json", "summary.json"}));
   std::filesystem::remove_all(dir);
 }

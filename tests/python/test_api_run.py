@@ -36,7 +36,7 @@ def test_run_in_child_returns_results_tables(minimal_yaml: Path, tmp_path: Path)
         res.rate_series("nope")
     with pytest.raises(FileNotFoundError, match="packets_csv"):
         res.packets  # the scenario turns packets.csv off
-    # Parquet copies next to the CSVs, read by a later load.
+    # The run wrote each table as Parquet beside its CSV; a later load reads them.
     for name in ("flows", "ports", "rates"):
         assert (res.out_dir / f"{name}.parquet").exists()
     again = ibvp.Results.load(res.out_dir)

@@ -100,3 +100,37 @@ def test_sweep_on_a_dask_cluster(minimal_yaml: Path, tmp_path: Path) -> None:
                         tmp_path, dask=cluster.scheduler_address)
     assert len(df) == 4 and (df["status"] == "ok").all()
     assert len(_rows(tmp_path / "sweep.csv")) == 4
+
+
+def test_sweep_gathers_every_points_tables_into_one_parquet_dataset(minimal_yaml: Path, tmp_path: Path) -> None:
+    import pandas as pd
+
+    vary = {"flows[0].load": [0.2, 0.6], "switch.crossbar": ["fifo"], "switch.bypass_limit": [2, 999]}
+    df = ibvp.sweep(_short(minimal_yaml), vary, tmp_path, jobs=2)
+    ok = df[df["status"] == "ok"]
+    assert len(ok) == 2  # bypass_limit 999 is refused: those points have no tables
+    for table in ("flows", "ports", "rates"):
+        data = pd.read_parquet(tmp_path / "dataset" / f"{table}.parquet")
+        assert list(data.columns[:5]) == [*vary, "point", "status"]
+        assert data["flows[0].load"].dtype == float and data["switch.bypass_limit"].dtype == "int64"
+        assert set(data["point"]) == set(ok["point"]) and (data["status"] == "ok").all()
+        for point, part in data.groupby("point", sort=False):
+            own = pd.read_parquet(tmp_path / point / f"{table}.parquet")
+            pd.testing.assert_frame_equal(part.iloc[:, 5:].reset_index(drop=True), own)
+            params = df[df["point"] == point].iloc[0]
+            assert (part["flows[0].load"] == params["flows[0].load"]).all()
+    # The minimal scenario keeps no packets: no packets table in the dataset either.
+    assert not (tmp_path / "dataset" / "packets.parquet").exists()
+
+
+def test_sweep_csv_keeps_hostile_varied_values_in_their_column(minimal_yaml: Path, tmp_path: Path) -> None:
+    import pandas as pd
+
+    names = ["a\rb", 'c,"d"', "e\nf\tg"]
+    df = ibvp.sweep(_short(minimal_yaml), {"flows[0].name": names}, tmp_path, jobs=2)
+    assert (df["status"] == "ok").all()
+    rows = _rows(tmp_path / "sweep.csv")
+    assert [r["flows[0].name"] for r in rows] == names
+    assert all(r["status"] == "ok" and int(r["delivered"]) > 0 for r in rows)
+    flows = pd.read_parquet(tmp_path / "dataset" / "flows.parquet")
+    assert list(flows[flows["flow"] == 0]["name"]) == names

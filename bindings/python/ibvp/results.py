@@ -1,10 +1,10 @@
 """The files of one run, as Python objects.
 
-`ibvp-sim` and `ibvp.run` write summary.json, run.json and the tables flows.csv, ports.csv,
-packets.csv (unless outputs.packets_csv is false) and rates.csv (columns:
-platform/metrics/report.cpp). `Results` reads each table when first asked for it and keeps
-a Parquet copy next to the CSV, which later loads read instead (typed, and much faster for
-packets.csv). A Parquet copy older than its CSV (the directory was run again) is ignored.
+`ibvp-sim` and `ibvp.run` write summary.json, run.json and the tables flows, ports, packets
+(unless outputs.packets_csv is false) and rates, each as NAME.csv and NAME.parquet with the
+same cells (columns: platform/metrics/report.cpp). `Results` reads each table from its
+Parquet file when first asked for it (typed, exact, and much faster than CSV for packets);
+a directory written before ibvp-sim wrote Parquet is read from its CSVs.
 
 pandas is imported here, never by the package's import or the worker, so a child process
 starts without it.
@@ -30,6 +30,26 @@ _TEXT_COLUMNS = {
     "packets": ["src", "dst", "status", "drop_node"],
     "rates": ["series"],
 }
+
+
+def read_table(out_dir: str | os.PathLike, name: str) -> "pd.DataFrame":
+    """Table `name` of the run in `out_dir`: NAME.parquet, or NAME.csv in a directory written
+    before the simulator wrote Parquet."""
+    import pandas as pd
+
+    if name not in TABLES:
+        raise ValueError(f"unknown table {name!r}; tables: {', '.join(TABLES)}")
+    out_dir = Path(out_dir)
+    pq_path = out_dir / f"{name}.parquet"
+    if pq_path.exists():
+        return pd.read_parquet(pq_path)
+    csv_path = out_dir / f"{name}.csv"
+    if csv_path.exists():
+        return pd.read_csv(csv_path, dtype={c: "string" for c in _TEXT_COLUMNS[name]}, keep_default_na=False,
+                           na_values=["", "null", "nan"])
+    hint = (" (the scenario sets outputs.packets_csv: false; set it to true to keep every packet)"
+            if name == "packets" else "")
+    raise FileNotFoundError(f"{pq_path}: the run wrote no {name} table{hint}")
 
 
 class Results:
@@ -99,46 +119,8 @@ class Results:
         return self.table("rates")
 
     def table(self, name: str) -> "pd.DataFrame":
-        """A table by name, from its Parquet copy when that is current, else from the CSV
-        (and then written as Parquet)."""
-        import pandas as pd
-
-        if name not in TABLES:
-            raise ValueError(f"unknown table {name!r}; tables: {', '.join(TABLES)}")
-        csv_path = self.out_dir / f"{name}.csv"
-        pq_path = self.out_dir / f"{name}.parquet"
-        if not csv_path.exists():
-            if pq_path.exists():
-                return pd.read_parquet(pq_path)
-            hint = (" (the scenario sets outputs.packets_csv: false; set it to true to keep every packet)"
-                    if name == "packets" else "")
-            raise FileNotFoundError(f"{csv_path}: the run wrote no {name} table{hint}")
-        if pq_path.exists() and pq_path.stat().st_mtime_ns >= csv_path.stat().st_mtime_ns:
-            return pd.read_parquet(pq_path)
-        df = pd.read_csv(csv_path, dtype={c: "string" for c in _TEXT_COLUMNS[name]}, keep_default_na=False,
-                         na_values=["", "null", "nan"])
-        self._write_parquet(df, pq_path)
-        return df
-
-    @staticmethod
-    def _write_parquet(df: "pd.DataFrame", path: Path) -> None:
-        # Written beside and renamed, so a reader never sees half a file (sweeps read in parallel).
-        tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-        try:
-            df.to_parquet(tmp, index=False, engine="pyarrow")
-            os.replace(tmp, path)
-        except OSError:
-            # A read-only results directory still loads; it just keeps no copy.
-            tmp.unlink(missing_ok=True)
-
-    def write_parquet(self) -> list[Path]:
-        """Loads every table the run wrote, which writes its Parquet copy; returns their paths."""
-        written = []
-        for name in TABLES:
-            if (self.out_dir / f"{name}.csv").exists():
-                getattr(self, name)
-                written.append(self.out_dir / f"{name}.parquet")
-        return written
+        """A table by name (flows, ports, packets, rates), from the Parquet file the run wrote."""
+        return read_table(self.out_dir, name)
 
     def rate_series(self, name: str) -> "pd.Series":
         """One series of rates.csv (a flow name or a port as node/port): rate in bytes/s

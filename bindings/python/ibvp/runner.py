@@ -94,8 +94,10 @@ def write_trace(workload: Iterable[tuple], path: str | os.PathLike) -> int:
                 row = (repr(float(t)), str(src), str(dst), int(payload), int(sl))
             except (TypeError, ValueError) as e:
                 raise ValueError(f"workload item {n}: {item!r} is not (time_s, src, dst, payload_bytes, sl): {e}") from None
-            if not math.isfinite(float(t)) or "," in row[1] + row[2]:
-                raise ValueError(f"workload item {n}: {item!r}: the time must be finite and names free of commas")
+            # The simulator's trace reader splits lines at commas and does not unquote.
+            if not math.isfinite(float(t)) or any(c in row[1] + row[2] for c in ',"\r\n'):
+                raise ValueError(f"workload item {n}: {item!r}: the time must be finite and names free of commas, "
+                                 "double quotes and line breaks")
             w.writerow(row)
             n += 1
     return n

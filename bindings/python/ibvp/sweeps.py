@@ -13,7 +13,10 @@ sweep's results sit there. A point that finished leaves `done.json` there
 unless the scenario changed. A point that fails (bad value, deadlock, crash, timeout) gets
 its status and error in the table and `failed.json`; the other points run on, and a rerun
 tries it again. `<out>/sweep.csv` has one row per point: the varied keys, status, error and
-summary metrics; it is rewritten as points finish.
+summary metrics; it is rewritten as points finish. When all points have ended,
+`<out>/dataset/<table>.parquet` gathers each table (flows, ports, packets, rates) of every
+point that has it into one Parquet file, with the varied keys, `point` and `status` as its
+first columns: `pd.read_parquet("<out>/dataset/flows.parquet")`.
 
 Points run on a local pool of threads, each waiting on its child process (the work is in
 the children, so threads are enough), or on a Dask cluster when given its address. The
@@ -23,7 +26,6 @@ scenario's files), e.g. on a shared file system.
 from __future__ import annotations
 
 import concurrent.futures
-import csv
 import hashlib
 import itertools
 import json
@@ -48,6 +50,7 @@ METRICS = [
     "sim_seconds", "wall_seconds",
 ]
 DONE, FAILED = "done.json", "failed.json"
+DATASET = "dataset"
 
 Report = Callable[[dict[str, Any], int, int], None]
 
@@ -164,7 +167,9 @@ def run_points(scenario: Scenario | Mapping[str, Any] | str | os.PathLike, vary:
             _run_on_dask(dask, pending, finished)
         else:
             _run_locally(jobs, pending, finished)
-    return [rows[n] for n in names]
+    table = [rows[n] for n in names]
+    write_dataset(out_dir, keys, table)
+    return table
 
 
 def _run_locally(jobs: int | None, specs: list[dict[str, Any]], finished: Callable[[dict], None]) -> None:
@@ -249,12 +254,72 @@ def _row(spec: dict[str, Any], status: str, error: str, metrics: dict[str, Any] 
 
 
 def _rates_of(point_dir: Path) -> "Any":
-    path = point_dir / "rates.csv"
-    if not path.exists():
-        return None
-    import pandas as pd
+    from .results import read_table
 
-    return pd.read_csv(path)
+    try:
+        return read_table(point_dir, "rates")
+    except FileNotFoundError:
+        return None
+
+
+def write_dataset(out_dir: Path, keys: list[str], rows: list[dict[str, Any]]) -> list[Path]:
+    """Gathers every point's tables into `<out_dir>/dataset/<table>.parquet`: the varied keys,
+    `point` and `status`, then the table's own columns, points in the order of the sweep.
+    Points without a table (a refused scenario; packets when not kept) add no rows. A varied
+    key whose values are not all numbers or all text is written as text, as in sweep.csv.
+    Returns the files written."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from .results import TABLES
+
+    dataset = out_dir / DATASET
+    dataset.mkdir(exist_ok=True)
+    key_types = {k: _key_column([row.get(k) for row in rows]) for k in keys}
+    written = []
+    for name in TABLES:
+        path = dataset / f"{name}.parquet"
+        tmp = path.with_name(f".{path.name}.tmp")
+        writer = None
+        try:
+            for row in rows:
+                source = out_dir / row["point"] / f"{name}.parquet"
+                if not source.exists():
+                    continue
+                # One file, read as such: read_table would take the point's "key=value"
+                # directory name for a hive partition and add a column.
+                part = pq.ParquetFile(source).read()
+                n = part.num_rows
+                front = {k: pa.array([key_types[k][0](row.get(k))] * n, type=key_types[k][1]) for k in keys}
+                front["point"] = pa.array([row["point"]] * n, type=pa.string())
+                front["status"] = pa.array([row["status"]] * n, type=pa.string())
+                part = pa.Table.from_arrays([*front.values(), *part.columns], names=[*front, *part.column_names])
+                if writer is None:
+                    writer = pq.ParquetWriter(tmp, part.schema)
+                writer.write_table(part)
+        finally:
+            if writer is not None:
+                writer.close()
+        if writer is None:
+            path.unlink(missing_ok=True)  # no point has this table
+            continue
+        os.replace(tmp, path)  # readers never see half a file
+        written.append(path)
+    return written
+
+
+def _key_column(values: list[Any]) -> tuple[Callable[[Any], Any], Any]:
+    # (convert, Arrow type) for one varied key's column.
+    import pyarrow as pa
+
+    present = [v for v in values if v is not None]
+    if present and all(isinstance(v, bool) for v in present):
+        return (lambda v: v), pa.bool_()
+    if present and all(isinstance(v, int) and not isinstance(v, bool) for v in present):
+        return (lambda v: v), pa.int64()
+    if present and all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in present):
+        return (lambda v: None if v is None else float(v)), pa.float64()
+    return (lambda v: None if v is None else v if isinstance(v, str) else _yaml.scalar_text(v)), pa.string()
 
 
 def _metrics(summary: dict[str, Any], run_info: dict[str, Any], rates: "Any" = None) -> dict[str, Any]:
@@ -301,13 +366,23 @@ def _read_done(point_dir: Path, expected_hash: str) -> dict[str, Any] | None:
 
 def _write_table(path: Path, keys: list[str], rows: list[dict[str, Any]]) -> None:
     tmp = path.with_name(f".{path.name}.tmp")
-    with open(tmp, "w", newline="") as f:
-        names = columns(keys, rows)
-        w = csv.DictWriter(f, fieldnames=names, extrasaction="ignore", lineterminator="\n")
-        w.writeheader()
+    names = columns(keys, rows)
+    with open(tmp, "w", newline="", encoding="utf-8") as f:
+        f.write(_csv_record(names))
         for row in rows:
-            w.writerow({k: _cell(row.get(k)) for k in names})
+            f.write(_csv_record([_cell(row.get(k)) for k in names]))
     os.replace(tmp, path)
+
+
+def _csv_record(fields: Iterable[Any]) -> str:
+    # RFC 4180, as the simulator's tables (platform/metrics/csv.cpp): a field with a comma,
+    # a double quote, CR or LF is quoted. The csv module leaves a lone CR unquoted when the
+    # line terminator is LF, and a reader then splits the record there.
+    out = []
+    for value in fields:
+        text = str(value)
+        out.append(f'"{text.replace(chr(34), chr(34) * 2)}"' if any(c in text for c in ',"\r\n') else text)
+    return ",".join(out) + "\n"
 
 
 def _cell(value: Any) -> Any:
