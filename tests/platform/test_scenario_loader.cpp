@@ -175,7 +175,7 @@ TEST(ScenarioLoader, TopologyFileMayBeAnIbnetdiscoverDump) {
   std::filesystem::create_directories(dir);
   const topo::Topology fabric = topo::kary_ntree(2, 2);
   std::ofstream(dir / "fabric.net") << topo::write_ibnetdiscover(fabric);
-  std::ofstream(dir / "run.yaml") << "duration: 1ms\ntopology: {file: fabric.net}\nflows: [{src: h0, dst: h3}]\n";
+  std::ofstream(dir / "run.yaml") << "duration: 1ms\ntopology: {file: fabric.net}\nflows: [{src: h1, dst: h4}]\n";
   const Scenario s = load_scenario((dir / "run.yaml").string());
   ASSERT_EQ(s.topology.nodes.size(), fabric.nodes.size());
   for (size_t n = 0; n < fabric.nodes.size(); ++n) {
