@@ -8,6 +8,7 @@
 #include <tuple>
 
 #include "platform/params/config_error.h"
+#include "platform/sm/route_stats.h"
 #include "platform/sm/switch_graph.h"
 #include "platform/sm/updown_tables.h"
 
@@ -172,7 +173,23 @@ RoutingTables UpDownEngine::compute(const Topology& t) {
     for (uint32_t i = 0; i < n; ++i) pos[order[i]] = i;
   }
 
-  return updown_tables(t, g, pos, name());
+  RoutingTables rt = updown_tables(t, g, pos, name());
+  // With several roots, each is a lowest point of the order; two switches whose up paths
+  // reach different roots only, with no switch both can climb to, have no legal route.
+  // OpenSM leaves such pairs unrouted unless connect_roots is set (not modelled here): refuse.
+  if (opt_.roots.size() > 1) {
+    if (const std::optional<UnroutedPair> hole = first_unrouted(t, rt)) {
+      std::string names;
+      for (uint32_t r : opt_.roots) names += (names.empty() ? "" : ", ") + t.nodes[r].name;
+      throw ConfigError(t.source, "routing_options.roots", 0,
+                        "with the roots " + names + " (all of rank 0), " + t.nodes[hole->src].name +
+                            " has no up*/down* route to " + t.nodes[t.node_of_lid(hole->dlid)].name +
+                            ": no switch is reached going up from both",
+                        "give roots every switch can climb to through a common switch (the top level of a fat tree, "
+                        "or roots cabled to each other), or one root");
+    }
+  }
+  return rt;
 }
 
 std::unique_ptr<RoutingEngine> make_updn_engine(UpDownOptions opt) {

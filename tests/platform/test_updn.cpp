@@ -3,12 +3,14 @@
 // deadlock analysis is checked on hand-made tables whose cycles are known.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <chrono>
 #include <set>
 #include <tuple>
 
 #include "platform/params/config_error.h"
 #include "platform/sm/channel_dependency.h"
+#include "platform/sm/route_stats.h"
 #include "platform/sm/routing.h"
 #include "platform/sm/updn.h"
 #include "platform/topology/generators.h"
@@ -635,6 +637,102 @@ TEST(ChannelDependency, FindsTheCycleInMinhopOnRandomIrregular16Seed1) {
   EXPECT_EQ(made.size(), n) << "some dependency of the cycle is made by no route";
   // The same fabric under up*/down* has none.
   EXPECT_TRUE(analyze_deadlock(t, UpDownEngine().compute(t)).acyclic);
+}
+
+
+// ---------------------------------------------------------------------------------------
+// Given roots (OpenSM's root_guid_file)
+
+// sw0 and its neighbours as roots: sw0 is first in the (rank, GUID, index) order, so every
+// root climbs to it and every pair keeps a legal route.
+TEST(UpDown, SeveralGivenRootsAllHaveRankZeroAndTheTablesStayDeadlockFree) {
+  for (uint32_t seed : {1u, 2u, 3u}) {
+    const Topology t = topo::random_irregular(16, seed);
+    UpDownOptions opt;
+    opt.roots = {t.find("sw0")};
+    for (uint16_t p = 1; p <= 4; ++p)
+      if (t.link_at(opt.roots[0], p) >= 0) opt.roots.push_back(t.peer(opt.roots[0], p).node);
+    ASSERT_GE(opt.roots.size(), 3u);
+    UpDownEngine engine(opt);
+    const RoutingTables rt = engine.compute(t);
+    const UpDownRanking& r = engine.ranking();
+    std::vector<uint32_t> sorted = opt.roots;
+    std::sort(sorted.begin(), sorted.end());
+    EXPECT_EQ(r.roots, sorted);  // in node order
+    // Rank = switch hops to the nearest root.
+    const std::vector<uint32_t> want{0, 0, 0};
+    EXPECT_EQ((std::vector<uint32_t>{r.rank[opt.roots[0]], r.rank[opt.roots[1]], r.rank[opt.roots[2]]}), want);
+    // No other switch has rank 0.
+    for (uint32_t s : t.switches()) {
+      const bool root = std::find(opt.roots.begin(), opt.roots.end(), s) != opt.roots.end();
+      EXPECT_EQ(r.rank[s] == 0, root) << t.nodes[s].name;
+    }
+    EXPECT_FALSE(first_unrouted(t, rt).has_value());
+    EXPECT_TRUE(analyze_deadlock(t, rt).acyclic) << "seed " << seed;
+  }
+}
+
+// On a 2-ary 3-tree the natural roots are the top switches. Rooted at one leaf instead,
+// every route between the other leaves' hosts must climb toward that leaf: the tables change,
+// routes get longer, and the result is still deadlock-free.
+TEST(UpDown, ALeafAsRootChangesTheTablesAndKeepsThemDeadlockFree) {
+  const Topology t = topo::kary_ntree(2, 3);
+  const RoutingTables top = make_routing_engine("updn", {{t.find("s2_0"), t.find("s2_1"), t.find("s2_2"), t.find("s2_3")}, ""})->compute(t);
+  const RoutingTables leaf = make_routing_engine("updn", {{t.find("s0_0")}, ""})->compute(t);
+  EXPECT_TRUE(analyze_deadlock(t, top).acyclic);
+  EXPECT_TRUE(analyze_deadlock(t, leaf).acyclic);
+  EXPECT_FALSE(first_unrouted(t, leaf).has_value());
+  bool differ = false;
+  for (uint32_t s : t.switches()) differ = differ || top.lft[s].port != leaf.lft[s].port;
+  EXPECT_TRUE(differ);
+  // With the top level as roots, a fat tree routes every pair on a shortest path: the
+  // farthest hosts (h1 and h8) are 5 switches apart.
+  EXPECT_EQ(trace_route(t, top, t.find("h1"), t.nodes[t.find("h8")].lid).size(), 5u);
+}
+
+TEST(UpDown, RootGuidFileNamesSwitchesByNodeGuidAndRefusesOthersNamingTheLine) {
+  const Topology t = topo::kary_ntree(2, 2);
+  const uint32_t s1 = t.find("s1_0"), s2 = t.find("s1_1");
+  char text[256];
+  std::snprintf(text, sizeof text, "# roots\n0x%016llx\n\n%llu  # decimal works too\n",
+                static_cast<unsigned long long>(topo::node_guid(t, s1)), static_cast<unsigned long long>(topo::node_guid(t, s2)));
+  EXPECT_EQ(parse_root_guids(t, text, "roots.txt"), (std::vector<uint32_t>{s1, s2}));
+  auto error = [&](const std::string& bad) {
+    try {
+      parse_root_guids(t, bad, "roots.txt");
+    } catch (const ConfigError& e) {
+      return e;
+    }
+    ADD_FAILURE() << bad;
+    return ConfigError("", "", 0, "", "");
+  };
+  char endpoint[64];
+  std::snprintf(endpoint, sizeof endpoint, "0x%llx\n", static_cast<unsigned long long>(topo::node_guid(t, t.find("h1"))));
+  const ConfigError host = error(std::string(text) + endpoint);
+  EXPECT_EQ(host.line(), 5);
+  EXPECT_EQ(host.file(), "roots.txt");
+  EXPECT_NE(std::string(host.what()).find("is not the node GUID of a switch"), std::string::npos) << host.what();
+  EXPECT_EQ(error("0x10\nswitch-a\n").line(), 1);  // 0x10 is no switch here
+  EXPECT_EQ(error("# nothing\n").line(), 0);
+  EXPECT_EQ(find_switch(t, "s1_1"), s2);
+  EXPECT_EQ(find_switch(t, "h1"), Topology::npos);
+}
+
+// Roots no common switch joins split the fabric into parts without legal routes between them.
+TEST(UpDown, RootsThatLeavePairsWithoutALegalRouteAreRefusedNamingTheKey) {
+  const Topology t = topo::random_irregular(16, 1);
+  try {
+    make_routing_engine("updn", {{t.find("sw3"), t.find("sw7"), t.find("sw12")}, ""})->compute(t);
+    ADD_FAILURE() << "no error";
+  } catch (const ConfigError& e) {
+    EXPECT_EQ(e.key(), "routing_options.roots");
+    EXPECT_NE(std::string(e.what()).find("sw3, sw7, sw12"), std::string::npos) << e.what();
+  }
+}
+
+TEST(UpDown, RootsAreRefusedForOtherEngines) {
+  EXPECT_THROW(make_routing_engine("minhop", {{0}, ""}), ConfigError);
+  EXPECT_THROW(make_routing_engine("updn", {{}, "lfts.dump"}), ConfigError);
 }
 
 }  // namespace
