@@ -559,4 +559,22 @@ TEST(ScenarioRobustness, JunkAtEveryKeyIsAConfigErrorOrAValidScenario) {
 }
 
 }  // namespace
+
+// routing_options: roots by name or GUID become switches; a root that is not a switch, an
+// option for another engine, and engine file without its dump are refused at their key.
+TEST(ScenarioRouting, RoutingOptionsResolveRootsAndRefuseWhatDoesNotFit) {
+  const Scenario s = load(kBase + "routing: updn\nrouting_options: {roots: [sw, \"0x0200000000000100\"]}\n");
+  EXPECT_EQ(s.routing_options.roots, std::vector<uint32_t>{s.topology.find("sw")});  // both name sw
+  const ConfigError host = error_of(kBase + "routing: updn\nrouting_options:\n  roots: [sw, h2]\n");
+  EXPECT_EQ(host.key(), "routing_options.roots[1]");
+  EXPECT_EQ(host.line(), 8);
+  EXPECT_NE(std::string(host.what()).find("h2 is an endpoint"), std::string::npos) << host.what();
+  EXPECT_EQ(error_of(kBase + "routing: updn\nrouting_options: {roots: [nosuch]}\n").key(), "routing_options.roots[0]");
+  EXPECT_EQ(error_of(kBase + "routing_options: {roots: [sw]}\n").key(), "routing_options.roots");
+  EXPECT_EQ(error_of(kBase + "routing: file\n").key(), "routing");
+  EXPECT_EQ(error_of(kBase + "routing: file\nrouting_options: {lfts_file: nosuch.dump}\n").key(),
+            "routing_options.lfts_file");
+  EXPECT_EQ(error_of(kBase + "routing_options: {lfts_file: x.dump}\n").key(), "routing_options.lfts_file");
+}
+
 }  // namespace ibvp
