@@ -11,6 +11,7 @@
 #include "common/testing.h"
 #include "platform/params/config_error.h"
 #include "platform/topology/generators.h"
+#include "platform/topology/ibnetdiscover.h"
 #include "platform/topology/topology.h"
 #include "platform/topology/topology_yaml.h"
 
@@ -257,6 +258,20 @@ TEST(TopologyYaml, LoadsTheDocumentedFormat) {
   EXPECT_EQ(t.links[2].cfg.speed, link::Speed::qdr);
   EXPECT_EQ(t.links[2].cfg.length_m, 3.0);
   EXPECT_EQ(t.peer(t.find("B"), 1), (PortRef{t.find("A"), 2}));
+}
+
+// A discovered fabric saved as YAML keeps what OpenSM's dumps print: NodeDescriptions (with
+// quotes and '#' inside) and CA port GUIDs.
+TEST(TopologyYaml, SaveKeepsDescriptionsAndCaPortGuids) {
+  Topology t = load_ibnetdiscover(ibvp::testing::source_path("tests/data/opensm/two_switch.net"));
+  t.nodes[0].description = "Voltaire 4036 # 4036-8C5C: 'spine'";
+  const Topology back = topology_from_yaml(YAML::Load(topology_to_yaml(t)), "saved.yaml");
+  ASSERT_EQ(back.nodes.size(), t.nodes.size());
+  for (uint32_t n = 0; n < t.nodes.size(); ++n) {
+    EXPECT_EQ(back.nodes[n].description, t.nodes[n].description) << t.nodes[n].name;
+    EXPECT_EQ(port_guid(back, n), port_guid(t, n)) << t.nodes[n].name;
+  }
+  EXPECT_EQ(port_guid(back, back.find("H-0000000000000030")), 0x31u);
 }
 
 TEST(TopologyYaml, PortUsedTwiceGivesLineOfSecondUse) {
