@@ -74,7 +74,11 @@ std::string opensm_sl2vl_dump(const topo::Topology& t, const Sl2VlOf& sl2vl) {
     for (uint8_t vl : tbl) append(out, " %-2d", vl);
     out += "\n";
   };
-  for (uint32_t n = 0; n < t.nodes.size(); ++n) {
+  // OpenSM walks its port table, keyed by port GUID.
+  std::vector<uint32_t> order = all_nodes(t);
+  std::stable_sort(order.begin(), order.end(),
+                   [&t](uint32_t a, uint32_t b) { return topo::port_guid(t, a) < topo::port_guid(t, b); });
+  for (uint32_t n : order) {
     const topo::Node& node = t.nodes[n];
     append(out, "%s 0x%016" PRIx64 ", base LID %d, \"%s\"\n%s\n%s\n", node_type(node), topo::port_guid(t, n), node.lid,
            desc(node), kHeader, kSeparator);

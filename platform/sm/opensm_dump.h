@@ -14,7 +14,8 @@
 //   opensm.fdbs        per switch "dump_ucast_routes: Switch 0xG", then for every LID
 //                      "0xLLLL : PPP  : HH   : yes" (port, hops through it, whether that is
 //                      a least-hop port) or "UNREACHABLE" (dump_ucast_routes).
-// Switches and nodes come in GUID order, as OpenSM walks its GUID-keyed tables. GUIDs,
+// Switches and nodes come in GUID order (opensm-sl2vl.dump: port GUID order), as OpenSM
+// walks its GUID-keyed tables. GUIDs,
 // port GUIDs and descriptions are topo::node_guid(), port_guid() and node_description():
 // synthetic GUIDs where the topology has none, a CA port's own GUID where a dump gave it
 // (else node GUID + 1), a switch's port GUID its node GUID (switch port 0). Vendor, device
