@@ -577,4 +577,26 @@ TEST(ScenarioRouting, RoutingOptionsResolveRootsAndRefuseWhatDoesNotFit) {
   EXPECT_EQ(error_of(kBase + "routing_options: {lfts_file: x.dump}\n").key(), "routing_options.lfts_file");
 }
 
+
+// An exported dump with ibnetdiscover's ids loads with its node-name map under the names
+// the flows use; the map goes with a topology file only.
+TEST(ScenarioLoader, TopologyNodeNameMapNamesTheNodesOfADump) {
+  const std::filesystem::path dir = std::filesystem::temp_directory_path() / ("ibvp_nnm_" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  const topo::Topology fabric = topo::kary_ntree(2, 2);
+  topo::IbnetdiscoverWriteOptions ids;
+  ids.guid_names = true;
+  std::ofstream(dir / "fabric.net") << topo::write_ibnetdiscover(fabric, ids);
+  std::ofstream(dir / "fabric.map") << topo::write_node_name_map(fabric);
+  std::ofstream(dir / "run.yaml") << "duration: 1ms\ntopology: {file: fabric.net, node_name_map: fabric.map}\n"
+                                     "flows: [{src: h1, dst: h4}]\n";
+  const Scenario s = load_scenario((dir / "run.yaml").string());
+  for (size_t n = 0; n < fabric.nodes.size(); ++n) EXPECT_EQ(s.topology.nodes[n].name, fabric.nodes[n].name);
+  std::filesystem::remove_all(dir);
+  EXPECT_EQ(error_of("name: t\nduration: 1ms\ntopology: {generator: single_switch, hosts: 2, node_name_map: m}\n"
+                     "flows: [{src: h1, dst: h2}]\n")
+                .key(),
+            "topology.node_name_map");
+}
+
 }  // namespace ibvp
