@@ -20,6 +20,7 @@
 #include "platform/scenario/scenario_loader.h"
 #include "platform/sm/opensm_dump.h"
 #include "platform/sm/subnet_report.h"
+#include "platform/sm/updn.h"
 #include "platform/topology/ibnetdiscover.h"
 #include "platform/topology/topology_yaml.h"
 
@@ -35,7 +36,48 @@ std::atomic<bool> kernel_used{false};
 
 void write_text(const std::string& path, const std::string& text) {
   std::ofstream f(path);
-  if (!f || !(f << text)) throw std::runtime_error(path + ": cannot write (check the --dump directory)");
+  if (!f || !(f << text)) throw std::runtime_error(path + ": cannot write (check that its directory exists and is writable)");
+}
+
+// A topology as `ibvp topo` reads it: an ibnetdiscover dump (with an optional node-name
+// map), a YAML topology, or a scenario (its topology, routing engine and options).
+struct LoadedTopology {
+  ibvp::topo::Topology t;
+  std::string engine = "minhop";
+  ibvp::sm::RoutingOptions options;
+  bool scenario = false;
+};
+
+LoadedTopology load_any(const std::string& text, const std::string& source, const std::vector<std::string>& overrides,
+                        const std::string& base_dir, const std::string& node_name_map) {
+  LoadedTopology out;
+  if (ibvp::topo::looks_like_ibnetdiscover(text)) {
+    ibvp::topo::NodeNameMap names;
+    if (!node_name_map.empty()) names = ibvp::topo::load_node_name_map(node_name_map);
+    out.t = ibvp::topo::parse_ibnetdiscover(text, source, names);
+    return out;
+  }
+  if (!node_name_map.empty())
+    throw ibvp::ConfigError(node_name_map, "--node-name-map", 0,
+                            "a node-name map names the nodes of an ibnetdiscover dump, and " + source + " is not one",
+                            "leave --node-name-map out (YAML topologies and scenarios name their nodes)");
+  // A topology document has switches/hosts/links at its top; anything else is a scenario.
+  YAML::Node root;
+  try {
+    root = YAML::Load(text);
+  } catch (const YAML::Exception& e) {
+    throw ibvp::ConfigError(source, "", e.mark.line + 1, e.msg, "fix the YAML syntax");
+  }
+  if (root.IsMap() && (root["switches"] || root["hosts"] || root["links"]) && !root["topology"]) {
+    out.t = ibvp::topo::topology_from_yaml(root, source);
+  } else {
+    const ibvp::Scenario s = ibvp::scenario_from_yaml(text, source, overrides, base_dir);
+    out.t = s.topology;
+    out.engine = s.routing;
+    out.options = s.routing_options;
+    out.scenario = true;
+  }
+  return out;
 }
 
 py::dict run_result_dict(const ibvp::RunResult& r) {
@@ -164,29 +206,34 @@ PYBIND11_MODULE(_core, m) {
   m.def(
       "topology_summary",
       [](const std::string& text, const std::string& source, const std::vector<std::string>& overrides,
-         const std::string& base_dir, py::object routing, py::object lmc, const std::string& dump_dir, bool graph) {
-        ibvp::topo::Topology t;
-        std::string engine = routing.is_none() ? "minhop" : routing.cast<std::string>();
-        if (ibvp::topo::looks_like_ibnetdiscover(text)) {
-          t = ibvp::topo::parse_ibnetdiscover(text, source);
-        } else {
-          // A topology document has switches/hosts/links at its top; anything else is a scenario.
-          YAML::Node root;
-          try {
-            root = YAML::Load(text);
-          } catch (const YAML::Exception& e) {
-            throw ibvp::ConfigError(source, "", e.mark.line + 1, e.msg, "fix the YAML syntax");
-          }
-          if (root.IsMap() && (root["switches"] || root["hosts"] || root["links"]) && !root["topology"]) {
-            t = ibvp::topo::topology_from_yaml(root, source);
-          } else {
-            const ibvp::Scenario s = ibvp::scenario_from_yaml(text, source, overrides, base_dir);
-            t = s.topology;
-            if (routing.is_none()) engine = s.routing;
-          }
+         const std::string& base_dir, py::object routing, py::object lmc, const std::string& dump_dir, bool graph,
+         const std::vector<std::string>& roots, const std::string& root_guid_file, const std::string& lfts_file,
+         const std::string& node_name_map) {
+        LoadedTopology loaded = load_any(text, source, overrides, base_dir, node_name_map);
+        ibvp::topo::Topology& t = loaded.t;
+        std::string engine = loaded.engine;
+        ibvp::sm::RoutingOptions options = loaded.options;
+        if (!routing.is_none()) {
+          engine = routing.cast<std::string>();
+          options = {};  // the scenario's options belong to its own engine
         }
         if (!lmc.is_none()) ibvp::sm::set_endpoint_lmc(t, lmc.cast<uint8_t>());
-        const ibvp::sm::SubnetReport r = ibvp::sm::report_subnet(t, engine);
+        // Given here, the options replace the scenario's; roots and GUID files refer to the
+        // topology after any --lmc (LIDs change, GUIDs and names do not).
+        if (!roots.empty() || !root_guid_file.empty()) options.roots.clear();
+        for (const std::string& r : roots) {
+          const uint32_t sw = ibvp::sm::find_switch(t, r);
+          if (sw == ibvp::topo::Topology::npos)
+            throw ibvp::ConfigError(source, "--roots", 0,
+                                    "no switch of the topology is named '" + r + "' or has that node GUID",
+                                    "name switches, or give their node GUIDs as 0x... (opensm-subnet.lst of --dump "
+                                    "lists them)");
+          options.roots.push_back(sw);
+        }
+        if (!root_guid_file.empty())
+          for (uint32_t sw : ibvp::sm::load_root_guid_file(t, root_guid_file)) options.roots.push_back(sw);
+        if (!lfts_file.empty()) options.lfts_file = lfts_file;
+        const ibvp::sm::SubnetReport r = ibvp::sm::report_subnet(t, engine, options);
         py::dict d;
         d["switches"] = r.topology.switches;
         d["hosts"] = r.topology.hosts;
@@ -234,10 +281,33 @@ PYBIND11_MODULE(_core, m) {
           write_text(dump_dir + "/opensm-lfts.dump", ibvp::sm::opensm_lfts_dump(t, r.tables));
           write_text(dump_dir + "/opensm-sl2vl.dump",
                      ibvp::sm::opensm_sl2vl_dump(t, [&](uint32_t, uint16_t, uint16_t) { return sl2vl; }));
+          write_text(dump_dir + "/opensm-subnet.lst", ibvp::sm::opensm_subnet_lst(t));
+          write_text(dump_dir + "/opensm.fdbs", ibvp::sm::opensm_fdbs(t, r.tables));
         }
         return d;
       },
       py::arg("text"), py::arg("source"), py::arg("overrides") = std::vector<std::string>{},
       py::arg("base_dir") = ".", py::arg("routing") = py::none(), py::arg("lmc") = py::none(),
-      py::arg("dump_dir") = "", py::arg("graph") = false);
+      py::arg("dump_dir") = "", py::arg("graph") = false, py::arg("roots") = std::vector<std::string>{},
+      py::arg("root_guid_file") = "", py::arg("lfts_file") = "", py::arg("node_name_map") = "");
+
+  m.def(
+      "export_ibnetdiscover",
+      [](const std::string& text, const std::string& source, const std::vector<std::string>& overrides,
+         const std::string& base_dir, const std::string& out, const std::string& node_name_map,
+         const std::string& node_name_map_out) {
+        const LoadedTopology loaded = load_any(text, source, overrides, base_dir, node_name_map);
+        ibvp::topo::IbnetdiscoverWriteOptions opt;
+        opt.guid_names = !node_name_map_out.empty();
+        write_text(out, ibvp::topo::write_ibnetdiscover(loaded.t, opt));
+        if (!node_name_map_out.empty()) write_text(node_name_map_out, ibvp::topo::write_node_name_map(loaded.t));
+        py::dict d;
+        d["switches"] = loaded.t.switches().size();
+        d["endpoints"] = loaded.t.endpoints().size();
+        d["links"] = loaded.t.links.size();
+        return d;
+      },
+      py::arg("text"), py::arg("source"), py::arg("overrides") = std::vector<std::string>{},
+      py::arg("base_dir") = ".", py::arg("out") = "", py::arg("node_name_map") = "",
+      py::arg("node_name_map_out") = "");
 }

@@ -66,7 +66,7 @@ Fabric::Fabric(const Scenario& scenario, const std::string& out_dir) : scenario_
                       "endpoints operate " + std::to_string(scenario_.endpoint_cfg.data_vls) +
                           " data VLs but switches " + std::to_string(scenario_.switch_cfg.data_vls),
                       "give endpoint.data_vls and switch.data_vls the same value");
-  routing_ = sm::make_routing_engine(scenario_.routing)->compute(t);
+  routing_ = sm::make_routing_engine(scenario_.routing, scenario_.routing_options)->compute(t);
   check_every_endpoint_reachable();
   for (const std::vector<uint8_t>& row : routing_.path_sl)
     for (uint8_t sl : row) path_sl_layers_ = std::max<uint32_t>(path_sl_layers_, sl + 1u);

@@ -12,6 +12,7 @@
 #include "models/host/host_memory.h"
 #include "models/link/link_rate.h"
 #include "models/switch/switch.h"
+#include "platform/sm/routing.h"
 #include "platform/topology/topology.h"
 
 namespace ibvp {
@@ -151,6 +152,7 @@ struct Scenario {
   std::string name;
   topo::Topology topology;
   std::string routing = "minhop";
+  sm::RoutingOptions routing_options;  // roots resolved to nodes, lfts_file to a path
   uint64_t seed = 1;
   sc_core::sc_time duration = sc_core::sc_time(10, sc_core::SC_MS);
   sc_core::sc_time warmup = sc_core::SC_ZERO_TIME;  // statistics ignore packets created before

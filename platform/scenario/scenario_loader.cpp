@@ -16,6 +16,7 @@
 #include "platform/scenario/output_paths.h"
 #include "platform/topology/generators.h"
 #include "platform/sm/qos_policy.h"
+#include "platform/sm/updn.h"
 #include "platform/topology/ibnetdiscover.h"
 #include "platform/topology/topology_yaml.h"
 
@@ -81,13 +82,76 @@ topo::Topology generate(const ScenarioDocument& sd, const Document& doc) {
   throw std::logic_error("topology generator '" + t.generator + "' is declared but not built");
 }
 
+// A path the scenario gives, relative to its directory.
+std::string scenario_path(const std::string& base_dir, const std::string& file) {
+  std::filesystem::path p(file);
+  if (p.is_relative()) p = std::filesystem::path(base_dir) / p;
+  return p.lexically_normal().string();
+}
+
+// routing_options: roots by name or GUID and the root GUID file become switches of the
+// topology; lfts_file becomes a path. Each refusal names its key (or the file and line).
+sm::RoutingOptions routing_options(const ScenarioDocument& sd, const topo::Topology& t, const Document& doc,
+                                   const std::string& base_dir) {
+  const RoutingOptionsSpec& o = sd.routing_options_spec;
+  sm::RoutingOptions out;
+  const bool wants_roots = o.given.count("roots") || o.given.count("root_guid_file");
+  if (wants_roots && sd.routing != "updn")
+    doc.fail(key("routing_options", o.given.count("roots") ? "roots" : "root_guid_file"),
+             "root switches are an option of up*/down* (updn), not of routing engine '" + sd.routing + "'",
+             "use routing: updn, or remove the roots");
+  if (o.given.count("lfts_file") && sd.routing != "file")
+    doc.fail(key("routing_options", "lfts_file"), "an LFT dump is read by routing engine 'file', not by '" + sd.routing + "'",
+             "use routing: file, or remove lfts_file");
+  if (sd.routing == "file" && !o.given.count("lfts_file"))
+    doc.fail(key("routing"), "routing engine 'file' needs the opensm-lfts.dump it loads",
+             "add routing_options: {lfts_file: <path>} (OpenSM writes the file with -D 0x41 or dump_files_dir; "
+             "ibvp topo --dump writes one)");
+  for (size_t i = 0; i < o.roots.size(); ++i) {
+    const uint32_t sw = sm::find_switch(t, o.roots[i]);
+    if (sw == topo::Topology::npos) {
+      const uint32_t any = t.find(o.roots[i]);
+      doc.fail(item(key("routing_options", "roots"), i),
+               any != topo::Topology::npos ? o.roots[i] + " is an endpoint; roots are switches"
+                                           : "no switch is named " + quoted(o.roots[i]) + " or has that node GUID",
+               "name a switch of the topology, or give its node GUID as 0x... (ibvp topo --dump DIR lists them in "
+               "opensm-subnet.lst)");
+    }
+    if (std::find(out.roots.begin(), out.roots.end(), sw) == out.roots.end()) out.roots.push_back(sw);
+  }
+  if (o.given.count("root_guid_file")) {
+    for (uint32_t sw : sm::load_root_guid_file(t, scenario_path(base_dir, o.root_guid_file)))
+      if (std::find(out.roots.begin(), out.roots.end(), sw) == out.roots.end()) out.roots.push_back(sw);
+  }
+  if (o.given.count("lfts_file")) {
+    out.lfts_file = scenario_path(base_dir, o.lfts_file);
+    std::error_code ec;
+    if (o.lfts_file.empty() || !std::filesystem::is_regular_file(out.lfts_file, ec))
+      doc.fail(key("routing_options", "lfts_file"), "no LFT dump at " + out.lfts_file,
+               "give a path relative to the scenario file's directory (" + base_dir + ") or an absolute one");
+  }
+  return out;
+}
+
 topo::Topology build_topology(const ScenarioDocument& sd, const Document& doc, const std::string& base_dir) {
   const TopologySpec& t = sd.topology_spec;
   if (t.given.count("file")) {
     const std::string path = input_path(t.file, base_dir);
     const std::string text = read_named_file(doc, key("topology", "file"), path, "topology file", base_dir);
     // The project's YAML or, told apart by content, an ibnetdiscover dump of a real fabric.
-    if (topo::looks_like_ibnetdiscover(text)) return topo::parse_ibnetdiscover(text, path);
+    if (topo::looks_like_ibnetdiscover(text)) {
+      topo::NodeNameMap names;
+      if (t.given.count("node_name_map")) {
+        const std::string map_path = scenario_path(base_dir, t.node_name_map);
+        names = topo::parse_node_name_map(
+            read_named_file(doc, key("topology", "node_name_map"), map_path, "node-name map", base_dir), map_path);
+      }
+      return topo::parse_ibnetdiscover(text, path, names);
+    }
+    if (t.given.count("node_name_map"))
+      doc.fail(key("topology", "node_name_map"), "a node-name map names the nodes of an ibnetdiscover dump, and " + path +
+                                                     " is a YAML topology",
+               "name the nodes in the YAML file, or remove node_name_map");
     return topo::parse_topology_yaml(text, path);
   }
   if (t.given.count("inline")) {
@@ -655,6 +719,7 @@ Scenario scenario_from_yaml(const std::string& yaml_text, const std::string& sou
 
   topo::Topology topology = build_topology(sd, doc, base_dir);
   if (sd.qos_spec.present) apply_qos(sd, doc, base_dir);
+  sd.routing_options = routing_options(sd, topology, doc, base_dir);
   Scenario s = sd;  // the Scenario part; the topology section became `topology`
   s.source = source;
   s.topology = std::move(topology);

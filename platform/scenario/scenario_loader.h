@@ -20,6 +20,7 @@ namespace ibvp {
 // generator with its parameters, or an inline topology in the topology file format.
 struct TopologySpec {
   std::string file;       // relative to the scenario file's directory
+  std::string node_name_map;  // with an ibnetdiscover file: names by node GUID
   std::string generator;  // two_switch, random_irregular, single_switch, fat_tree, mesh, torus
   uint32_t local = 0;     // two_switch
   uint32_t remote = 0;
@@ -50,11 +51,21 @@ struct QosSpec {
   bool present = false;         // the document has a qos section
 };
 
+// The `routing_options:` section as written: roots by name or GUID and files by path, which
+// the loader resolves against the topology and the scenario's directory.
+struct RoutingOptionsSpec {
+  std::vector<std::string> roots;
+  std::string root_guid_file;
+  std::string lfts_file;
+  std::set<std::string> given;
+};
+
 // What the top-level keys of a scenario document bind to: the Scenario and the topology and
 // QoS sections that the loader turns into Scenario::topology and the port tables.
 struct ScenarioDocument : Scenario {
   TopologySpec topology_spec;
   QosSpec qos_spec;
+  RoutingOptionsSpec routing_options_spec;
 };
 
 // Declarations of the top-level keys (platform/scenario/scenario_params.cpp).

@@ -305,6 +305,10 @@ const sim::ParamGroup& topology_params() {
         "topology", "The fabric: exactly one of file, generator (with its parameters) or inline.");
     b.string("file", &TopologySpec::file,
              "Topology file (docs/topology.md), relative to the scenario file's directory.");
+    b.string("node_name_map", &TopologySpec::node_name_map,
+             "With an ibnetdiscover file: a node-name map (lines 0x<node GUID> \"<name>\", as infiniband-diags "
+             "read) naming its nodes; relative to the scenario file's directory.")
+        .defaults_to("the names in the dump");
     std::vector<std::string> names;
     for (const GeneratorKeys& g : generator_keys()) names.push_back(g.name);
     b.choice_with("generator", names, [](TopologySpec& t, const std::string& v) { t.generator = v; }, "",
@@ -372,6 +376,11 @@ const sim::ParamGroup& topology_params() {
       }
       for (const std::string& k : given) {
         if (k == "file" || k == "generator" || k == "inline") continue;
+        if (k == "node_name_map") {
+          if (!given.count("file"))
+            throw ParamError(k, "node_name_map names the nodes of a topology file", "give file: too, or remove it");
+          continue;
+        }
         bool ok = false;
         for (const std::string& a : allowed) ok = ok || a == k;
         if (!ok)
@@ -380,6 +389,22 @@ const sim::ParamGroup& topology_params() {
                            gen ? "remove it; " + t.generator + " takes " + join(allowed) : "remove it");
       }
     });
+    return b.build();
+  }();
+  return group;
+}
+
+const sim::ParamGroup& routing_options_params() {
+  static const sim::ParamGroup group = [] {
+    GroupBuilder<RoutingOptionsSpec> b("routing_options", "Options of the routing engine, as OpenSM's of the same job.");
+    b.strings("roots", &RoutingOptionsSpec::roots,
+              "updn: root switches, by name or node GUID (0x...), all of rank 0 (OpenSM root_guid_file).");
+    b.string("root_guid_file", &RoutingOptionsSpec::root_guid_file,
+             "updn: OpenSM's root_guid_file, one switch node GUID per line; relative to the scenario file.");
+    b.string("lfts_file", &RoutingOptionsSpec::lfts_file,
+             "file: the opensm-lfts.dump whose tables are loaded (OpenSM lfts_file); relative to the scenario file.");
+    b.rule("roots and root_guid_file go with routing: updn (together: the roots of both), lfts_file with routing: file.");
+    b.on_complete([](RoutingOptionsSpec& o, const std::set<std::string>& given) { o.given = given; });
     return b.build();
   }();
   return group;
@@ -444,6 +469,9 @@ const sim::ParamGroup& scenario_params() {
     b.object("topology", &ScenarioDocument::topology_spec, topology_params(), "The fabric.").require();
     b.choice_with("routing", sm::routing_engine_names(), [](ScenarioDocument& d, const std::string& v) { d.routing = v; },
                   Scenario{}.routing, "Routing engine that fills the switches' forwarding tables.");
+    b.object("routing_options", &ScenarioDocument::routing_options_spec, routing_options_params(),
+             "Options of the routing engine (OpenSM's root_guid_file, lfts_file).")
+        .defaults_to("absent: none");
     b.object("switch", &Scenario::switch_cfg, sw::switch_params(), "Every switch.");
     b.object("endpoint", &Scenario::endpoint_cfg, ep::endpoint_params(), "Every endpoint (channel adapter port).");
     b.objects("flows", &Scenario::flows, flow_params(), "Traffic flows.");

@@ -8,8 +8,18 @@
 //   opensm-sl2vl.dump  one block per port: "<type> 0xGUID, base LID L, "desc"", a header,
 //                      then "in out : vl vl ..." rows (switches: every input port for each
 //                      cabled output port; channel adapters: one row "0 0").
-// Node descriptions are the node names; GUIDs are the topology's (0 where a generator left
-// them unset) and a switch's port GUID is its node GUID, as on switch port 0.
+//   opensm-subnet.lst  one line per cabled port of every node: "{ SW Ports:.. NodeGUID:..
+//                      PortGUID:.. {desc} LID:.. PN:.. } { <the peer's side> } PHY=4x
+//                      LOG=ACT SPD=10" (dump_topology_node).
+//   opensm.fdbs        per switch "dump_ucast_routes: Switch 0xG", then for every LID
+//                      "0xLLLL : PPP  : HH   : yes" (port, hops through it, whether that is
+//                      a least-hop port) or "UNREACHABLE" (dump_ucast_routes).
+// Switches and nodes come in GUID order (opensm-sl2vl.dump: port GUID order), as OpenSM
+// walks its GUID-keyed tables. GUIDs,
+// port GUIDs and descriptions are topo::node_guid(), port_guid() and node_description():
+// synthetic GUIDs where the topology has none, a CA port's own GUID where a dump gave it
+// (else node GUID + 1), a switch's port GUID its node GUID (switch port 0). Vendor, device
+// and revision are 0 and no node is marked "-SM" (the SM's place is not modelled).
 #include <cstdint>
 #include <functional>
 #include <string>
@@ -20,6 +30,12 @@
 namespace ibvp::sm {
 
 std::string opensm_lfts_dump(const topo::Topology& t, const RoutingTables& rt);
+std::string opensm_subnet_lst(const topo::Topology& t);
+// Hops are links from the switch to the destination (an endpoint's own cable counts) on the
+// shortest path that leaves through the port, as OpenSM's min-hop matrix counts them; a
+// route that is not least-hop reads "No N hop path possible via port P!" with the lowest
+// port of a least-hop path.
+std::string opensm_fdbs(const topo::Topology& t, const RoutingTables& rt);
 
 // The SL-to-VL table a node uses from input port `in` to output port `out` (endpoints: 0, 0).
 using Sl2VlOf = std::function<sw::Sl2VlTable(uint32_t node, uint16_t in, uint16_t out)>;

@@ -3,6 +3,7 @@
 #include "platform/params/config_error.h"
 #include "platform/sm/dfs.h"
 #include "platform/sm/dfsssp.h"
+#include "platform/sm/file_routing.h"
 #include "platform/sm/minhop.h"
 #include "platform/sm/multipath.h"
 #include "platform/sm/smart.h"
@@ -14,23 +15,29 @@ namespace {
 
 struct EngineEntry {
   const char* name;
-  std::unique_ptr<RoutingEngine> (*make)();
+  std::unique_ptr<RoutingEngine> (*make)(const RoutingOptions&);
 };
 
 // The registry: one line per engine.
 const EngineEntry kEngines[] = {
-    {"minhop", [] { return std::unique_ptr<RoutingEngine>(new MinHopRouting()); }},
-    {"updn", [] { return make_updn_engine(); }},
-    {"dfs", [] { return make_dfs_engine(); }},
-    {"smart", [] { return make_smart_engine(); }},
-    {"multipath", [] { return make_multipath_engine(); }},
+    {"minhop", [](const RoutingOptions&) { return std::unique_ptr<RoutingEngine>(new MinHopRouting()); }},
+    {"updn",
+     [](const RoutingOptions& o) {
+       UpDownOptions u;
+       u.roots = o.roots;
+       return make_updn_engine(u);
+     }},
+    {"dfs", [](const RoutingOptions&) { return make_dfs_engine(); }},
+    {"smart", [](const RoutingOptions&) { return make_smart_engine(); }},
+    {"multipath", [](const RoutingOptions&) { return make_multipath_engine(); }},
     {"multipath_disjoint",
-     [] {
+     [](const RoutingOptions&) {
        MultipathOptions o;
        o.mode = MultipathMode::disjoint;
        return make_multipath_engine(o);
      }},
-    {"dfsssp", [] { return make_dfsssp_engine(); }},
+    {"dfsssp", [](const RoutingOptions&) { return make_dfsssp_engine(); }},
+    {"file", [](const RoutingOptions& o) { return make_file_routing_engine(o.lfts_file); }},
 };
 
 }  // namespace
@@ -41,9 +48,17 @@ std::vector<std::string> routing_engine_names() {
   return names;
 }
 
-std::unique_ptr<RoutingEngine> make_routing_engine(const std::string& name) {
+std::unique_ptr<RoutingEngine> make_routing_engine(const std::string& name, const RoutingOptions& opt) {
+  if (!opt.roots.empty() && name != "updn")
+    throw ConfigError("", "routing_options.roots", 0,
+                      "root switches are an option of up*/down* (updn), not of routing engine '" + name + "'",
+                      "use routing: updn, or leave the roots out");
+  if (!opt.lfts_file.empty() && name != "file")
+    throw ConfigError("", "routing_options.lfts_file", 0,
+                      "an LFT dump is read by routing engine 'file', not by '" + name + "'",
+                      "use routing: file, or leave lfts_file out");
   for (const EngineEntry& e : kEngines)
-    if (name == e.name) return e.make();
+    if (name == e.name) return e.make(opt);
   std::string known;
   for (const std::string& n : routing_engine_names()) known += (known.empty() ? "" : ", ") + n;
   throw ConfigError("", "routing", 0, "unknown routing engine '" + name + "'", "use one of: " + known);

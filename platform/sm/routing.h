@@ -36,8 +36,20 @@ class RoutingEngine {
   virtual RoutingTables compute(const topo::Topology& topology) = 0;
 };
 
-// Engines by name ("minhop"); throws ConfigError listing the known names otherwise.
-std::unique_ptr<RoutingEngine> make_routing_engine(const std::string& name);
+// What a scenario or `ibvp topo` may tell an engine beyond the topology (OpenSM's options of
+// the same job in brackets).
+struct RoutingOptions {
+  // updn: the root switches (node indices), all of rank 0 (root_guid_file); empty: the
+  // engine picks one per connected set of switches.
+  std::vector<uint32_t> roots;
+  // file: the opensm-lfts.dump whose tables are loaded (lfts_file).
+  std::string lfts_file;
+};
+
+// Engines by name ("minhop"); throws ConfigError listing the known names otherwise, and for
+// options the engine does not take (roots other than for updn, an lfts_file other than for
+// file).
+std::unique_ptr<RoutingEngine> make_routing_engine(const std::string& name, const RoutingOptions& opt = {});
 std::vector<std::string> routing_engine_names();
 
 // Follows the LFTs from endpoint `src` to DLID; returns the switches visited, or an empty

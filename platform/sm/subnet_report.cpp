@@ -19,11 +19,11 @@ void set_endpoint_lmc(topo::Topology& t, uint8_t lmc) {
   t.index();
 }
 
-SubnetReport report_subnet(const topo::Topology& t, const std::string& engine) {
+SubnetReport report_subnet(const topo::Topology& t, const std::string& engine, const RoutingOptions& options) {
   SubnetReport r;
   r.topology = topology_stats(t);
   const auto start = std::chrono::steady_clock::now();
-  r.tables = make_routing_engine(engine)->compute(t);
+  r.tables = make_routing_engine(engine, options)->compute(t);
   r.routing_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   r.routes = route_stats(t, r.tables);
   CdgOptions opt;

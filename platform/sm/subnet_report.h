@@ -26,6 +26,6 @@ void set_endpoint_lmc(topo::Topology& t, uint8_t lmc);
 // Routes `t` with `engine` and analyses the result. The deadlock analysis puts each route on
 // the VL its SL maps to when the engine assigns SLs per path (VL = SL here: the tables an
 // engine asks for are identity SL2VL tables), else every route on VL 0.
-SubnetReport report_subnet(const topo::Topology& t, const std::string& engine);
+SubnetReport report_subnet(const topo::Topology& t, const std::string& engine, const RoutingOptions& opt = {});
 
 }  // namespace ibvp::sm

@@ -212,7 +212,7 @@ Topology random_irregular(uint32_t switches, uint32_t seed, const RandomIrregula
   for (const auto& [u, v] : edges) b.cable(u, next_port[u]++, v, next_port[v]++, opt.cfg);
   for (uint32_t s = 0; s < switches; ++s)
     for (uint32_t h = 0; h < opt.host_ports; ++h) {
-      const uint32_t host = b.add("h" + std::to_string(s) + "_" + std::to_string(h), NodeKind::endpoint, 1);
+      const uint32_t host = b.add("h" + std::to_string(s) + "_" + std::to_string(h + 1), NodeKind::endpoint, 1);
       b.cable(s, opt.switch_ports + 1u + h, host, 1, opt.cfg);
     }
   return b.finish();
@@ -272,7 +272,7 @@ Topology kary_ntree(uint32_t k, uint32_t n, const link::LinkConfig& cfg) {
       }
     }
   for (uint32_t p = 0; p < w_count * k; ++p) {
-    const uint32_t host = b.add("h" + std::to_string(p), NodeKind::endpoint, 1);
+    const uint32_t host = b.add("h" + std::to_string(p + 1), NodeKind::endpoint, 1);
     b.cable(id(0, p / k), 1 + p % k, host, 1, cfg);
   }
   return b.finish();
@@ -301,7 +301,7 @@ Topology grid(const std::string& what, uint32_t x, uint32_t y, uint32_t hosts_pe
   for (uint32_t j = 0; j < y; ++j)
     for (uint32_t i = 0; i < x; ++i)
       for (uint32_t h = 0; h < hosts_per_switch; ++h) {
-        const uint32_t host = b.add("h" + std::to_string(i) + "_" + std::to_string(j) + "_" + std::to_string(h),
+        const uint32_t host = b.add("h" + std::to_string(i) + "_" + std::to_string(j) + "_" + std::to_string(h + 1),
                                     NodeKind::endpoint, 1);
         b.cable(id(i, j), 5 + h, host, 1, cfg);
       }

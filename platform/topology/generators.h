@@ -1,6 +1,8 @@
 #pragma once
 // Fabrics made by rule instead of by hand: the topologies of the reference papers and the
-// regular families routing engines are tested on. Every generator lists switches before
+// regular families routing engines are tested on. Hosts are counted from 1 in every
+// generator (h1, h2, ...; on a switch with coordinates, h<coordinates>_1, _2, ...), switch
+// numbers and coordinates from 0. Every generator lists switches before
 // hosts (so LIDs go to switches first and save/load keeps node order), assigns LIDs with
 // assign_lids(), indexes and validates the result; bad parameters throw ConfigError.
 #include <cstdint>
@@ -39,11 +41,11 @@ Topology single_switch(uint32_t hosts, const link::LinkConfig& cfg = {});
 // "s<l>_<w>" is at level l (0: leaves, n-1: roots) with w = 0..k^(n-1)-1 read as n-1 base-k
 // digits; <w,l> and <w',l+1> are cabled when w and w' differ at most in digit l (digit 0 is
 // the least significant). Down ports 1..k (port 1 + digit l of the neighbour below), up ports
-// k+1..2k; roots have k ports. Host "h<p>" (p = 0..k^n-1) is on leaf p / k, port 1 + p % k.
+// k+1..2k; roots have k ports. Host "h<p>" (p = 1..k^n) is on leaf (p-1) / k, port 1 + (p-1) % k.
 Topology kary_ntree(uint32_t k, uint32_t n, const link::LinkConfig& cfg = {});
 
 // x by y grid of switches "s<i>_<j>"; ports 1..4 go to +x, -x, +y, -y (unused at the edges),
-// hosts "h<i>_<j>_<h>" on ports 5.. .
+// hosts "h<i>_<j>_<h>" (h = 1..hosts_per_switch) on ports 4 + h.
 Topology mesh2d(uint32_t x, uint32_t y, uint32_t hosts_per_switch, const link::LinkConfig& cfg = {});
 
 // As mesh2d, plus wrap-around cables in each dimension of 3 or more switches (with 2 the wrap

@@ -4,6 +4,7 @@
 #include <cctype>
 #include <cstdio>
 #include <fstream>
+#include <iomanip>
 #include <map>
 #include <sstream>
 #include <utility>
@@ -138,6 +139,8 @@ struct CommentFacts {
   bool rate_known = false;
   link::Width width = link::Width::x4;
   link::Speed speed = link::Speed::sdr;
+  // The first quoted text: on a header, the node's NodeDescription (IBA 14.2.5.2).
+  std::string description;
 };
 
 // One `[p] "peer"[q]` line: half of a cable, as seen from the record it is in.
@@ -170,7 +173,9 @@ struct LidNote {
 
 class Parser {
  public:
-  explicit Parser(std::string source) : source_(std::move(source)) { topo_.source = source_; }
+  Parser(std::string source, const NodeNameMap& names) : source_(std::move(source)), names_(names) {
+    topo_.source = source_;
+  }
 
   Topology parse(const std::string& text) {
     std::istringstream in(text);
@@ -359,6 +364,8 @@ class Parser {
         ++i;
       } else if (text[i] == '"') {
         const size_t close = text.find('"', i + 1);
+        if (words.empty() && f.description.empty() && close != std::string::npos)
+          f.description = text.substr(i + 1, close - i - 1);
         words.emplace_back("\"");  // stands for a description
         // An unclosed quote (a cut line) hides the rest of the comment; what it held is then
         // taken from the cable's other end, or left to assign_lids() and the defaults.
@@ -501,7 +508,8 @@ class Parser {
         if (rec.is_switch != want_switch) continue;
         if (rec.is_switch) {
           Node node;
-          node.name = rec.name;
+          node.name = mapped_name(rec);
+          node.description = rec.facts.description;
           node.kind = NodeKind::switch_node;
           node.num_ports = rec.num_ports;
           node.guid = rec.guid;
@@ -520,8 +528,10 @@ class Parser {
           Node node;
           node.kind = NodeKind::endpoint;
           node.num_ports = 1;
-          node.name = ports.size() == 1 ? rec.name : rec.name + "/p" + std::to_string(p.port);
+          node.name = ports.size() == 1 ? mapped_name(rec) : mapped_name(rec) + "/p" + std::to_string(p.port);
           node.guid = ports.size() == 1 ? rec.guid : port_guid(i);
+          node.port_guid = port_guid(i);
+          node.description = rec.facts.description;
           if (p.facts.own_lid) node.lmc = p.facts.lmc;
           place_[{r, p.port}] = {node_count(), 1};
           add_node(std::move(node), p.line);
@@ -532,6 +542,14 @@ class Parser {
   }
 
   uint32_t node_count() const { return static_cast<uint32_t>(topo_.nodes.size()); }
+
+  // A node-name map (ibnetdiscover --node-name-map) renames nodes by their node GUID, as
+  // infiniband-diags replace a NodeDescription with the map's name.
+  std::string mapped_name(const Record& rec) const {
+    if (rec.guid == 0) return rec.name;
+    const auto it = names_.find(rec.guid);
+    return it == names_.end() ? rec.name : it->second;
+  }
 
   void add_node(Node node, int line) {
     lines_by_key_["nodes." + node.name] = line;
@@ -605,6 +623,7 @@ class Parser {
   }
 
   std::string source_;
+  const NodeNameMap& names_;
   std::vector<Record> records_;
   std::vector<PortLine> lines_;
   std::map<std::string, size_t> by_name_;
@@ -630,16 +649,89 @@ void check_quotable(const Topology& t, const Node& n) {
 
 }  // namespace
 
-Topology parse_ibnetdiscover(const std::string& text, const std::string& source_name) {
-  return Parser(source_name).parse(text);
+static std::string read_file(const std::string& path, const char* what) {
+  return read_input_file(path, what, "check the path");
 }
 
-Topology load_ibnetdiscover(const std::string& path) {
-  return parse_ibnetdiscover(read_input_file(path, "topology file", "check the path"), path);
+Topology parse_ibnetdiscover(const std::string& text, const std::string& source_name, const NodeNameMap& names) {
+  return Parser(source_name, names).parse(text);
 }
 
-std::string write_ibnetdiscover(const Topology& t) {
+Topology load_ibnetdiscover(const std::string& path, const NodeNameMap& names) {
+  return parse_ibnetdiscover(read_file(path, "topology file"), path, names);
+}
+
+NodeNameMap parse_node_name_map(const std::string& text, const std::string& source_name) {
+  NodeNameMap out;
+  std::map<uint64_t, int> first_line;
+  std::istringstream in(text);
+  std::string raw;
+  constexpr const char* kFix = "write one node per line: 0x<node GUID> \"<name>\" (a # starts a comment)";
+  for (int n = 1; std::getline(in, raw); ++n) {
+    const std::string line = trim(raw);
+    if (line.empty() || line[0] == '#') continue;
+    Cursor c(line);
+    uint64_t guid = 0;
+    const bool hex_guid = c.eat("0x") || c.eat("0X");
+    if (!(hex_guid ? c.hex_number(guid) : c.number(UINT64_MAX / 10, guid)) || !(c.at_end() || is_space(c.peek()) || c.peek() == '#'))
+      throw ConfigError(source_name, "", n, "'" + excerpt(line) + "' does not start with a node GUID", kFix);
+    // The name: the first run of text without '"' or '#', as infiniband-diags read it.
+    std::string rest = c.rest();
+    const size_t b = rest.find_first_not_of(" \t\"#");
+    std::string name;
+    if (b != std::string::npos && rest.find('#') >= b) {
+      const size_t e = rest.find_first_of("\"#", b);
+      name = trim(rest.substr(b, e == std::string::npos ? std::string::npos : e - b));
+    }
+    if (name.empty())
+      throw ConfigError(source_name, "", n, "node GUID 0x" + hex(guid) + " has no name", kFix);
+    auto [it, fresh] = first_line.emplace(guid, n);
+    if (!fresh)
+      throw ConfigError(source_name, "", n,
+                        "node GUID 0x" + hex(guid) + " is named a second time (first on line " +
+                            std::to_string(it->second) + ")",
+                        "keep one line per GUID");
+    out.emplace(guid, name);
+  }
+  return out;
+}
+
+NodeNameMap load_node_name_map(const std::string& path) {
+  return parse_node_name_map(read_file(path, "node-name map"), path);
+}
+
+std::string write_node_name_map(const Topology& t) {
   for (const Node& n : t.nodes) check_quotable(t, n);
+  std::ostringstream out;
+  out << "# node-name map (ibnetdiscover --node-name-map) written by ibvp from " << t.source << "\n";
+  for (uint32_t n = 0; n < t.nodes.size(); ++n) {
+    // Split CA ports ("<name>/p<port>") carry their port GUID as node GUID (see the loader),
+    // so each has its own line.
+    out << "0x" << std::setw(16) << std::setfill('0') << hex(node_guid(t, n)) << std::setfill(' ') << " \""
+        << t.nodes[n].name << "\"\n";
+  }
+  return out.str();
+}
+
+std::string write_ibnetdiscover(const Topology& t, const IbnetdiscoverWriteOptions& opt) {
+  for (const Node& n : t.nodes) check_quotable(t, n);
+  // The quoted id of a node: its name, or as ibnetdiscover prints ids (S-/H- and the node
+  // GUID in 16 hex digits), the name then going into the description.
+  auto id = [&](uint32_t n) {
+    if (!opt.guid_names) return t.nodes[n].name;
+    char buf[24];
+    std::snprintf(buf, sizeof buf, "%s-%016llx", t.nodes[n].kind == NodeKind::switch_node ? "S" : "H",
+                  static_cast<unsigned long long>(node_guid(t, n)));
+    return std::string(buf);
+  };
+  auto desc = [&](uint32_t n) { return opt.guid_names ? t.nodes[n].name : node_description(t.nodes[n]); };
+  for (uint32_t n = 0; n < t.nodes.size(); ++n)
+    for (char c : desc(n))
+      if (c == '"' || c == '\n' || c == '\r')
+        throw ConfigError(t.source, "nodes." + t.nodes[n].name, 0,
+                          "the description of " + excerpt(t.nodes[n].name) +
+                              " holds a quote or a line break, which the ibnetdiscover format cannot carry",
+                          "change the description");
   // Cables at each port, found here rather than through t.index() so that an unindexed
   // topology writes too.
   struct End {
@@ -659,33 +751,34 @@ std::string write_ibnetdiscover(const Topology& t) {
   out << "#\n# Topology file: written by ibvp from " << t.source << "\n#\n";
   // Switches first, then endpoints, as ibnetdiscover orders them (and as the reader gives
   // them back).
-  for (const Node& n : t.nodes) {
+  for (uint32_t self = 0; self < t.nodes.size(); ++self) {
+    const Node& n = t.nodes[self];
     if (n.kind != NodeKind::switch_node) continue;
-    const uint32_t self = static_cast<uint32_t>(&n - t.nodes.data());
     out << "\n";
-    if (n.guid != 0) out << "switchguid=0x" << hex(n.guid) << "(" << hex(n.guid) << ")\n";
-    out << "Switch\t" << n.num_ports << " \"" << n.name << "\"\t\t# \"" << n.name << "\" base port 0 lid " << n.lid
-        << " lmc " << int(n.lmc) << "\n";
+    const uint64_t guid = node_guid(t, self);
+    out << "switchguid=0x" << hex(guid) << "(" << hex(guid) << ")\n";
+    out << "Switch\t" << n.num_ports << " \"" << id(self) << "\"\t\t# \"" << desc(self) << "\" base port 0 lid "
+        << n.lid << " lmc " << int(n.lmc) << "\n";
     for (const auto& [port, end] : at[self]) {
-      const Node& peer = t.nodes[end.peer.node];
-      out << "[" << port << "]\t\"" << peer.name << "\"[" << end.peer.port << "]";
-      if (peer.kind == NodeKind::endpoint) out << "(" << hex(peer.guid) << ") ";
-      out << "\t\t# \"" << peer.name << "\" lid " << peer.lid << " " << rate(*end.cfg) << "\n";
+      const uint32_t p = end.peer.node;
+      out << "[" << port << "]\t\"" << id(p) << "\"[" << end.peer.port << "]";
+      if (t.nodes[p].kind == NodeKind::endpoint) out << "(" << hex(port_guid(t, p)) << ") ";
+      out << "\t\t# \"" << desc(p) << "\" lid " << t.nodes[p].lid << " " << rate(*end.cfg) << "\n";
     }
   }
-  for (const Node& n : t.nodes) {
+  for (uint32_t self = 0; self < t.nodes.size(); ++self) {
+    const Node& n = t.nodes[self];
     if (n.kind != NodeKind::endpoint) continue;
-    const uint32_t self = static_cast<uint32_t>(&n - t.nodes.data());
     out << "\n";
-    if (n.guid != 0) out << "caguid=0x" << hex(n.guid) << "\n";
-    out << "Ca\t1 \"" << n.name << "\"\t\t# \"" << n.name << "\"\n";
+    out << "caguid=0x" << hex(node_guid(t, self)) << "\n";
+    out << "Ca\t1 \"" << id(self) << "\"\t\t# \"" << desc(self) << "\"\n";
     // An endpoint is one CA port; only its port 1 takes a cable (validate() says so).
     for (const auto& [port, end] : at[self]) {
       if (port != 1) continue;
-      const Node& peer = t.nodes[end.peer.node];
-      out << "[1](" << hex(n.guid) << ") \t\"" << peer.name << "\"[" << end.peer.port << "]";
-      if (peer.kind == NodeKind::endpoint) out << " (" << hex(peer.guid) << ") ";
-      out << "\t\t# lid " << n.lid << " lmc " << int(n.lmc) << " \"" << peer.name << "\" lid " << peer.lid << " "
+      const uint32_t p = end.peer.node;
+      out << "[1](" << hex(port_guid(t, self)) << ") \t\"" << id(p) << "\"[" << end.peer.port << "]";
+      if (t.nodes[p].kind == NodeKind::endpoint) out << " (" << hex(port_guid(t, p)) << ") ";
+      out << "\t\t# lid " << n.lid << " lmc " << int(n.lmc) << " \"" << desc(p) << "\" lid " << t.nodes[p].lid << " "
           << rate(*end.cfg) << "\n";
     }
   }

@@ -254,6 +254,19 @@ uint16_t Topology::max_lid() const {
   return static_cast<uint16_t>(top);
 }
 
+uint64_t node_guid(const Topology& t, uint32_t n) {
+  const Node& node = t.nodes.at(n);
+  return node.guid != 0 ? node.guid : kSyntheticGuidBase + ((static_cast<uint64_t>(n) + 1) << 8);
+}
+
+uint64_t port_guid(const Topology& t, uint32_t n) {
+  const Node& node = t.nodes.at(n);
+  if (node.kind == NodeKind::switch_node) return node_guid(t, n);
+  return node.port_guid != 0 ? node.port_guid : node_guid(t, n) + 1;
+}
+
+const std::string& node_description(const Node& n) { return n.description.empty() ? n.name : n.description; }
+
 void assign_lids(Topology& t) {
   std::vector<bool> used(static_cast<size_t>(Topology::kMaxUnicastLid) + 1, false);
   used[0] = true;

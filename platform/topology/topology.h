@@ -20,7 +20,12 @@ struct Node {
   // lid .. lid + 2^lmc - 1 (IBA 7.11.1, path bits).
   uint16_t lid = 0;
   uint8_t lmc = 0;
-  uint64_t guid = 0;
+  uint64_t guid = 0;  // NodeGUID; 0: none given (node_guid() gives the one an SM would see)
+  // Endpoint: the GUID of its CA port (IBA 4.1.1: every CA port has its own PortGUID); 0:
+  // derived from the node GUID (port_guid()).
+  uint64_t port_guid = 0;
+  // NodeDescription (IBA 14.2.5.2) as a dump gives it; empty: the name stands for it.
+  std::string description;
 };
 
 struct PortRef {
@@ -74,6 +79,21 @@ class Topology {
   std::vector<std::vector<int>> port_link_;  // [node][port] -> link index or -1
   std::vector<uint32_t> lid_owner_;          // [lid] -> node or npos
 };
+
+// The GUIDs and description a subnet manager would read from node `n` (NodeInfo, PortInfo,
+// NodeDescription), for dumps and for matching OpenSM's files to the topology:
+// - node_guid: the node's GUID; a node without one (generators leave it 0) gets a synthetic
+//   GUID, kSyntheticGuidBase + (index + 1) * 256: the EUI-64 "locally administered" bit is
+//   set, so it cannot be a vendor's GUID, and the low byte is free for port numbers.
+// - port_guid: a switch answers on port 0, whose PortGUID is the node GUID. An endpoint is
+//   CA port 1: its own port_guid when a dump gave one, else node GUID + 1, as HCAs number
+//   theirs (node GUID + port number: caguid=0x3048c707b60000, port 1 (3048c707b60001) in
+//   real dumps).
+// - description: the node's description, or its name when it has none.
+constexpr uint64_t kSyntheticGuidBase = 0x0200000000000000ull;
+uint64_t node_guid(const Topology& t, uint32_t n);
+uint64_t port_guid(const Topology& t, uint32_t n);
+const std::string& node_description(const Node& n);
 
 // Gives every node whose lid is 0 the lowest free LID range aligned to 2^lmc (path bits are
 // the low LMC bits of a DLID, IBA 7.11.1), in node order, leaving given LIDs where they are.

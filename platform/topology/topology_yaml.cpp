@@ -22,8 +22,8 @@ namespace {
 const std::vector<std::string> kTopKeys = {"defaults", "switches", "hosts", "links"};
 const std::vector<std::string> kLinkSettingKeys = {"width", "speed", "length_m", "propagation_ns_per_m"};
 const std::vector<std::string> kLinkKeys = {"a", "b", "width", "speed", "length_m", "propagation_ns_per_m"};
-const std::vector<std::string> kSwitchKeys = {"name", "ports", "lid", "lmc", "guid"};
-const std::vector<std::string> kHostKeys = {"name", "lid", "lmc", "ports", "guid"};
+const std::vector<std::string> kSwitchKeys = {"name", "ports", "lid", "lmc", "guid", "description"};
+const std::vector<std::string> kHostKeys = {"name", "lid", "lmc", "ports", "guid", "port_guid", "description"};
 constexpr const char* kWidths = "1X, 2X, 4X, 8X, 12X";
 constexpr const char* kSpeeds = "SDR, DDR, QDR, FDR10, FDR, EDR, HDR, NDR";
 
@@ -239,6 +239,12 @@ class Reader {
           node.guid = number(g, sub(at, "guid"), 0, UINT64_MAX, "guid", "write a 64-bit number, e.g. 0x0002c90300001234");
           lines_[nkey + ".guid"] = line_of(g);
         }
+        if (const YAML::Node g = e["port_guid"]) {
+          node.port_guid =
+              number(g, sub(at, "port_guid"), 0, UINT64_MAX, "port_guid", "write a 64-bit number, e.g. 0x0002c90300001235");
+          lines_[nkey + ".port_guid"] = line_of(g);
+        }
+        if (const YAML::Node d = e["description"]) node.description = scalar(d, sub(at, "description"), "a description");
       }
       topo_.nodes.push_back(std::move(node));
     }
@@ -370,6 +376,8 @@ std::string topology_to_yaml(const Topology& t) {
       if (n.lid != 0) out << YAML::Key << "lid" << YAML::Value << n.lid;
       if (n.lmc != 0) out << YAML::Key << "lmc" << YAML::Value << static_cast<int>(n.lmc);
       if (n.guid != 0) out << YAML::Key << "guid" << YAML::Value << guid_text(n.guid);
+      if (n.port_guid != 0) out << YAML::Key << "port_guid" << YAML::Value << guid_text(n.port_guid);
+      if (!n.description.empty()) out << YAML::Key << "description" << YAML::Value << YAML::DoubleQuoted << n.description;
       out << YAML::EndMap;
     }
     out << YAML::EndSeq;

@@ -19,7 +19,7 @@ Topology parse_topology_yaml(const std::string& text, const std::string& source)
 // names the file in errors; `key_prefix` (e.g. "topology") is put before every key path.
 Topology topology_from_yaml(const YAML::Node& root, const std::string& source, const std::string& key_prefix = "");
 
-// Writes `t` so that load_topology_yaml gives it back equal (names, ports, LIDs, LMCs, GUIDs,
+// Writes `t` so that load_topology_yaml gives it back equal (names, ports, LIDs, LMCs, GUIDs, port GUIDs, descriptions,
 // cables and their width, speed, length and propagation). The most common link settings
 // become `defaults:`; only links that differ carry their own.
 std::string topology_to_yaml(const Topology& t);

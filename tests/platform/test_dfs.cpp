@@ -177,7 +177,7 @@ TEST(Dfs, EveryCableJoinsASwitchAndItsAncestorInPreorder) {
 // and a), so c is entered before b although b comes first: preorder r, a, c, b.
 TEST(Dfs, DescendsToTheNeighbourWithMostCablesIntoTheTree) {
   Topology t;
-  for (const char* name : {"r", "a", "b", "c"}) t.nodes.push_back({name, NodeKind::switch_node, 4, 0, 0, 0});
+  for (const char* name : {"r", "a", "b", "c"}) t.nodes.push_back({name, NodeKind::switch_node, 4, 0, 0, 0, 0, {}});
   t.links = {{{0, 1}, {1, 1}, {}}, {{0, 2}, {3, 1}, {}}, {{1, 2}, {2, 1}, {}}, {{1, 3}, {3, 2}, {}}};
   t.index();
   DfsOptions opt;
@@ -268,18 +268,18 @@ TEST(Dfs, BadRootIsAConfigError) {
   };
   DfsOptions unknown, host, beyond;
   unknown.root = "sw99";
-  host.root = "h0_0";
+  host.root = "h0_1";
   beyond.root_node = 1000;
   EXPECT_NE(message(unknown).find("'sw99' is not a node"), std::string::npos) << message(unknown);
-  EXPECT_NE(message(host).find("'h0_0' is an endpoint"), std::string::npos) << message(host);
+  EXPECT_NE(message(host).find("'h0_1' is an endpoint"), std::string::npos) << message(host);
   EXPECT_NE(message(beyond).find("beyond"), std::string::npos) << message(beyond);
 }
 
 TEST(Dfs, EachSwitchIslandGetsItsOwnTree) {
   Topology t;
-  t.nodes = {{"sw0", NodeKind::switch_node, 2, 1, 0, 0}, {"sw1", NodeKind::switch_node, 2, 2, 0, 0},
-             {"sw2", NodeKind::switch_node, 1, 3, 0, 0}, {"h0", NodeKind::endpoint, 1, 4, 0, 0},
-             {"h1", NodeKind::endpoint, 1, 5, 0, 0}};
+  t.nodes = {{"sw0", NodeKind::switch_node, 2, 1, 0, 0, 0, {}}, {"sw1", NodeKind::switch_node, 2, 2, 0, 0, 0, {}},
+             {"sw2", NodeKind::switch_node, 1, 3, 0, 0, 0, {}}, {"h0", NodeKind::endpoint, 1, 4, 0, 0, 0, {}},
+             {"h1", NodeKind::endpoint, 1, 5, 0, 0, 0, {}}};
   t.links = {{{0, 1}, {1, 1}, {}}, {{1, 2}, {3, 1}, {}}, {{2, 1}, {4, 1}, {}}};
   t.index();
   DfsEngine engine;

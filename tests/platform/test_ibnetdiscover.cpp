@@ -77,10 +77,14 @@ std::set<CableKey> cables(const Topology& t) {
 }
 
 std::string describe_nodes(const Topology& t) {
+  // GUIDs as an SM sees them: a written dump carries synthetic ones for nodes without.
   std::ostringstream s;
-  for (const Node& n : t.nodes)
+  for (uint32_t i = 0; i < t.nodes.size(); ++i) {
+    const Node& n = t.nodes[i];
     s << (n.kind == NodeKind::switch_node ? "switch " : "host ") << n.name << " ports " << n.num_ports << " lid "
-      << n.lid << " lmc " << int(n.lmc) << " guid " << std::hex << n.guid << std::dec << "\n";
+      << n.lid << " lmc " << int(n.lmc) << " guid " << std::hex << node_guid(t, i) << " port guid " << port_guid(t, i)
+      << std::dec << " description '" << node_description(n) << "'\n";
+  }
   return s.str();
 }
 
@@ -495,6 +499,81 @@ TEST(Ibnetdiscover, TruncatedOrCutDumpsNeverCrash) {
   EXPECT_EQ(removed, 922u);
   // Removing a port line leaves a cable listed from one end: each of the 318 is caught.
   EXPECT_GE(errors, 318u);
+}
+
+
+// ---------------------------------------------------------------------------------------
+// Identities: descriptions, port GUIDs, node-name maps, export
+
+TEST(Ibnetdiscover, HeaderDescriptionsAndCaPortGuidsAreKept) {
+  const Topology t = parse_ibnetdiscover(kSmall, "small.net");
+  EXPECT_EQ(node_named(t, "S-a").description, "switch a");
+  EXPECT_EQ(node_named(t, "H-y").description, "host y");
+  // The CA port's own GUID from "[1](31)", not the node GUID 0x30.
+  EXPECT_EQ(port_guid(t, t.find("H-y")), 0x31u);
+  EXPECT_EQ(node_guid(t, t.find("H-y")), 0x30u);
+  // A switch answers on port 0, whose GUID is the node GUID.
+  EXPECT_EQ(port_guid(t, t.find("S-b")), 0x11u);
+}
+
+TEST(Ibnetdiscover, NodesWithoutGuidsGetDistinctSyntheticOnesAndCaPortsNodeGuidPlusOne) {
+  const Topology t = single_switch(3);
+  std::set<uint64_t> seen;
+  for (uint32_t n = 0; n < t.nodes.size(); ++n) {
+    EXPECT_EQ(node_guid(t, n), kSyntheticGuidBase + ((n + 1ull) << 8));
+    EXPECT_TRUE(seen.insert(node_guid(t, n)).second);
+    if (t.nodes[n].kind == NodeKind::endpoint) {
+      EXPECT_EQ(port_guid(t, n), node_guid(t, n) + 1);
+    }
+  }
+}
+
+TEST(Ibnetdiscover, NodeNameMapRenamesNodesByNodeGuid) {
+  const NodeNameMap names = parse_node_name_map(
+      "# site map\n0x10 \"spine-1\"\n0x0000000000000030   \"host y\"  # HCA of y\n0xdead \"elsewhere\"\n", "site.map");
+  const Topology t = parse_ibnetdiscover(kSmall, "small.net", names);
+  EXPECT_NE(t.find("spine-1"), Topology::npos);
+  EXPECT_NE(t.find("host y"), Topology::npos);
+  EXPECT_NE(t.find("S-b"), Topology::npos);  // not in the map: the dump's name
+  EXPECT_EQ(t.find("S-a"), Topology::npos);
+  EXPECT_EQ(t.nodes.size(), 4u);
+}
+
+TEST(Ibnetdiscover, NodeNameMapErrorsNameTheFileAndLine) {
+  auto error = [](const std::string& text) {
+    try {
+      parse_node_name_map(text, "site.map");
+    } catch (const ConfigError& e) {
+      return e;
+    }
+    ADD_FAILURE() << "no error for " << text;
+    return ConfigError("", "", 0, "", "");
+  };
+  EXPECT_EQ(error("0x10 \"a\"\nswitch-a 0x11\n").line(), 2);
+  EXPECT_EQ(error("0x10 \"a\"\n\n0x12\n").line(), 3);  // a GUID without a name
+  const ConfigError twice = error("0x10 \"a\"\n0x10 \"b\"\n");
+  EXPECT_EQ(twice.line(), 2);
+  EXPECT_NE(std::string(twice.what()).find("first on line 1"), std::string::npos) << twice.what();
+  EXPECT_EQ(twice.file(), "site.map");
+}
+
+// Every generator's fabric, exported with ibnetdiscover's ids (S-/H-<GUID>) and a node-name
+// map, loads back with the map as the same fabric: names, ports, LIDs, GUIDs, cables, rates.
+TEST(Ibnetdiscover, EveryGeneratorExportsAndReloadsThroughANodeNameMap) {
+  const std::vector<Topology> fabrics = {single_switch(4),       kary_ntree(2, 3),     mesh2d(3, 2, 2),
+                                         torus2d(3, 3, 1),       random_irregular(8, 1), two_switch_congestion(3, 2)};
+  for (const Topology& t : fabrics) {
+    SCOPED_TRACE(t.source);
+    IbnetdiscoverWriteOptions ids;
+    ids.guid_names = true;
+    const std::string dump = write_ibnetdiscover(t, ids);
+    EXPECT_EQ(dump.find("\"" + t.nodes[0].name + "\"[") , std::string::npos) << "names are descriptions only";
+    const Topology back = parse_ibnetdiscover(dump, "export.net", parse_node_name_map(write_node_name_map(t), "export.map"));
+    expect_same_fabric(t, back);
+    // Without a map the ids are the names.
+    const Topology plain = parse_ibnetdiscover(write_ibnetdiscover(t), "plain.net");
+    expect_same_fabric(t, plain);
+  }
 }
 
 }  // namespace

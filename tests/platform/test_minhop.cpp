@@ -146,12 +146,12 @@ TEST(Minhop, KaryNtreePortsCarryEqualSharesOfDestinations) {
 // shortest, so A gives them two destinations each, the first to the lower port.
 TEST(Minhop, ParallelCablesShareDestinationsAlternately) {
   Topology t;
-  t.nodes = {{"A", NodeKind::switch_node, 3, 0, 0, 0}, {"B", NodeKind::switch_node, 6, 0, 0, 0}};
+  t.nodes = {{"A", NodeKind::switch_node, 3, 0, 0, 0, 0, {}}, {"B", NodeKind::switch_node, 6, 0, 0, 0, 0, {}}};
   t.links = {{{0, 1}, {1, 1}, {}}, {{0, 2}, {1, 2}, {}}};
-  t.nodes.push_back({"a", NodeKind::endpoint, 1, 0, 0, 0});
+  t.nodes.push_back({"a", NodeKind::endpoint, 1, 0, 0, 0, 0, {}});
   t.links.push_back({{0, 3}, {2, 1}, {}});
   for (uint32_t h = 0; h < 4; ++h) {
-    t.nodes.push_back({"b" + std::to_string(h), NodeKind::endpoint, 1, 0, 0, 0});
+    t.nodes.push_back({"b" + std::to_string(h), NodeKind::endpoint, 1, 0, 0, 0, 0, {}});
     t.links.push_back({{1, static_cast<uint16_t>(3 + h)}, {3 + h, 1}, {}});
   }
   topo::assign_lids(t);
@@ -229,8 +229,8 @@ TEST(Minhop, UnreachableLidsHaveNoRoute) {
   // Two islands (sw0 + h0, sw1 + h1): not a valid fabric, but the engine must not route
   // into nowhere.
   Topology t;
-  t.nodes = {{"sw0", NodeKind::switch_node, 2, 1, 0, 0}, {"sw1", NodeKind::switch_node, 2, 2, 0, 0},
-             {"h0", NodeKind::endpoint, 1, 3, 0, 0},     {"h1", NodeKind::endpoint, 1, 4, 0, 0}};
+  t.nodes = {{"sw0", NodeKind::switch_node, 2, 1, 0, 0, 0, {}}, {"sw1", NodeKind::switch_node, 2, 2, 0, 0, 0, {}},
+             {"h0", NodeKind::endpoint, 1, 3, 0, 0, 0, {}},     {"h1", NodeKind::endpoint, 1, 4, 0, 0, 0, {}}};
   t.links = {{{0, 1}, {2, 1}, {}}, {{1, 1}, {3, 1}, {}}};
   t.index();
   const RoutingTables rt = make_routing_engine("minhop")->compute(t);
@@ -244,10 +244,10 @@ TEST(Minhop, UnreachableLidsHaveNoRoute) {
 TEST(Minhop, TraceRouteIsEmptyOnALoopOrAMissingEntry) {
   const Topology t = topo::kary_ntree(2, 2);  // leaves s0_0, s0_1 under roots s1_0, s1_1
   RoutingTables rt = make_routing_engine("minhop")->compute(t);
-  const uint32_t src = t.find("h0"), dst = t.find("h3");
+  const uint32_t src = t.find("h1"), dst = t.find("h4");
   const uint16_t dlid = t.nodes[dst].lid;
   ASSERT_FALSE(trace_route(t, rt, src, dlid).empty());
-  // Send h3's LID from the roots back down to s0_0, which sends it up: a loop.
+  // Send h4's LID from the roots back down to s0_0, which sends it up: a loop.
   for (uint32_t s : t.switches())
     if (t.nodes[s].name.rfind("s1_", 0) == 0) rt.lft[s].port[dlid] = 1;  // down port 1 -> s0_0
   EXPECT_TRUE(trace_route(t, rt, src, dlid).empty());

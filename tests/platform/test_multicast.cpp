@@ -191,21 +191,21 @@ TEST(Multicast, MftLooksUpByMlidAndCarriesIbaPortMaskWords) {
   EXPECT_FALSE(sw::Mft::is_mlid(0xBFFF) || sw::Mft::is_mlid(0xFFFF));
 }
 
-// 2-ary 2-tree: leaves s0_0 (h0 on port 1, h1 on 2) and s0_1 (h2, h3), each with up port 3 to
-// s1_0 and 4 to s1_1; s1_x has down port 1 to s0_0 and 2 to s0_1. Group {h0, h2, h3}, every
+// 2-ary 2-tree: leaves s0_0 (h1 on port 1, h2 on 2) and s0_1 (h3, h4), each with up port 3 to
+// s1_0 and 4 to s1_1; s1_x has down port 1 to s0_0 and 2 to s0_1. Group {h1, h3, h4}, every
 // member sending: three MLIDs, each tree over the lowest-port root s1_0.
 TEST(Multicast, SourceTreesOnATwoLevelFatTreeByHand) {
   const Topology t = topo::kary_ntree(2, 2);
-  const uint32_t h0 = t.find("h0"), h2 = t.find("h2"), h3 = t.find("h3");
-  const MulticastTables mt = compute_multicast_tables(t, {{0xC010, {h0, h2, h3}, {}}}, MulticastMode::source_trees);
+  const uint32_t h1 = t.find("h1"), h3 = t.find("h3"), h4 = t.find("h4");
+  const MulticastTables mt = compute_multicast_tables(t, {{0xC010, {h1, h3, h4}, {}}}, MulticastMode::source_trees);
   const uint32_t l0 = t.find("s0_0"), l1 = t.find("s0_1"), r0 = t.find("s1_0"), r1 = t.find("s1_1");
   auto word = [&mt](uint32_t sw, uint16_t mlid) { return mt.mft[sw].port_mask_word(mlid, 0); };
   ASSERT_EQ(mt.trees.size(), 3u);
-  EXPECT_EQ(mt.mlid_for(0, h0), 0xC010);
-  EXPECT_EQ(mt.mlid_for(0, h2), 0xC011);
-  EXPECT_EQ(mt.mlid_for(0, h3), 0xC012);
-  EXPECT_EQ(mt.mlid_for(0, t.find("h1")), 0);  // not a sender
-  // From h0: s0_0 up to s1_0 (port 3), down to s0_1 (port 2), out to h2 and h3 (ports 1, 2).
+  EXPECT_EQ(mt.mlid_for(0, h1), 0xC010);
+  EXPECT_EQ(mt.mlid_for(0, h3), 0xC011);
+  EXPECT_EQ(mt.mlid_for(0, h4), 0xC012);
+  EXPECT_EQ(mt.mlid_for(0, t.find("h2")), 0);  // not a sender
+  // From h1: s0_0 up to s1_0 (port 3), down to s0_1 (port 2), out to h3 and h4 (ports 1, 2).
   EXPECT_EQ(word(l0, 0xC010), 1 << 3);
   EXPECT_EQ(word(r0, 0xC010), 1 << 2);
   EXPECT_EQ(word(l1, 0xC010), (1 << 1) | (1 << 2));
@@ -213,11 +213,11 @@ TEST(Multicast, SourceTreesOnATwoLevelFatTreeByHand) {
   EXPECT_EQ(mt.trees[0].root, l0);
   EXPECT_EQ(mt.trees[0].switches, (std::vector<uint32_t>{l0, r0, l1}));
   EXPECT_EQ(mt.trees[0].switch_links, 2u);
-  // From h2: to h3 on its own switch, and up and over to h0; never back to h2 (port 1).
+  // From h3: to h4 on its own switch, and up and over to h1; never back to h3 (port 1).
   EXPECT_EQ(word(l1, 0xC011), (1 << 2) | (1 << 3));
   EXPECT_EQ(word(r0, 0xC011), 1 << 1);
   EXPECT_EQ(word(l0, 0xC011), 1 << 1);
-  // From h3: the mirror image.
+  // From h4: the mirror image.
   EXPECT_EQ(word(l1, 0xC012), (1 << 1) | (1 << 3));
   // Every switch's table ends at the group's last MLID.
   for (uint32_t s : t.switches()) EXPECT_EQ(mt.mft[s].multicast_fdb_top(), 0xC012);
@@ -229,12 +229,12 @@ TEST(Multicast, SourceTreesOnATwoLevelFatTreeByHand) {
 // the lower index. Each entry holds all the tree's ports at that switch, towards the root too.
 TEST(Multicast, SharedTreeRootsAtTheCentralSwitchByHand) {
   const Topology t = topo::kary_ntree(2, 2);
-  const uint32_t h0 = t.find("h0"), h2 = t.find("h2"), h3 = t.find("h3");
-  const MulticastTables mt = compute_multicast_tables(t, {{0xC010, {h0, h2, h3}, {}}}, MulticastMode::shared_tree);
+  const uint32_t h1 = t.find("h1"), h3 = t.find("h3"), h4 = t.find("h4");
+  const MulticastTables mt = compute_multicast_tables(t, {{0xC010, {h1, h3, h4}, {}}}, MulticastMode::shared_tree);
   ASSERT_EQ(mt.trees.size(), 1u);
   EXPECT_EQ(mt.trees[0].root, t.find("s1_0"));
   EXPECT_EQ(mt.trees[0].switch_links, 2u);
-  for (uint32_t h : {h0, h2, h3}) EXPECT_EQ(mt.mlid_for(0, h), 0xC010);
+  for (uint32_t h : {h1, h3, h4}) EXPECT_EQ(mt.mlid_for(0, h), 0xC010);
   auto word = [&](const char* sw) { return mt.mft[t.find(sw)].port_mask_word(0xC010, 0); };
   EXPECT_EQ(word("s1_0"), (1 << 1) | (1 << 2));
   EXPECT_EQ(word("s0_0"), (1 << 1) | (1 << 3));
@@ -248,12 +248,12 @@ TEST(Multicast, SharedTreeRootsAtTheCentralSwitchByHand) {
 // choice exists (a switch already on the tree) reach that minimum.
 TEST(Multicast, BroadcastSourceTreeOnAFatTreeUsesTheFewestCables) {
   const Topology t = topo::kary_ntree(4, 3);
-  const MulticastTables mt = compute_multicast_tables(t, {{0xC000, t.endpoints(), {t.find("h0")}}}, MulticastMode::source_trees);
+  const MulticastTables mt = compute_multicast_tables(t, {{0xC000, t.endpoints(), {t.find("h1")}}}, MulticastMode::source_trees);
   ASSERT_EQ(mt.trees.size(), 1u);
   EXPECT_EQ(mt.trees[0].switch_links, 20u);
   EXPECT_EQ(mt.trees[0].switches.size(), 21u);
   const Topology t2 = topo::kary_ntree(4, 2);  // one leaf up to one root, down to 3 leaves
-  const MulticastTables mt2 = compute_multicast_tables(t2, {{0xC000, t2.endpoints(), {t2.find("h5")}}}, MulticastMode::source_trees);
+  const MulticastTables mt2 = compute_multicast_tables(t2, {{0xC000, t2.endpoints(), {t2.find("h6")}}}, MulticastMode::source_trees);
   EXPECT_EQ(mt2.trees[0].switch_links, 4u);
 }
 
@@ -296,14 +296,14 @@ TEST(Multicast, SendOnlyNonMemberReachesTheGroupAndReceivesNothing) {
 // both spines of the 2-ary 2-tree forward to both leaves and the leaves to both spines.
 TEST(Multicast, WalkCutsOffTablesThatLoop) {
   const Topology t = topo::kary_ntree(2, 2);
-  const uint32_t h0 = t.find("h0"), h2 = t.find("h2");
-  MulticastTables mt = compute_multicast_tables(t, {{0xC000, {h0, h2}, {}}}, MulticastMode::shared_tree);
-  ASSERT_EQ(walk_multicast(t, mt.mft, h0, 0xC000).reached, std::vector<uint32_t>{h2});
+  const uint32_t h1 = t.find("h1"), h3 = t.find("h3");
+  MulticastTables mt = compute_multicast_tables(t, {{0xC000, {h1, h3}, {}}}, MulticastMode::shared_tree);
+  ASSERT_EQ(walk_multicast(t, mt.mft, h1, 0xC000).reached, std::vector<uint32_t>{h3});
   for (const char* spine : {"s1_0", "s1_1"}) mt.mft[t.find(spine)].entry(0xC000).set(1).set(2);
   for (const char* leaf : {"s0_0", "s0_1"}) mt.mft[t.find(leaf)].entry(0xC000).set(3).set(4);
-  const MulticastWalk w = walk_multicast(t, mt.mft, h0, 0xC000);
+  const MulticastWalk w = walk_multicast(t, mt.mft, h1, 0xC000);
   EXPECT_TRUE(w.cut_off);
-  EXPECT_GT(w.copies[h2], 1u);
+  EXPECT_GT(w.copies[h3], 1u);
 }
 
 // A port in the mask without a cable loses its copy; port 0 delivers to the switch itself; an

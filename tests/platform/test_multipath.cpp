@@ -40,10 +40,10 @@ Topology with_lmc(Topology t, uint8_t lmc) {
 //   c: 1->a 2->b 3->d 4 host d: 1->b 2->c 3 host
 Topology fig4a() {
   Topology t;
-  for (const char* s : {"a", "b", "c", "d"}) t.nodes.push_back({s, NodeKind::switch_node, 4, 0, 0, 0});
+  for (const char* s : {"a", "b", "c", "d"}) t.nodes.push_back({s, NodeKind::switch_node, 4, 0, 0, 0, 0, {}});
   t.nodes[0].num_ports = 3;
   t.nodes[3].num_ports = 3;
-  for (const char* h : {"ha", "hb", "hc", "hd"}) t.nodes.push_back({h, NodeKind::endpoint, 1, 0, 2, 0});
+  for (const char* h : {"ha", "hb", "hc", "hd"}) t.nodes.push_back({h, NodeKind::endpoint, 1, 0, 2, 0, 0, {}});
   t.links = {{{0, 1}, {1, 1}, {}}, {{0, 2}, {2, 1}, {}}, {{1, 2}, {2, 2}, {}}, {{1, 3}, {3, 1}, {}},
              {{2, 3}, {3, 2}, {}}, {{0, 3}, {4, 1}, {}}, {{1, 4}, {5, 1}, {}}, {{2, 4}, {6, 1}, {}},
              {{3, 3}, {7, 1}, {}}};
@@ -149,8 +149,8 @@ TEST(Multipath, CycleCountIsEdgesMinusVerticesPlusOne) {
     size_t switches, cables, cycles;
   };
   Topology parallel;  // two switches joined by three cables: two cycles of two hops
-  parallel.nodes = {{"s0", NodeKind::switch_node, 4, 0, 0, 0}, {"s1", NodeKind::switch_node, 4, 0, 0, 0},
-                    {"h0", NodeKind::endpoint, 1, 0, 0, 0}};
+  parallel.nodes = {{"s0", NodeKind::switch_node, 4, 0, 0, 0, 0, {}}, {"s1", NodeKind::switch_node, 4, 0, 0, 0, 0, {}},
+                    {"h0", NodeKind::endpoint, 1, 0, 0, 0, 0, {}}};
   parallel.links = {{{0, 1}, {1, 1}, {}}, {{0, 2}, {1, 2}, {}}, {{0, 3}, {1, 3}, {}}, {{0, 4}, {2, 1}, {}}};
   finish(parallel);
   std::vector<Case> cases;

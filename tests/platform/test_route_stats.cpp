@@ -47,7 +47,7 @@ TEST(RouteStats, FirstUnroutedNamesTheFirstHoleInTheTables) {
 
 TEST(RouteStats, HostsCabledBackToBackNeedNoTable) {
   topo::Topology t;
-  t.nodes = {topo::Node{"a", topo::NodeKind::endpoint, 1, 1, 0, 0}, topo::Node{"b", topo::NodeKind::endpoint, 1, 2, 0, 0}};
+  t.nodes = {topo::Node{"a", topo::NodeKind::endpoint, 1, 1, 0, 0, 0, {}}, topo::Node{"b", topo::NodeKind::endpoint, 1, 2, 0, 0, 0, {}}};
   t.links = {topo::Link{{0, 1}, {1, 1}, {}}};
   t.index();
   EXPECT_FALSE(sm::first_unrouted(t, sm::RoutingTables{}).has_value());

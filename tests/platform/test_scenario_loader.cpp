@@ -175,7 +175,7 @@ TEST(ScenarioLoader, TopologyFileMayBeAnIbnetdiscoverDump) {
   std::filesystem::create_directories(dir);
   const topo::Topology fabric = topo::kary_ntree(2, 2);
   std::ofstream(dir / "fabric.net") << topo::write_ibnetdiscover(fabric);
-  std::ofstream(dir / "run.yaml") << "duration: 1ms\ntopology: {file: fabric.net}\nflows: [{src: h0, dst: h3}]\n";
+  std::ofstream(dir / "run.yaml") << "duration: 1ms\ntopology: {file: fabric.net}\nflows: [{src: h1, dst: h4}]\n";
   const Scenario s = load_scenario((dir / "run.yaml").string());
   ASSERT_EQ(s.topology.nodes.size(), fabric.nodes.size());
   for (size_t n = 0; n < fabric.nodes.size(); ++n) {
@@ -559,4 +559,44 @@ TEST(ScenarioRobustness, JunkAtEveryKeyIsAConfigErrorOrAValidScenario) {
 }
 
 }  // namespace
+
+// routing_options: roots by name or GUID become switches; a root that is not a switch, an
+// option for another engine, and engine file without its dump are refused at their key.
+TEST(ScenarioRouting, RoutingOptionsResolveRootsAndRefuseWhatDoesNotFit) {
+  const Scenario s = load(kBase + "routing: updn\nrouting_options: {roots: [sw, \"0x0200000000000100\"]}\n");
+  EXPECT_EQ(s.routing_options.roots, std::vector<uint32_t>{s.topology.find("sw")});  // both name sw
+  const ConfigError host = error_of(kBase + "routing: updn\nrouting_options:\n  roots: [sw, h2]\n");
+  EXPECT_EQ(host.key(), "routing_options.roots[1]");
+  EXPECT_EQ(host.line(), 8);
+  EXPECT_NE(std::string(host.what()).find("h2 is an endpoint"), std::string::npos) << host.what();
+  EXPECT_EQ(error_of(kBase + "routing: updn\nrouting_options: {roots: [nosuch]}\n").key(), "routing_options.roots[0]");
+  EXPECT_EQ(error_of(kBase + "routing_options: {roots: [sw]}\n").key(), "routing_options.roots");
+  EXPECT_EQ(error_of(kBase + "routing: file\n").key(), "routing");
+  EXPECT_EQ(error_of(kBase + "routing: file\nrouting_options: {lfts_file: nosuch.dump}\n").key(),
+            "routing_options.lfts_file");
+  EXPECT_EQ(error_of(kBase + "routing_options: {lfts_file: x.dump}\n").key(), "routing_options.lfts_file");
+}
+
+
+// An exported dump with ibnetdiscover's ids loads with its node-name map under the names
+// the flows use; the map goes with a topology file only.
+TEST(ScenarioLoader, TopologyNodeNameMapNamesTheNodesOfADump) {
+  const std::filesystem::path dir = std::filesystem::temp_directory_path() / ("ibvp_nnm_" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  const topo::Topology fabric = topo::kary_ntree(2, 2);
+  topo::IbnetdiscoverWriteOptions ids;
+  ids.guid_names = true;
+  std::ofstream(dir / "fabric.net") << topo::write_ibnetdiscover(fabric, ids);
+  std::ofstream(dir / "fabric.map") << topo::write_node_name_map(fabric);
+  std::ofstream(dir / "run.yaml") << "duration: 1ms\ntopology: {file: fabric.net, node_name_map: fabric.map}\n"
+                                     "flows: [{src: h1, dst: h4}]\n";
+  const Scenario s = load_scenario((dir / "run.yaml").string());
+  for (size_t n = 0; n < fabric.nodes.size(); ++n) EXPECT_EQ(s.topology.nodes[n].name, fabric.nodes[n].name);
+  std::filesystem::remove_all(dir);
+  EXPECT_EQ(error_of("name: t\nduration: 1ms\ntopology: {generator: single_switch, hosts: 2, node_name_map: m}\n"
+                     "flows: [{src: h1, dst: h2}]\n")
+                .key(),
+            "topology.node_name_map");
+}
+
 }  // namespace ibvp

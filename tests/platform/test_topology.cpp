@@ -11,6 +11,7 @@
 #include "common/testing.h"
 #include "platform/params/config_error.h"
 #include "platform/topology/generators.h"
+#include "platform/topology/ibnetdiscover.h"
 #include "platform/topology/topology.h"
 #include "platform/topology/topology_yaml.h"
 
@@ -75,8 +76,8 @@ std::string describe(const Topology& t) {
 Topology small_fabric() {
   Topology t;
   t.source = "mem.yaml";
-  t.nodes = {{"sw1", NodeKind::switch_node, 8, 1, 0, 0}, {"h1", NodeKind::endpoint, 1, 2, 0, 0},
-             {"h2", NodeKind::endpoint, 1, 4, 1, 0}};
+  t.nodes = {{"sw1", NodeKind::switch_node, 8, 1, 0, 0, 0, {}}, {"h1", NodeKind::endpoint, 1, 2, 0, 0, 0, {}},
+             {"h2", NodeKind::endpoint, 1, 4, 1, 0, 0, {}}};
   t.links = {{{0, 1}, {1, 1}, {}}, {{0, 2}, {2, 1}, {}}};
   t.index();
   return t;
@@ -96,7 +97,7 @@ TEST(TopologyValidate, SmallFabricIsAccepted) { EXPECT_NO_THROW(small_fabric().v
 
 TEST(TopologyValidate, PortUsedTwiceNamesBothLinkEnds) {
   Topology t = small_fabric();
-  t.nodes.push_back({"h3", NodeKind::endpoint, 1, 6, 0, 0});
+  t.nodes.push_back({"h3", NodeKind::endpoint, 1, 6, 0, 0, 0, {}});
   t.links.push_back({{0, 2}, {3, 1}, {}});  // sw1/2 is already cabled to h2
   const ConfigError e = validate_error(t);
   expect_actionable(e, "mem.yaml", "links[2].a");
@@ -111,8 +112,8 @@ TEST(TopologyValidate, LinkToUnknownNodeIsRefused) {
 
 TEST(TopologyValidate, DisconnectedFabricNamesAnUnreachableNode) {
   Topology t = small_fabric();
-  t.nodes.push_back({"sw2", NodeKind::switch_node, 4, 8, 0, 0});
-  t.nodes.push_back({"h3", NodeKind::endpoint, 1, 9, 0, 0});
+  t.nodes.push_back({"sw2", NodeKind::switch_node, 4, 8, 0, 0, 0, {}});
+  t.nodes.push_back({"h3", NodeKind::endpoint, 1, 9, 0, 0, 0, {}});
   t.links.push_back({{3, 1}, {4, 1}, {}});
   const ConfigError e = validate_error(t);
   expect_actionable(e, "mem.yaml", "nodes.sw2");
@@ -134,7 +135,7 @@ TEST(TopologyValidate, LidInsideAnotherNodesLmcRangeIsRefused) {
 
 TEST(TopologyValidate, PortBeyondCountSaysHowToFixIt) {
   Topology t = small_fabric();
-  t.nodes.push_back({"h3", NodeKind::endpoint, 1, 6, 0, 0});
+  t.nodes.push_back({"h3", NodeKind::endpoint, 1, 6, 0, 0, 0, {}});
   t.links.push_back({{0, 9}, {3, 1}, {}});
   const ConfigError e = validate_error(t);
   expect_actionable(e, "mem.yaml", "links[2].a");
@@ -206,9 +207,9 @@ TEST(TopologyLookup, FindLinkAtPeerAndLids) {
 
 TEST(TopologyLookup, AssignedLidsAreUniqueAlignedAndKeepGivenOnes) {
   Topology t;
-  t.nodes = {{"s", NodeKind::switch_node, 8, 0, 0, 0},  {"a", NodeKind::endpoint, 1, 0, 2, 0},
-             {"b", NodeKind::endpoint, 1, 4, 0, 0},     {"c", NodeKind::endpoint, 1, 0, 0, 0},
-             {"d", NodeKind::endpoint, 1, 0, 3, 0},     {"e", NodeKind::endpoint, 1, 0, 1, 0}};
+  t.nodes = {{"s", NodeKind::switch_node, 8, 0, 0, 0, 0, {}},  {"a", NodeKind::endpoint, 1, 0, 2, 0, 0, {}},
+             {"b", NodeKind::endpoint, 1, 4, 0, 0, 0, {}},     {"c", NodeKind::endpoint, 1, 0, 0, 0, 0, {}},
+             {"d", NodeKind::endpoint, 1, 0, 3, 0, 0, {}},     {"e", NodeKind::endpoint, 1, 0, 1, 0, 0, {}}};
   assign_lids(t);
   // Lowest free aligned range in node order, around b's given LID 4:
   // s: 1; a (4 LIDs): 0..3 holds 0 and 1, 4..7 holds b's 4 -> 8..11; b keeps 4;
@@ -257,6 +258,20 @@ TEST(TopologyYaml, LoadsTheDocumentedFormat) {
   EXPECT_EQ(t.links[2].cfg.speed, link::Speed::qdr);
   EXPECT_EQ(t.links[2].cfg.length_m, 3.0);
   EXPECT_EQ(t.peer(t.find("B"), 1), (PortRef{t.find("A"), 2}));
+}
+
+// A discovered fabric saved as YAML keeps what OpenSM's dumps print: NodeDescriptions (with
+// quotes and '#' inside) and CA port GUIDs.
+TEST(TopologyYaml, SaveKeepsDescriptionsAndCaPortGuids) {
+  Topology t = load_ibnetdiscover(ibvp::testing::source_path("tests/data/opensm/two_switch.net"));
+  t.nodes[0].description = "Voltaire 4036 # 4036-8C5C: 'spine'";
+  const Topology back = topology_from_yaml(YAML::Load(topology_to_yaml(t)), "saved.yaml");
+  ASSERT_EQ(back.nodes.size(), t.nodes.size());
+  for (uint32_t n = 0; n < t.nodes.size(); ++n) {
+    EXPECT_EQ(back.nodes[n].description, t.nodes[n].description) << t.nodes[n].name;
+    EXPECT_EQ(port_guid(back, n), port_guid(t, n)) << t.nodes[n].name;
+  }
+  EXPECT_EQ(port_guid(back, back.find("H-0000000000000030")), 0x31u);
 }
 
 TEST(TopologyYaml, PortUsedTwiceGivesLineOfSecondUse) {

@@ -3,12 +3,14 @@
 // deadlock analysis is checked on hand-made tables whose cycles are known.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <chrono>
 #include <set>
 #include <tuple>
 
 #include "platform/params/config_error.h"
 #include "platform/sm/channel_dependency.h"
+#include "platform/sm/route_stats.h"
 #include "platform/sm/routing.h"
 #include "platform/sm/updn.h"
 #include "platform/topology/generators.h"
@@ -155,12 +157,12 @@ Topology random_tree(uint32_t n, uint32_t hosts, uint32_t seed) {
     ++degree[parent[i]];
   }
   for (uint32_t i = 0; i < n; ++i)
-    t.nodes.push_back({"sw" + std::to_string(i), NodeKind::switch_node, static_cast<uint16_t>(degree[i] + hosts), 0, 0, 0});
+    t.nodes.push_back({"sw" + std::to_string(i), NodeKind::switch_node, static_cast<uint16_t>(degree[i] + hosts), 0, 0, 0, 0, {}});
   std::vector<uint16_t> next_port(n, 1);
   for (uint32_t i = 1; i < n; ++i) t.links.push_back({{i, next_port[i]++}, {parent[i], next_port[parent[i]]++}, {}});
   for (uint32_t i = 0; i < n; ++i)
     for (uint32_t h = 0; h < hosts; ++h) {
-      t.nodes.push_back({"h" + std::to_string(i) + "_" + std::to_string(h), NodeKind::endpoint, 1, 0, 0, 0});
+      t.nodes.push_back({"h" + std::to_string(i) + "_" + std::to_string(h), NodeKind::endpoint, 1, 0, 0, 0, 0, {}});
       t.links.push_back({{i, next_port[i]++}, {static_cast<uint32_t>(t.nodes.size() - 1), 1}, {}});
     }
   t.source = "random_tree(" + std::to_string(n) + ", seed " + std::to_string(seed) + ")";
@@ -287,7 +289,7 @@ TEST(UpDown, EveryRouteIsShortestOnATree) {
   for (uint32_t seed : {1u, 2u, 3u}) trees.push_back(random_tree(40, 2, seed));
   trees.push_back(topo::kary_ntree(1, 5));  // a chain
   for (const Topology& t : trees) {
-    for (const UpDownOptions& opt : {UpDownOptions{}, UpDownOptions{"", 0}}) {
+    for (const UpDownOptions& opt : {UpDownOptions{}, UpDownOptions{"", 0, {}}}) {
       UpDownEngine engine(opt);
       const RoutingTables rt = engine.compute(t);
       const Graph g = graph_of(t);
@@ -354,7 +356,7 @@ TEST(UpDown, RanksAreHopsFromTheRootAndTiesGoUpToTheLowerGuid) {
   EXPECT_EQ(r.rank[s1], 1u);
   EXPECT_EQ(r.rank[s3], 1u);
   EXPECT_EQ(r.rank[s2], 2u);
-  EXPECT_EQ(r.rank[t.find("h0_0_0")], Topology::npos);
+  EXPECT_EQ(r.rank[t.find("h0_0_1")], Topology::npos);
   EXPECT_TRUE(r.is_up(t, s1, 0));
   EXPECT_TRUE(r.is_up(t, s2, s1));
   EXPECT_FALSE(r.is_up(t, s1, s2));
@@ -379,11 +381,11 @@ TEST(UpDown, BadRootIsAConfigError) {
   };
   UpDownOptions unknown, host, beyond, host_index;
   unknown.root = "sw99";
-  host.root = "h0_0";
+  host.root = "h0_1";
   beyond.root_node = 1000;
   host_index.root_node = t.find("h3_1");
   EXPECT_NE(message(unknown).find("'sw99' is not a node"), std::string::npos) << message(unknown);
-  EXPECT_NE(message(host).find("'h0_0' is an endpoint"), std::string::npos) << message(host);
+  EXPECT_NE(message(host).find("'h0_1' is an endpoint"), std::string::npos) << message(host);
   EXPECT_NE(message(beyond).find("beyond"), std::string::npos) << message(beyond);
   EXPECT_NE(message(host_index).find("is an endpoint"), std::string::npos) << message(host_index);
 }
@@ -422,12 +424,12 @@ TEST(UpDown, LmcPathBitLidsLeaveOverDifferentLegalPorts) {
 // down from the root A, so A gives them two destinations each, the first to the lower port.
 TEST(UpDown, ParallelCablesShareDestinationsAlternately) {
   Topology t;
-  t.nodes = {{"A", NodeKind::switch_node, 3, 0, 0, 0}, {"B", NodeKind::switch_node, 6, 0, 0, 0}};
+  t.nodes = {{"A", NodeKind::switch_node, 3, 0, 0, 0, 0, {}}, {"B", NodeKind::switch_node, 6, 0, 0, 0, 0, {}}};
   t.links = {{{0, 1}, {1, 1}, {}}, {{0, 2}, {1, 2}, {}}};
-  t.nodes.push_back({"a", NodeKind::endpoint, 1, 0, 0, 0});
+  t.nodes.push_back({"a", NodeKind::endpoint, 1, 0, 0, 0, 0, {}});
   t.links.push_back({{0, 3}, {2, 1}, {}});
   for (uint32_t h = 0; h < 4; ++h) {
-    t.nodes.push_back({"b" + std::to_string(h), NodeKind::endpoint, 1, 0, 0, 0});
+    t.nodes.push_back({"b" + std::to_string(h), NodeKind::endpoint, 1, 0, 0, 0, 0, {}});
     t.links.push_back({{1, static_cast<uint16_t>(3 + h)}, {3 + h, 1}, {}});
   }
   finish(t);
@@ -458,9 +460,9 @@ TEST(UpDown, EachSwitchIslandIsRankedFromItsOwnRoot) {
   // Two islands (sw0 - sw1 + h0, sw2 + h1): not a valid fabric, but the engine must route
   // within each and not into nowhere.
   Topology t;
-  t.nodes = {{"sw0", NodeKind::switch_node, 2, 1, 0, 0}, {"sw1", NodeKind::switch_node, 2, 2, 0, 0},
-             {"sw2", NodeKind::switch_node, 1, 3, 0, 0}, {"h0", NodeKind::endpoint, 1, 4, 0, 0},
-             {"h1", NodeKind::endpoint, 1, 5, 0, 0}};
+  t.nodes = {{"sw0", NodeKind::switch_node, 2, 1, 0, 0, 0, {}}, {"sw1", NodeKind::switch_node, 2, 2, 0, 0, 0, {}},
+             {"sw2", NodeKind::switch_node, 1, 3, 0, 0, 0, {}}, {"h0", NodeKind::endpoint, 1, 4, 0, 0, 0, {}},
+             {"h1", NodeKind::endpoint, 1, 5, 0, 0, 0, {}}};
   t.links = {{{0, 1}, {1, 1}, {}}, {{1, 2}, {3, 1}, {}}, {{2, 1}, {4, 1}, {}}};
   t.index();
   UpDownEngine engine;
@@ -509,8 +511,8 @@ struct Ring {
 Ring clockwise_ring() {
   Ring r;
   Topology& t = r.t;
-  for (uint32_t i = 0; i < 4; ++i) t.nodes.push_back({"sw" + std::to_string(i), NodeKind::switch_node, 3, 0, 0, 0});
-  for (uint32_t i = 0; i < 4; ++i) t.nodes.push_back({"h" + std::to_string(i), NodeKind::endpoint, 1, 0, 0, 0});
+  for (uint32_t i = 0; i < 4; ++i) t.nodes.push_back({"sw" + std::to_string(i), NodeKind::switch_node, 3, 0, 0, 0, 0, {}});
+  for (uint32_t i = 0; i < 4; ++i) t.nodes.push_back({"h" + std::to_string(i), NodeKind::endpoint, 1, 0, 0, 0, 0, {}});
   for (uint32_t i = 0; i < 4; ++i) t.links.push_back({{i, 1}, {(i + 1) % 4, 2}, {}});
   for (uint32_t i = 0; i < 4; ++i) t.links.push_back({{i, 3}, {4 + i, 1}, {}});
   finish(t);
@@ -584,21 +586,21 @@ TEST(ChannelDependency, BrokenRoutesAreCountedAndALoopIsACycle) {
   const Topology t = topo::kary_ntree(2, 2);  // leaves s0_0, s0_1 under roots s1_0, s1_1
   RoutingTables rt = UpDownEngine().compute(t);
   const uint32_t s00 = t.find("s0_0");
-  const uint16_t dlid = t.nodes[t.find("h3")].lid;
+  const uint16_t dlid = t.nodes[t.find("h4")].lid;
   ASSERT_TRUE(analyze_deadlock(t, rt).acyclic);
   RoutingTables missing = rt;
   missing.lft[s00].port[dlid] = Lft::kNoRoute;
   const CdgReport m = analyze_deadlock(t, missing);
   EXPECT_TRUE(m.acyclic);
-  EXPECT_EQ(m.broken_routes, 2u);  // h0 and h1 on s0_0
-  // The roots send h3's LID back down to s0_0 (port 1), which sends it up: a loop.
+  EXPECT_EQ(m.broken_routes, 2u);  // h1 and h2 on s0_0
+  // The roots send h4's LID back down to s0_0 (port 1), which sends it up: a loop.
   RoutingTables loop = rt;
   for (uint32_t s : t.switches())
     if (t.nodes[s].name.rfind("s1_", 0) == 0) loop.lft[s].port[dlid] = 1;
   const CdgReport l = analyze_deadlock(t, loop);
   EXPECT_FALSE(l.acyclic);
   EXPECT_EQ(l.cycle.size(), 2u);  // s0_0 up to a root and back down
-  EXPECT_EQ(l.broken_routes, 2u);  // h0 and h1; h2 shares s0_1 with h3 and never leaves it
+  EXPECT_EQ(l.broken_routes, 2u);  // h1 and h2; h3 shares s0_1 with h4 and never leaves it
 }
 
 // Minhop routes every LID on a shortest path with no regard for turns, and on an irregular
@@ -635,6 +637,102 @@ TEST(ChannelDependency, FindsTheCycleInMinhopOnRandomIrregular16Seed1) {
   EXPECT_EQ(made.size(), n) << "some dependency of the cycle is made by no route";
   // The same fabric under up*/down* has none.
   EXPECT_TRUE(analyze_deadlock(t, UpDownEngine().compute(t)).acyclic);
+}
+
+
+// ---------------------------------------------------------------------------------------
+// Given roots (OpenSM's root_guid_file)
+
+// sw0 and its neighbours as roots: sw0 is first in the (rank, GUID, index) order, so every
+// root climbs to it and every pair keeps a legal route.
+TEST(UpDown, SeveralGivenRootsAllHaveRankZeroAndTheTablesStayDeadlockFree) {
+  for (uint32_t seed : {1u, 2u, 3u}) {
+    const Topology t = topo::random_irregular(16, seed);
+    UpDownOptions opt;
+    opt.roots = {t.find("sw0")};
+    for (uint16_t p = 1; p <= 4; ++p)
+      if (t.link_at(opt.roots[0], p) >= 0) opt.roots.push_back(t.peer(opt.roots[0], p).node);
+    ASSERT_GE(opt.roots.size(), 3u);
+    UpDownEngine engine(opt);
+    const RoutingTables rt = engine.compute(t);
+    const UpDownRanking& r = engine.ranking();
+    std::vector<uint32_t> sorted = opt.roots;
+    std::sort(sorted.begin(), sorted.end());
+    EXPECT_EQ(r.roots, sorted);  // in node order
+    // Rank = switch hops to the nearest root.
+    const std::vector<uint32_t> want{0, 0, 0};
+    EXPECT_EQ((std::vector<uint32_t>{r.rank[opt.roots[0]], r.rank[opt.roots[1]], r.rank[opt.roots[2]]}), want);
+    // No other switch has rank 0.
+    for (uint32_t s : t.switches()) {
+      const bool root = std::find(opt.roots.begin(), opt.roots.end(), s) != opt.roots.end();
+      EXPECT_EQ(r.rank[s] == 0, root) << t.nodes[s].name;
+    }
+    EXPECT_FALSE(first_unrouted(t, rt).has_value());
+    EXPECT_TRUE(analyze_deadlock(t, rt).acyclic) << "seed " << seed;
+  }
+}
+
+// On a 2-ary 3-tree the natural roots are the top switches. Rooted at one leaf instead,
+// every route between the other leaves' hosts must climb toward that leaf: the tables change,
+// routes get longer, and the result is still deadlock-free.
+TEST(UpDown, ALeafAsRootChangesTheTablesAndKeepsThemDeadlockFree) {
+  const Topology t = topo::kary_ntree(2, 3);
+  const RoutingTables top = make_routing_engine("updn", {{t.find("s2_0"), t.find("s2_1"), t.find("s2_2"), t.find("s2_3")}, ""})->compute(t);
+  const RoutingTables leaf = make_routing_engine("updn", {{t.find("s0_0")}, ""})->compute(t);
+  EXPECT_TRUE(analyze_deadlock(t, top).acyclic);
+  EXPECT_TRUE(analyze_deadlock(t, leaf).acyclic);
+  EXPECT_FALSE(first_unrouted(t, leaf).has_value());
+  bool differ = false;
+  for (uint32_t s : t.switches()) differ = differ || top.lft[s].port != leaf.lft[s].port;
+  EXPECT_TRUE(differ);
+  // With the top level as roots, a fat tree routes every pair on a shortest path: the
+  // farthest hosts (h1 and h8) are 5 switches apart.
+  EXPECT_EQ(trace_route(t, top, t.find("h1"), t.nodes[t.find("h8")].lid).size(), 5u);
+}
+
+TEST(UpDown, RootGuidFileNamesSwitchesByNodeGuidAndRefusesOthersNamingTheLine) {
+  const Topology t = topo::kary_ntree(2, 2);
+  const uint32_t s1 = t.find("s1_0"), s2 = t.find("s1_1");
+  char text[256];
+  std::snprintf(text, sizeof text, "# roots\n0x%016llx\n\n%llu  # decimal works too\n",
+                static_cast<unsigned long long>(topo::node_guid(t, s1)), static_cast<unsigned long long>(topo::node_guid(t, s2)));
+  EXPECT_EQ(parse_root_guids(t, text, "roots.txt"), (std::vector<uint32_t>{s1, s2}));
+  auto error = [&](const std::string& bad) {
+    try {
+      parse_root_guids(t, bad, "roots.txt");
+    } catch (const ConfigError& e) {
+      return e;
+    }
+    ADD_FAILURE() << bad;
+    return ConfigError("", "", 0, "", "");
+  };
+  char endpoint[64];
+  std::snprintf(endpoint, sizeof endpoint, "0x%llx\n", static_cast<unsigned long long>(topo::node_guid(t, t.find("h1"))));
+  const ConfigError host = error(std::string(text) + endpoint);
+  EXPECT_EQ(host.line(), 5);
+  EXPECT_EQ(host.file(), "roots.txt");
+  EXPECT_NE(std::string(host.what()).find("is not the node GUID of a switch"), std::string::npos) << host.what();
+  EXPECT_EQ(error("0x10\nswitch-a\n").line(), 1);  // 0x10 is no switch here
+  EXPECT_EQ(error("# nothing\n").line(), 0);
+  EXPECT_EQ(find_switch(t, "s1_1"), s2);
+  EXPECT_EQ(find_switch(t, "h1"), Topology::npos);
+}
+
+// Roots no common switch joins split the fabric into parts without legal routes between them.
+TEST(UpDown, RootsThatLeavePairsWithoutALegalRouteAreRefusedNamingTheKey) {
+  const Topology t = topo::random_irregular(16, 1);
+  try {
+    make_routing_engine("updn", {{t.find("sw3"), t.find("sw7"), t.find("sw12")}, ""})->compute(t);
+    ADD_FAILURE() << "no error";
+  } catch (const ConfigError& e) {
+    EXPECT_EQ(e.key(), "routing_options.roots");
+    EXPECT_NE(std::string(e.what()).find("sw3, sw7, sw12"), std::string::npos) << e.what();
+  }
+}
+
+TEST(UpDown, RootsAreRefusedForOtherEngines) {
+  EXPECT_THROW(make_routing_engine("minhop", {{0}, ""}), ConfigError);
+  EXPECT_THROW(make_routing_engine("updn", {{}, "lfts.dump"}), ConfigError);
 }
 
 }  // namespace

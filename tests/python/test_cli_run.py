@@ -81,7 +81,7 @@ def test_dfsssp_layers_keep_a_torus_running_that_deadlocks_under_minhop(cli, tmp
 def test_layers_that_ports_cannot_keep_apart_are_refused(cli, tmp_path: Path) -> None:
     cases = [({"switch": {"data_vls": 2}, "endpoint": {"data_vls": 2}}, "data_vls"),
              ({"switch": {"data_vls": 4, "sl2vl": [0] * 16}}, "switch.sl2vl"),
-             ({"traffic": None, "flows": [{"src": "h0_0_0", "dst": "h2_2_0", "sl": 3}]}, "flows[0].sl")]
+             ({"traffic": None, "flows": [{"src": "h0_0_1", "dst": "h2_2_1", "sl": 3}]}, "flows[0].sl")]
     for extra, key in cases:
         doc = _torus("dfsssp", **extra)
         doc = {k: v for k, v in doc.items() if v is not None}

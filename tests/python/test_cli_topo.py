@@ -95,3 +95,109 @@ def test_version(cli) -> None:
     with pytest.raises(SystemExit) as exit_:
         cli("--version")
     assert exit_.value.code == 0
+
+
+# ---- OpenSM and ibnetdiscover workflows ------------------------------------------------------
+
+GENERATED = {
+    "single_switch": {"generator": "single_switch", "hosts": 4},
+    "fat_tree": {"generator": "fat_tree", "k": 2, "n": 3},
+    "mesh": {"generator": "mesh", "x": 3, "y": 2, "hosts_per_switch": 2},
+    "torus": {"generator": "torus", "x": 3, "y": 3},
+    "random_irregular": {"generator": "random_irregular", "switches": 8, "seed": 1},
+    "two_switch": {"generator": "two_switch", "local": 3, "remote": 2},
+}
+
+
+def _scenario(tmp_path: Path, topology: dict, **extra) -> Path:
+    # The first host of every generator is named alike; the traffic section needs no names.
+    doc = {"duration": "1ms", "topology": topology, "traffic": {"load": 0.1}, **extra}
+    path = tmp_path / f"{topology['generator']}.yaml"
+    path.write_text(ibvp.Scenario(doc).to_yaml())
+    return path
+
+
+@pytest.mark.parametrize("name", sorted(GENERATED))
+def test_every_generated_fabric_exports_as_ibnetdiscover_and_loads_back_the_same(cli, tmp_path: Path,
+                                                                                  name: str) -> None:
+    scenario = _scenario(tmp_path, GENERATED[name])
+    want = ibvp.topology_summary(scenario, graph=True)
+    # Plain: the names are the ids. With a map: ibnetdiscover's S-/H-<GUID> ids, names in the map.
+    code, _out, err = cli("topo", scenario, "--export-ibnetdiscover", tmp_path / "plain.net")
+    assert code == 0, err
+    code, _out, err = cli("topo", scenario, "--export-ibnetdiscover", tmp_path / "ids.net",
+                          "--export-node-name-map", tmp_path / "names.map")
+    assert code == 0, err
+    ids = (tmp_path / "ids.net").read_text()
+    assert 'Ca\t1 "H-02' in ids and 'Ca\t1 "h' not in ids  # names only in the descriptions
+    plain = ibvp.topology_summary(tmp_path / "plain.net", graph=True)
+    mapped = ibvp.topology_summary(tmp_path / "ids.net", graph=True, node_name_map=tmp_path / "names.map")
+    def cables(summary: dict) -> list:
+        # A cable as the set of its two ends (which end comes first follows the file's order).
+        return sorted(tuple(sorted([(a, p), (b, q)])) for a, p, b, q in summary["cables"])
+
+    for back in (plain, mapped):
+        assert back["nodes"] == want["nodes"]
+        assert cables(back) == cables(want)
+
+
+def test_generated_hosts_are_counted_from_one(tmp_path: Path) -> None:
+    for name, topology in GENERATED.items():
+        hosts = [n["name"] for n in ibvp.topology_summary(_scenario(tmp_path, topology), graph=True)["nodes"]
+                 if n["kind"] == "endpoint"]
+        if name in ("single_switch", "fat_tree"):
+            assert hosts[0] == "h1" and hosts[-1] == f"h{len(hosts)}", name
+        elif name != "two_switch":
+            assert hosts[0].startswith("h") and hosts[0].endswith("_1"), (name, hosts[0])
+            assert not any(h.endswith("_0") for h in hosts), name
+
+
+def test_topo_dump_writes_four_opensm_files_and_file_engine_loads_them_back(cli, tmp_path: Path) -> None:
+    scenario = _scenario(tmp_path, GENERATED["fat_tree"], routing="updn")
+    code, out, err = cli("topo", scenario, "--dump", tmp_path / "a", "--json")
+    assert code == 0, err
+    for f in ("opensm-lfts.dump", "opensm-sl2vl.dump", "opensm-subnet.lst", "opensm.fdbs"):
+        assert (tmp_path / "a" / f).is_file(), f
+    # Each of the 8 hosts' cables is one line from each end, each of the 16 switch cables two.
+    assert len((tmp_path / "a" / "opensm-subnet.lst").read_text().splitlines()) == 2 * (8 + 16)
+    fdbs = (tmp_path / "a" / "opensm.fdbs").read_text()
+    # 12 switches, each with a line per LID 1..20 (12 switch LIDs, then 8 hosts).
+    assert fdbs.count("dump_ucast_routes: Switch 0x") == 12
+    assert sum(1 for line in fdbs.splitlines() if line.startswith("0x")) == 12 * 20
+    code, out, err = cli("topo", scenario, "--routing", "file", "--lfts-file", tmp_path / "a" / "opensm-lfts.dump",
+                         "--dump", tmp_path / "b", "--json")
+    assert code == 0, err
+    assert json.loads(out)["routing"] == "file"
+    assert (tmp_path / "b" / "opensm-lfts.dump").read_text() == (tmp_path / "a" / "opensm-lfts.dump").read_text()
+
+
+def test_topo_roots_by_name_and_guid_file(cli, tmp_path: Path) -> None:
+    scenario = _scenario(tmp_path, GENERATED["fat_tree"])
+    code, out, err = cli("topo", scenario, "--routing", "updn", "--roots", "s2_0,s2_1,s2_2,s2_3", "--json")
+    assert code == 0, err
+    assert json.loads(out)["deadlock"]["acyclic"]
+    code, _out, err = cli("topo", scenario, "--routing", "updn", "--roots", "s2_0,nosuch")
+    assert code == 2 and "--roots" in err and "nosuch" in err
+    # The GUIDs as opensm-subnet.lst lists them.
+    cli("topo", scenario, "--dump", tmp_path / "d")
+    lst = (tmp_path / "d" / "opensm-subnet.lst").read_text()
+    guid = lst.split("NodeGUID:")[1].split()[0]
+    (tmp_path / "roots.txt").write_text(f"# the first switch\n0x{guid}\n")
+    code, out, err = cli("topo", scenario, "--routing", "updn", "--root-guid-file", tmp_path / "roots.txt", "--json")
+    assert code == 0, err
+    (tmp_path / "bad.txt").write_text(f"0x{guid}\n0x1234\n")
+    code, _out, err = cli("topo", scenario, "--routing", "updn", "--root-guid-file", tmp_path / "bad.txt")
+    assert code == 2 and f"{tmp_path / 'bad.txt'}:2" in err
+
+
+def test_scenario_routing_options_roots_and_lfts_file(tmp_path: Path) -> None:
+    ok = _scenario(tmp_path, GENERATED["fat_tree"], routing="updn", routing_options={"roots": ["s2_0", "s2_3"]})
+    assert ibvp.topology_summary(ok)["deadlock"]["acyclic"]
+    bad = _scenario(tmp_path, GENERATED["fat_tree"], routing="updn", routing_options={"roots": ["s2_0", "h1"]})
+    with pytest.raises(ibvp.ConfigError) as e:
+        ibvp.topology_summary(bad)
+    assert "routing_options.roots[1]" in str(e.value) and "endpoint" in str(e.value)
+    wrong_engine = _scenario(tmp_path, GENERATED["fat_tree"], routing="minhop", routing_options={"roots": ["s2_0"]})
+    with pytest.raises(ibvp.ConfigError) as e:
+        ibvp.topology_summary(wrong_engine)
+    assert "routing_options.roots" in str(e.value)

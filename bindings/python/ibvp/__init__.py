@@ -7,7 +7,7 @@
     res.flows                                           # pandas DataFrame
 
 Scenarios (Scenario, schema, reference), runs (run, Results), sweeps (sweep), topology
-summaries (topology_summary), plots (ibvp.plots) and the `ibvp` command (ibvp.cli).
+summaries (topology_summary), ibnetdiscover export (export_ibnetdiscover), plots (ibvp.plots) and the `ibvp` command (ibvp.cli).
 See docs/python.md.
 
 Names are imported on first use (PEP 562): `python -m ibvp._worker`, which runs every
@@ -20,13 +20,13 @@ from typing import Any
 
 __all__ = [
     "Scenario", "run", "Results", "sweep", "schema", "reference", "version", "topology_summary",
-    "write_trace", "ConfigError", "DeadlockError", "SimulationError", "RunTimeout", "KernelUsedError",
+    "export_ibnetdiscover", "write_trace", "ConfigError", "DeadlockError", "SimulationError", "RunTimeout", "KernelUsedError",
 ]
 
 _WHERE = {
     "Scenario": "scenario", "run": "runner", "write_trace": "runner", "Results": "results",
     "sweep": "sweeps", "schema": "info", "reference": "info", "version": "info",
-    "topology_summary": "info", "ConfigError": "errors", "DeadlockError": "errors",
+    "topology_summary": "info", "export_ibnetdiscover": "info", "ConfigError": "errors", "DeadlockError": "errors",
     "SimulationError": "errors", "RunTimeout": "errors", "KernelUsedError": "errors",
 }
 

@@ -3,7 +3,8 @@
     ibvp run SCENARIO.yaml [--set key=value ...] [--out DIR] [--timeout S] [--quiet]
     ibvp sweep SCENARIO.yaml --vary key=v1,v2,... [--vary ...] [--set ...] [--jobs N] [--dask ADDRESS] [--out DIR]
     ibvp plot DIR [--kind rates-over-time|throughput|latency-cdf|latency-vs-load] [--out PREFIX]
-    ibvp topo FILE [--routing minhop] [--json]
+    ibvp topo FILE [--routing minhop] [--roots A,B | --root-guid-file F] [--lfts-file F] [--lmc N]
+              [--node-name-map F] [--dump DIR] [--export-ibnetdiscover OUT [--export-node-name-map MAP]] [--json]
     ibvp validate SCENARIO.yaml [--set key=value ...]
     ibvp schema [--out FILE]        ibvp reference [--out FILE]
 
@@ -101,7 +102,19 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--routing", help="routing engine (default: the scenario's, or minhop)")
     p.add_argument("--lmc", type=int, help="give every endpoint this many path bits (0..7; LIDs assigned anew)")
     p.add_argument("--dump", type=Path, metavar="DIR",
-                   help="write the LFTs and SL2VL tables in OpenSM's dump formats into DIR")
+                   help="write opensm-lfts.dump, opensm-sl2vl.dump, opensm-subnet.lst and opensm.fdbs into DIR")
+    p.add_argument("--roots", metavar="A,B,...",
+                   help="updn: root switches by name or node GUID (0x...), all of rank 0")
+    p.add_argument("--root-guid-file", type=Path, metavar="FILE",
+                   help="updn: OpenSM's root_guid_file, one switch node GUID per line")
+    p.add_argument("--lfts-file", type=Path, metavar="FILE",
+                   help="routing file: the opensm-lfts.dump whose tables are loaded")
+    p.add_argument("--node-name-map", type=Path, metavar="FILE",
+                   help="names for the nodes of an ibnetdiscover FILE, by node GUID (lines 0x<GUID> \"name\")")
+    p.add_argument("--export-ibnetdiscover", type=Path, metavar="OUT",
+                   help="write the topology as an ibnetdiscover file that ibvp (and ibnetdiscover's readers) load")
+    p.add_argument("--export-node-name-map", type=Path, metavar="MAP",
+                   help="with --export-ibnetdiscover: write ibnetdiscover's S-/H-<GUID> ids and the names into MAP")
     overrides(p)
     p.add_argument("--json", action="store_true", help="print the summary as JSON")
     p.set_defaults(handler=cmd_topo)
@@ -291,9 +304,20 @@ def _print_mean_rates(directory: Path, args: argparse.Namespace) -> None:
 # ---- topo, validate, schema ----------------------------------------------------------------
 
 def cmd_topo(args: argparse.Namespace) -> int:
-    from .info import topology_summary
+    from .info import export_ibnetdiscover, topology_summary
 
-    s = topology_summary(args.file, routing=args.routing, overrides=args.overrides, lmc=args.lmc, dump=args.dump)
+    if args.export_node_name_map and not args.export_ibnetdiscover:
+        raise ValueError("--export-node-name-map goes with --export-ibnetdiscover OUT")
+    if args.export_ibnetdiscover:
+        n = export_ibnetdiscover(args.file, args.export_ibnetdiscover, node_name_map=args.node_name_map,
+                                 node_name_map_out=args.export_node_name_map, overrides=args.overrides)
+        extra = f" and {args.export_node_name_map}" if args.export_node_name_map else ""
+        print(f"wrote {args.export_ibnetdiscover}{extra}: {n['switches']} switches, {n['endpoints']} endpoints, "
+              f"{n['links']} cables", file=sys.stderr)
+    roots = [r.strip() for r in args.roots.split(",") if r.strip()] if args.roots else None
+    s = topology_summary(args.file, routing=args.routing, overrides=args.overrides, lmc=args.lmc, dump=args.dump,
+                         roots=roots, root_guid_file=args.root_guid_file, lfts_file=args.lfts_file,
+                         node_name_map=args.node_name_map)
     if args.json:
         print(json.dumps(s, indent=2))
         return EXIT_OK
@@ -311,7 +335,8 @@ def cmd_topo(args: argparse.Namespace) -> int:
         rows.append(("VL layers", f"{s['vl_layers']} (each path on its layer's SL; SL2VL maps SL n to VL n)"))
     rows.append(("routing time", f"{s['routing_seconds'] * 1e3:.1f} ms"))
     if args.dump:
-        rows.append(("tables written", f"{args.dump}/opensm-lfts.dump, {args.dump}/opensm-sl2vl.dump"))
+        rows.append(("tables written", ", ".join(f"{args.dump}/{f}" for f in (
+            "opensm-lfts.dump", "opensm-sl2vl.dump", "opensm-subnet.lst", "opensm.fdbs"))))
     print(f"{args.file}:")
     width = max(len(k) for k, _ in rows)
     for k, v in rows:
