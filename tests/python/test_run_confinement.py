@@ -139,11 +139,11 @@ def test_a_non_empty_directory_no_run_wrote_is_refused_and_untouched(cli, minima
 def test_a_sweep_rerun_with_other_points_removes_the_old_points(minimal_yaml: Path, tmp_path: Path) -> None:
     ibvp.sweep(_short(minimal_yaml), {"seed": [1, 2]}, tmp_path, jobs=2)
     old = {p.name for p in tmp_path.iterdir() if p.is_dir()}
-    assert len(old) == 2
+    assert old == {"seed=1", "seed=2", "dataset"}  # dataset: every point's tables together
     (tmp_path / "notes.txt").write_text("kept\n")  # not a run's directory: left alone
     ibvp.sweep(_short(minimal_yaml), {"seed": [3]}, tmp_path)
     points = {p.name for p in tmp_path.iterdir() if p.is_dir()}
-    assert points == {"seed=3"} and (tmp_path / "notes.txt").exists()
+    assert points == {"seed=3", "dataset"} and (tmp_path / "notes.txt").exists()
     assert (tmp_path / "sweep.csv").read_text().count("\n") == 2  # header and the one point
 
 
