@@ -57,6 +57,21 @@ LatencyStats stats_ns(std::vector<uint64_t> v) {
   return s;
 }
 
+// The packets stuck at the end of the run (RunResult::stuck), or null.
+std::string stuck_json(const RunResult& result) {
+  if (!result.stuck) return "null";
+  const StuckReport& s = *result.stuck;
+  std::ostringstream js;
+  js << "{\"packets\": " << s.packets << ", \"outputs\": " << s.outputs
+     << ", \"longest_wait_ns\": " << num(static_cast<double>(s.longest_ps) * 1e-3) << ", \"worst\": [";
+  for (size_t i = 0; i < s.worst.size(); ++i)
+    js << (i ? ", " : "") << "{\"port\": " << quoted(s.worst[i].port) << ", \"vl\": " << int{s.worst[i].vl}
+       << ", \"packets\": " << s.worst[i].packets
+       << ", \"waiting_ns\": " << num(static_cast<double>(s.worst[i].waiting_ps) * 1e-3) << "}";
+  js << "]}";
+  return js.str();
+}
+
 }  // namespace
 
 void write_results(const Fabric& fabric, const RunResult& result, const std::string& dir) {
@@ -181,7 +196,8 @@ void write_results(const Fabric& fabric, const RunResult& result, const std::str
       first = false;
     }
     js << "},\n  \"packet_hops\": " << result.transmissions << ",\n  \"deadlock\": "
-       << (result.deadlock ? quoted(result.deadlock_report) : "null") << ",\n  \"flows\": [" << flows_json.str()
+       << (result.deadlock ? quoted(result.deadlock_report) : "null") << ",\n  \"stuck\": " << stuck_json(result)
+       << ",\n  \"flows\": [" << flows_json.str()
        << "\n  ]";
     if (const apps::Perftest* p = fabric.perftest()) js << ",\n  \"perftest\": " << p->json();
     js << "\n}\n";

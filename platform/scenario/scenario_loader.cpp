@@ -12,6 +12,7 @@
 #include "models/link/link_params.h"
 #include "platform/driver/host_node.h"
 #include "platform/params/validate.h"
+#include "platform/scenario/deadlock_timeout.h"
 #include "platform/topology/generators.h"
 #include "platform/sm/qos_policy.h"
 #include "platform/topology/ibnetdiscover.h"
@@ -615,6 +616,14 @@ Scenario scenario_from_yaml(const std::string& yaml_text, const std::string& sou
   s.topology = std::move(topology);
   ScenarioChecker(s, doc).run();
   if (!s.trace.file.empty()) s.trace.packets = load_trace(s, doc, base_dir);
+  // The floor and why: platform/scenario/deadlock_timeout.h.
+  const uint64_t floor_ns = (deadlock_timeout_floor_ps(s) + 999) / 1000;
+  if (s.deadlock_timeout < sc_core::sc_time(static_cast<double>(floor_ns), sc_core::SC_NS))
+    doc.fail(key("deadlock_timeout"),
+             sim::format_time(s.deadlock_timeout) + " is shorter than two times the largest packet (" +
+                 std::to_string(largest_workload_packet_bytes(s)) +
+                 " bytes) takes on the slowest link, so outputs that are only busy would count as stuck",
+             "give deadlock_timeout at least " + std::to_string(floor_ns) + "ns, or leave it out (1ms)");
   return s;
 }
 
