@@ -104,17 +104,21 @@ std::optional<std::string> DeadlockWatch::check(uint64_t now_ps) {
     });
     left[i] = !elsewhere && requested == held && !next[i].empty();
   }
-  for (bool changed = true; changed;) {
-    changed = false;
-    for (size_t i = 0; i < cand.size(); ++i) {
-      if (!left[i]) continue;
-      for (size_t j : next[i])
-        if (!left[j]) {
-          left[i] = false;
-          changed = true;
-          break;
-        }
-    }
+  // The fixed point in O(edges): an output that goes takes with it those waiting for it.
+  std::vector<std::vector<size_t>> waiting_for(cand.size());
+  std::vector<size_t> gone;
+  for (size_t i = 0; i < cand.size(); ++i) {
+    for (size_t j : next[i]) waiting_for[j].push_back(i);
+    if (!left[i]) gone.push_back(i);
+  }
+  while (!gone.empty()) {
+    const size_t j = gone.back();
+    gone.pop_back();
+    for (size_t i : waiting_for[j])
+      if (left[i]) {
+        left[i] = false;
+        gone.push_back(i);
+      }
   }
   const auto first = std::find(left.begin(), left.end(), true);
   if (first == left.end()) return std::nullopt;
