@@ -620,9 +620,9 @@ Scenario scenario_from_yaml(const std::string& yaml_text, const std::string& sou
   const uint64_t floor_ns = (deadlock_timeout_floor_ps(s) + 999) / 1000;
   if (s.deadlock_timeout < sc_core::sc_time(static_cast<double>(floor_ns), sc_core::SC_NS))
     doc.fail(key("deadlock_timeout"),
-             sim::format_time(s.deadlock_timeout) + " is shorter than two times the largest packet (" +
+             sim::format_time(s.deadlock_timeout) + " is shorter than twice the time the largest packet (" +
                  std::to_string(largest_workload_packet_bytes(s)) +
-                 " bytes) takes on the slowest link, so outputs that are only busy would count as stuck",
+                 " bytes) takes on the slowest link: outputs that are only busy would count as stuck",
              "give deadlock_timeout at least " + std::to_string(floor_ns) + "ns, or leave it out (1ms)");
   return s;
 }
