@@ -623,7 +623,8 @@ Scenario scenario_from_yaml(const std::string& yaml_text, const std::string& sou
              sim::format_time(s.deadlock_timeout) + " is shorter than twice the time the largest packet (" +
                  std::to_string(largest_workload_packet_bytes(s)) +
                  " bytes) takes on the slowest link: outputs that are only busy would count as stuck",
-             "give deadlock_timeout at least " + std::to_string(floor_ns) + "ns, or leave it out (1ms)");
+             "give deadlock_timeout at least " + std::to_string(floor_ns) + "ns" +
+                 (floor_ns <= 1'000'000 ? ", or leave it out (1ms)" : ""));
   return s;
 }
 
