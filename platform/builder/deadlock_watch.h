@@ -9,10 +9,11 @@
 //
 // Only switch outputs take part. A channel adapter's output (ep::Endpoint, hca::Hca) may wait
 // for a switch's credits, but nothing in the fabric waits for a channel adapter: its receive
-// side frees buffer space when a packet's tail is in (Endpoint) or when the firmware has
-// handled the packet (Hca; the handler returns whether or not the transmit queue has room,
-// so it does not wait for the port's credits). Nothing leads back to a CA's output in the
-// wait-for graph, so no cycle can pass through one.
+// side frees buffer space when a packet's tail is in (Endpoint) or when the firmware's
+// handler for the packet returns (Hca; the HAL's tx_post queues a reply without waiting for
+// room or credits, docs/hca.md). Nothing leads back to a CA's output in the wait-for graph,
+// so no cycle can pass through one. (A firmware that spins until its transmit queue drains
+// would be a firmware fault, not a credit cycle.)
 #include <cstdint>
 #include <optional>
 #include <string>
