@@ -453,12 +453,19 @@ void Switch::start_transmit(uint16_t out_port, uint8_t vl, int index) {
   }
 }
 
-bool Switch::vl_waits_for_credits(uint16_t port, uint8_t vl, uint64_t now_ps) const {
+bool Switch::vl_waits_for_credits(uint16_t port, uint8_t vl) const {
   const Port& out = ports_.at(port);
   if (vl == ib::kVl15 || out.requests[vl].empty()) return false;
-  const Request& head = out.requests[vl].front();
-  if (ports_[head.in_port].feeding_until > now_ps) return false;
-  return out.credits.available(vl) + out.credits.announced(vl) < head.blocks;
+  const std::deque<Request>& q = out.requests[vl];
+  const uint32_t credits = out.credits.available(vl) + out.credits.announced(vl);
+  if (q.front().blocks <= credits) return false;
+  // A head without credits blocks its VL (candidate()); with bypass, a younger request may
+  // pass it while its input feeds another output, if that request fits. Whether the head's
+  // input is busy at this instant does not matter: it frees after one packet.
+  if (cfg_.crossbar == CrossbarPolicy::fifo) return true;
+  for (const Request& r : q)
+    if (r.blocks <= credits) return false;
+  return true;
 }
 
 uint32_t Switch::input_held_blocks(uint16_t in_port, uint8_t vl, uint64_t now_ps, bool& releasing) const {

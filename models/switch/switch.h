@@ -106,9 +106,9 @@ class Switch : public sc_core::sc_module {
   // requests came to it while it had none, whichever is later.
   uint64_t vl_progress_ps(uint16_t port, uint8_t vl) const { return ports_.at(port).progress_ps[vl]; }
   // Whether VL `vl` of output `port` can send nothing until credits come that are not on
-  // their way: its head's input is free and the head needs more credits than the output
-  // holds and has been announced (a VL's head blocks the VL for credits, see candidate()).
-  bool vl_waits_for_credits(uint16_t port, uint8_t vl, uint64_t now_ps) const;
+  // their way: its head needs more credits than the output holds and has been announced,
+  // and (with bypass) so does every request behind it.
+  bool vl_waits_for_credits(uint16_t port, uint8_t vl) const;
   // Blocks of input (`in_port`, `vl`) held by packets at `now_ps`; `releasing` is set when
   // some of them are on their way out (a tail leaving through the crossbar after now).
   uint32_t input_held_blocks(uint16_t in_port, uint8_t vl, uint64_t now_ps, bool& releasing) const;

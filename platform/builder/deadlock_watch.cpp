@@ -55,7 +55,8 @@ std::vector<DeadlockWatch::Channel> DeadlockWatch::candidates(uint64_t now_ps) c
 // the input buffer (S', i', v) at the far end of its cable. That buffer frees space only when
 // one of the packets it holds leaves S' through the output VL (S', o', v') it requests. So
 // (S, o, v) is stuck for good when
-//   - its head's input is free and it lacks credits, counting those on their way;
+//   - it lacks credits for its head, counting those on their way (and, with bypass, for
+//     every request behind the head);
 //   - (S', i', v) releases nothing already under way, and every block it holds belongs to a
 //     request (none still in the pipeline or on the cable);
 //   - every output VL those requests wait at is stuck for good in the same sense.
@@ -85,7 +86,7 @@ std::optional<std::string> DeadlockWatch::check(uint64_t now_ps) {
   std::vector<bool> left(cand.size(), false);
   for (size_t i = 0; i < cand.size(); ++i) {
     const Channel& c = cand[i];
-    if (!fabric_.switch_at(c.node)->vl_waits_for_credits(c.port, c.vl, now_ps)) continue;
+    if (!fabric_.switch_at(c.node)->vl_waits_for_credits(c.port, c.vl)) continue;
     const topo::PortRef peer = t.peer(c.node, c.port);
     if (t.nodes[peer.node].kind != topo::NodeKind::switch_node) continue;  // a CA sinks what it gets
     const sw::Switch* far = fabric_.switch_at(peer.node);

@@ -102,6 +102,29 @@ TEST(DeadlockWatch, PartialDeadlockIsReportedWhileAnUnrelatedFlowKeepsMoving) {
   std::filesystem::remove_all(dir);
 }
 
+TEST(DeadlockWatch, DeadlockOnOneVlIsReportedWhileAnotherVlMovesThroughTheSamePorts) {
+  // Two data VLs. The ring flows deadlock on VL 0; a flow h0 -> h1 on SL 1 (VL 1) crosses
+  // s0/1, an output of the cycle, and keeps it transmitting: progress is judged per VL.
+  Scenario s = tb::basic_scenario(tb::ring(5));
+  for (auto* vls : {&s.switch_cfg.data_vls, &s.endpoint_cfg.data_vls}) *vls = 2;
+  s.switch_cfg.sl2vl = s.endpoint_cfg.sl2vl = sw::SwitchConfig::default_sl2vl(2);
+  s.switch_cfg.vlarb = s.endpoint_cfg.vlarb = link::VlArbConfig::round_robin(2);
+  for (int k = 0; k < 5; ++k)
+    s.flows.push_back(tb::saturating_flow("f" + std::to_string(k), "h" + std::to_string(k),
+                                          "h" + std::to_string((k + 2) % 5), 2048));
+  s.flows.push_back(tb::saturating_flow("other_vl", "h0", "h1", 2048, 1));
+  s.duration = sc_time(5, SC_MS);
+  s.deadlock_timeout = sc_time(100, SC_US);
+  try {
+    run_scenario(s, RunOptions{});
+    FAIL() << "the ring's deadlock on VL 0 was not reported";
+  } catch (const DeadlockError& e) {
+    const std::string m = e.what();
+    for (int k = 0; k < 5; ++k) EXPECT_NE(m.find("s" + std::to_string(k) + "/1 VL0"), std::string::npos) << m;
+    EXPECT_EQ(m.find("VL1"), std::string::npos) << m;
+  }
+}
+
 TEST(DeadlockWatch, SameRingRoutedUpDownRunsToTheEndWithoutDeadlock) {
   const Scenario s = ring_with_bystander("updn");
   const RunResult r = run_scenario(s, RunOptions{});
