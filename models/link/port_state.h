@@ -66,6 +66,20 @@ class RxBuffers {
       head_ = 0;
     }
   }
+  // Blocks of `vl` whose release is due by now_ps but not yet absorbed; `later` is set when
+  // some release of `vl` is due after now_ps. (For the deadlock watch, off the packet path.)
+  uint32_t released_by(uint8_t vl, uint64_t now_ps, bool& later) const {
+    uint32_t due = 0;
+    later = false;
+    for (size_t i = head_; i < pending_.size(); ++i) {
+      if (pending_[i].vl != vl) continue;
+      if (pending_[i].at_ps <= now_ps)
+        due += pending_[i].blocks;
+      else
+        later = true;
+    }
+    return due;
+  }
   uint32_t total_used() const {
     uint32_t s = 0;
     for (uint32_t u : used_) s += u;
@@ -125,6 +139,13 @@ class TxCredits {
     assert(credits_[vl] <= limit_[vl] && "credits above the receiver's buffer size");
   }
   uint32_t available(uint8_t vl) const { return credits_[vl]; }
+  // Blocks of `vl` announced and not yet absorbed, whether arrived or still on their way.
+  uint32_t announced(uint8_t vl) const {
+    uint32_t n = 0;
+    for (size_t i = head_; i < pending_.size(); ++i)
+      if (pending_[i].vl == vl) n += pending_[i].blocks;
+    return n;
+  }
   uint32_t limit(uint8_t vl) const { return limit_[vl]; }
 
  private:

@@ -203,6 +203,8 @@ void Switch::routed(uint16_t in_port, ib::Packet* p) {
   r.in_port = in_port;
   r.in_vl = p->lrh.vl;
   p->lrh.vl = out_vl;  // the VL it will carry on the next link
+  // A VL that had nothing to send starts waiting now, not at its last transmission.
+  if (!(out.requested_vls & (1u << out_vl))) out.progress_ps[out_vl] = agenda_.now_ps();
   out.requests[out_vl].push_back(r);
   out.waiting_blocks[out_vl] += r.blocks;
   requests_from_[in_port * ports_.size() + out_port]++;
@@ -407,6 +409,7 @@ void Switch::start_transmit(uint16_t out_port, uint8_t vl, int index) {
     }
   }
   out.credit_starved = false;
+  out.progress_ps[vl] = start;
   // Cut-through: the tail cannot leave before it has arrived (a faster output waits).
   const uint64_t end = std::max(start + out.rate.serialization_ps(bytes), r.tail_ps);
   out.credits.consume(vl, r.blocks);
@@ -450,24 +453,24 @@ void Switch::start_transmit(uint16_t out_port, uint8_t vl, int index) {
   }
 }
 
-bool Switch::output_credit_blocked(uint16_t port) const {
+bool Switch::vl_waits_for_credits(uint16_t port, uint8_t vl) const {
   const Port& out = ports_.at(port);
-  if (out.busy_until > agenda_.now_ps()) return false;
-  for (uint8_t vl = 0; vl < ib::kMaxVls; ++vl) {
-    if (!(out.requested_vls & (1u << vl))) continue;
-    bool blocked = false;
-    if (candidate(out, vl, blocked, [](uint16_t, uint64_t) {}) >= 0) return false;
-    if (blocked) return true;
-  }
-  return false;
+  if (vl == ib::kVl15 || out.requests[vl].empty()) return false;
+  const std::deque<Request>& q = out.requests[vl];
+  const uint32_t credits = out.credits.available(vl) + out.credits.announced(vl);
+  if (q.front().blocks <= credits) return false;
+  // A head without credits blocks its VL (candidate()); with bypass, a younger request may
+  // pass it while its input feeds another output, if that request fits. Whether the head's
+  // input is busy at this instant does not matter: it frees after one packet.
+  if (cfg_.crossbar == CrossbarPolicy::fifo) return true;
+  for (const Request& r : q)
+    if (r.blocks <= credits) return false;
+  return true;
 }
 
-bool Switch::has_request(uint16_t out_port, uint16_t in_port) const {
-  const Port& out = ports_.at(out_port);
-  for (const auto& q : out.requests)
-    for (const Request& r : q)
-      if (r.in_port == in_port) return true;
-  return false;
+uint32_t Switch::input_held_blocks(uint16_t in_port, uint8_t vl, uint64_t now_ps, bool& releasing) const {
+  const link::RxBuffers& b = ports_.at(in_port).buffers;
+  return b.used_blocks(vl) - b.released_by(vl, now_ps, releasing);
 }
 
 void Switch::finish() {

@@ -94,10 +94,38 @@ class Switch : public sc_core::sc_module {
   uint64_t dropped() const { return dropped_; }
   // Packets held in input buffers now (for conservation checks and deadlock reports).
   uint64_t buffered_packets() const { return buffered_; }
-  // Whether output `port` has requests and sends nothing for lack of credits.
-  bool output_credit_blocked(uint16_t port) const;
-  // Whether output `out_port` holds a request for a packet that came in on `in_port`.
-  bool has_request(uint16_t out_port, uint16_t in_port) const;
+  // What the deadlock watch (platform/builder/deadlock_watch) reads between kernel slices;
+  // nothing here is on the packet path.
+  // Bit v set when output `port` has requests waiting on VL v.
+  uint16_t requested_vls(uint16_t port) const { return ports_.at(port).requested_vls; }
+  // Requests waiting at output `port` on VL `vl`.
+  uint32_t requests_waiting(uint16_t port, uint8_t vl) const {
+    return static_cast<uint32_t>(ports_.at(port).requests[vl].size());
+  }
+  // When VL `vl` of output `port` last made progress: its last transmission start, or when
+  // requests came to it while it had none, whichever is later.
+  uint64_t vl_progress_ps(uint16_t port, uint8_t vl) const { return ports_.at(port).progress_ps[vl]; }
+  // Whether VL `vl` of output `port` can send nothing until credits come that are not on
+  // their way: its head needs more credits than the output holds and has been announced,
+  // and (with bypass) so does every request behind it.
+  bool vl_waits_for_credits(uint16_t port, uint8_t vl) const;
+  // Blocks of input (`in_port`, `vl`) held by packets at `now_ps`; `releasing` is set when
+  // some of them are on their way out (a tail leaving through the crossbar after now).
+  uint32_t input_held_blocks(uint16_t in_port, uint8_t vl, uint64_t now_ps, bool& releasing) const;
+  // Calls f(out_port, out_vl, blocks) for every request of a packet held in input
+  // (`in_port`, `in_vl`), at whichever output it waits.
+  template <class F>
+  void for_each_request_from(uint16_t in_port, uint8_t in_vl, F&& f) const {
+    const size_t n = ports_.size();
+    for (uint16_t o = 1; o < n; ++o) {
+      if (requests_from_[in_port * n + o] == 0) continue;
+      for (uint32_t pending = ports_[o].requested_vls; pending; pending &= pending - 1) {
+        const uint8_t vl = static_cast<uint8_t>(__builtin_ctz(pending));
+        for (const Request& r : ports_[o].requests[vl])
+          if (r.in_port == in_port && r.in_vl == in_vl) f(o, vl, r.blocks);
+      }
+    }
+  }
   // Closes time accumulators at the end of a run.
   void finish();
 
@@ -135,6 +163,9 @@ class Switch : public sc_core::sc_module {
     bool credit_blocked = false;  // idle with requests that wait for credits
     bool credit_starved = false;  // credit_blocked at some time since the last transmission
     std::array<uint32_t, ib::kMaxVls> waiting_blocks{};  // per output VL: blocks of its requests
+    // Per output VL: the last transmission start, or when requests came to it empty. One
+    // store per packet; the deadlock watch reads it (vl_progress_ps).
+    std::array<uint64_t, ib::kMaxVls> progress_ps{};
     link::PortCounters counters;
   };
   // kTxEnd: a transmission ends while its output or its input has requests waiting;

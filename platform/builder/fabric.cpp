@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <cctype>
 #include <map>
-#include <functional>
 #include <set>
 
 #include "models/link/link_params.h"
@@ -408,52 +407,6 @@ uint64_t Fabric::packets_buffered_in_switches() const {
   for (const auto& s : switches_)
     if (s) n += s->buffered_packets();
   return n;
-}
-
-std::string Fabric::credit_wait_cycle() const {
-  // Channel dependency at run time: output (S, o) waits for credits from the switch S' at
-  // its far end; S' frees them only when a packet in that input goes out through some
-  // (S', o'), itself waiting. A cycle in this wait-for graph is a deadlock.
-  const topo::Topology& t = scenario_.topology;
-  using Channel = std::pair<uint32_t, uint16_t>;
-  std::vector<Channel> blocked;
-  for (uint32_t n = 0; n < switches_.size(); ++n) {
-    if (!switches_[n]) continue;
-    for (uint16_t p = 1; p <= t.nodes[n].num_ports; ++p)
-      if (switches_[n]->attached(p) && switches_[n]->output_credit_blocked(p)) blocked.push_back({n, p});
-  }
-  auto next_of = [&](const Channel& c) {
-    std::vector<Channel> out;
-    const topo::PortRef peer = t.peer(c.first, c.second);
-    const sw::Switch* s = switches_[peer.node].get();
-    if (!s) return out;
-    for (const Channel& d : blocked)
-      if (d.first == peer.node && s->has_request(d.second, peer.port)) out.push_back(d);
-    return out;
-  };
-  // Depth-first search for a back edge.
-  std::map<Channel, int> state;  // 0 new, 1 on stack, 2 done
-  std::vector<Channel> stack;
-  std::string found;
-  std::function<bool(const Channel&)> dfs = [&](const Channel& c) {
-    state[c] = 1;
-    stack.push_back(c);
-    for (const Channel& d : next_of(c)) {
-      if (state[d] == 1) {
-        auto it = std::find(stack.begin(), stack.end(), d);
-        for (; it != stack.end(); ++it) found += t.nodes[it->first].name + "/" + std::to_string(it->second) + " -> ";
-        found += t.nodes[d.first].name + "/" + std::to_string(d.second);
-        return true;
-      }
-      if (state[d] == 0 && dfs(d)) return true;
-    }
-    state[c] = 2;
-    stack.pop_back();
-    return false;
-  };
-  for (const Channel& c : blocked)
-    if (state[c] == 0 && dfs(c)) return found;
-  return "";
 }
 
 void Fabric::finish() {

@@ -61,9 +61,6 @@ class Fabric {
 
   uint64_t packets_in_flight() const { return packets_.live(); }
   uint64_t packets_buffered_in_switches() const;
-  // A cycle of output ports each waiting for credits from the next, "sw/port -> ...", or
-  // "" if there is none (a fabric with no progress and no such cycle is merely idle).
-  std::string credit_wait_cycle() const;
   // Closes the models' time accumulators; call once after the last sc_start.
   void finish();
 

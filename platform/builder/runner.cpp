@@ -4,6 +4,7 @@
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
+#include <optional>
 #include <unistd.h>
 
 #include "models/sim/params.h"
@@ -11,6 +12,7 @@
 #include "platform/apps/flow_streams.h"
 #include "platform/apps/perftest.h"
 #include "platform/params/config_error.h"
+#include "platform/builder/deadlock_watch.h"
 #include "platform/builder/fabric.h"
 #include "platform/metrics/report.h"
 #include "platform/scenario/output_paths.h"
@@ -85,8 +87,7 @@ RunResult run_scenario(const Scenario& scenario, const RunOptions& options) {
   uint64_t next_progress_ps = progress_ps;
 
   RunResult result;
-  uint64_t last_moves = 0;
-  uint64_t last_move_ps = 0;
+  DeadlockWatch watch(fabric, watch_ps);
   const apps::Perftest* perftest = fabric.perftest();
   while (sc_core::sc_time_stamp().value() < end_ps) {
     // A perftest run ends when its last size is measured.
@@ -99,19 +100,9 @@ RunResult run_scenario(const Scenario& scenario, const RunOptions& options) {
       if (options.on_progress) options.on_progress(t, end_ps, wall(), rec.transmissions());
       next_progress_ps = t + progress_ps;
     }
-    if (rec.transmissions() != last_moves) {
-      last_moves = rec.transmissions();
-      last_move_ps = t;
-    } else if (t - last_move_ps >= watch_ps && fabric.packets_buffered_in_switches() > 0) {
-      // Nothing crossed any link for a whole timeout while switches hold packets.
-      const std::string cycle = fabric.credit_wait_cycle();
+    if (std::optional<std::string> report = watch.check(t)) {
       result.deadlock = true;
-      result.deadlock_report = "deadlock detected at " + format_time(t) + ": no packet moved for " +
-                               format_time(t - last_move_ps) + " with " +
-                               std::to_string(fabric.packets_buffered_in_switches()) +
-                               " packets held in switch buffers; " +
-                               (cycle.empty() ? std::string("no credit cycle found (packets are blocked otherwise)")
-                                              : "ports waiting for each other's credits: " + cycle);
+      result.deadlock_report = std::move(*report);
       break;
     }
   }
@@ -123,6 +114,7 @@ RunResult run_scenario(const Scenario& scenario, const RunOptions& options) {
   result.dropped = rec.dropped();
   result.in_flight = fabric.packets_in_flight();
   result.transmissions = rec.transmissions();
+  result.stuck = watch.stuck(sc_core::sc_time_stamp().value());
   result.events = sim::TimedQueue::served_total();
   result.sim_seconds = static_cast<double>(sc_core::sc_time_stamp().value()) / 1e12;
   result.wall_seconds = wall();

@@ -1,11 +1,14 @@
 #pragma once
 // Runs one scenario to its end: elaborates the fabric, advances the SystemC kernel in slices
-// (progress lines, deadlock watch), and writes the results. One run per process.
+// (progress lines, the deadlock watch of platform/builder/deadlock_watch), and writes the
+// results. One run per process.
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <stdexcept>
 #include <string>
 
+#include "platform/builder/deadlock_watch.h"
 #include "platform/scenario/scenario.h"
 
 namespace ibvp {
@@ -30,11 +33,14 @@ struct RunResult {
   uint64_t peak_rss_bytes = 0;  // the process's peak resident memory (Linux VmHWM), 0 if unknown
   bool deadlock = false;
   std::string deadlock_report;
+  // Packets waiting at switch outputs that made no progress for longer than
+  // deadlock_timeout when the run ended (a deadlock, or a run cut short); empty if none.
+  std::optional<StuckReport> stuck;
   std::string perftest_table;  // perftest's table (perftest scenarios), as the tools print it
 };
 
-// A fabric that stopped moving with packets inside: the message says when, how many packets
-// are stuck, and the cycle of ports waiting on each other's credits.
+// Switch outputs that can never send again (a cycle of credit waits): the message says when,
+// how long they have waited, how many packets they hold, and the cycle of ports and VLs.
 class DeadlockError : public std::runtime_error {
  public:
   using std::runtime_error::runtime_error;

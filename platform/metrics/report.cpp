@@ -61,6 +61,22 @@ LatencyStats stats_ns(const LatencyHistogram& h) {
   return s;
 }
 
+// The packets stuck at the end of the run (RunResult::stuck), or null.
+Json stuck_json(const RunResult& result) {
+  if (!result.stuck) return Json(nullptr);
+  const StuckReport& s = *result.stuck;
+  Json worst = Json::array();
+  for (const StuckOutput& w : s.worst)
+    worst.push_back(Json{{"port", utf8_valid(w.port)},
+                         {"vl", int{w.vl}},
+                         {"packets", w.packets},
+                         {"waiting_ns", static_cast<double>(w.waiting_ps) / 1e3}});
+  return Json{{"packets", s.packets},
+              {"outputs", s.outputs},
+              {"longest_wait_ns", static_cast<double>(s.longest_ps) / 1e3},
+              {"worst", worst}};
+}
+
 }  // namespace
 
 void write_results(const Fabric& fabric, const RunResult& result, const std::string& dir) {
@@ -253,7 +269,8 @@ void write_results(const Fabric& fabric, const RunResult& result, const std::str
     for (const auto& [why, n] : rec.drops_by_reason()) drops[ib::drop_reason_name(static_cast<ib::DropReason>(why))] = n;
     js["drops"] = drops;
     js["packet_hops"] = result.transmissions;
-    js["deadlock"] = result.deadlock ? Json(result.deadlock_report) : Json(nullptr);
+    js["deadlock"] = result.deadlock ? Json(utf8_valid(result.deadlock_report)) : Json(nullptr);
+    js["stuck"] = stuck_json(result);
     js["flows"] = flows_json;
     if (const apps::Perftest* p = fabric.perftest()) js["perftest"] = p->json();
     write_json(dir + "/summary.json", js);

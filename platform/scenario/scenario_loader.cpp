@@ -14,6 +14,7 @@
 #include "platform/params/input_file.h"
 #include "platform/params/validate.h"
 #include "platform/scenario/output_paths.h"
+#include "platform/scenario/deadlock_timeout.h"
 #include "platform/topology/generators.h"
 #include "platform/sm/qos_policy.h"
 #include "platform/sm/updn.h"
@@ -725,6 +726,15 @@ Scenario scenario_from_yaml(const std::string& yaml_text, const std::string& sou
   s.topology = std::move(topology);
   ScenarioChecker(s, doc).run();
   if (!s.trace.file.empty()) s.trace.packets = load_trace(s, doc, base_dir);
+  // The floor and why: platform/scenario/deadlock_timeout.h.
+  const uint64_t floor_ns = (deadlock_timeout_floor_ps(s) + 999) / 1000;
+  if (s.deadlock_timeout < sc_core::sc_time(static_cast<double>(floor_ns), sc_core::SC_NS))
+    doc.fail(key("deadlock_timeout"),
+             sim::format_time(s.deadlock_timeout) + " is shorter than twice the time the largest packet (" +
+                 std::to_string(largest_workload_packet_bytes(s)) +
+                 " bytes) takes on the slowest link: outputs that are only busy would count as stuck",
+             "give deadlock_timeout at least " + std::to_string(floor_ns) + "ns" +
+                 (floor_ns <= 1'000'000 ? ", or leave it out (1ms)" : ""));
   return s;
 }
 

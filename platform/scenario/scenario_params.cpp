@@ -464,7 +464,10 @@ const sim::ParamGroup& scenario_params() {
     b.time("duration", &Scenario::duration, "Simulated time of the run.").positive();
     b.time("warmup", &Scenario::warmup, "Statistics ignore packets created before this time.");
     b.time("deadlock_timeout", &Scenario::deadlock_timeout,
-           "A fabric with packets buffered and no progress for this long is reported as deadlocked.")
+           "How long a switch output VL may hold packets without sending before the deadlock watch looks at "
+           "it; it reports a deadlock only for outputs that wait for each other's credits in a cycle and can "
+           "never send again (docs/architecture.md, Deadlock), and packets stuck this long at the end of a run "
+           "in summary.json's stuck. At least twice the largest packet's serialization time on the slowest link.")
         .positive();
     b.object("topology", &ScenarioDocument::topology_spec, topology_params(), "The fabric.").require();
     b.choice_with("routing", sm::routing_engine_names(), [](ScenarioDocument& d, const std::string& v) { d.routing = v; },

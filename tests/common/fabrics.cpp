@@ -46,6 +46,24 @@ topo::Topology chain(uint32_t switches, const link::LinkConfig& c) {
   return t;
 }
 
+topo::Topology ring(uint32_t switches, bool bystanders, const link::LinkConfig& c) {
+  topo::Topology t;
+  t.source = "test:ring";
+  for (uint32_t k = 0; k < switches; ++k)
+    add_node(t, "s" + std::to_string(k), topo::NodeKind::switch_node, 5, static_cast<uint16_t>(1 + k));
+  for (uint32_t k = 0; k < switches; ++k) {
+    const uint32_t h = add_node(t, "h" + std::to_string(k), topo::NodeKind::endpoint, 1, static_cast<uint16_t>(100 + k));
+    cable(t, h, 1, k, 3, c);
+    cable(t, k, 1, (k + 1) % switches, 2, c);
+  }
+  if (bystanders) {
+    cable(t, add_node(t, "x", topo::NodeKind::endpoint, 1, 200), 1, 0, 4, c);
+    cable(t, add_node(t, "y", topo::NodeKind::endpoint, 1, 201), 1, 0, 5, c);
+  }
+  t.index();
+  return t;
+}
+
 Scenario basic_scenario(topo::Topology topology) {
   Scenario s;
   s.source = topology.source;

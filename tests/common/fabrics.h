@@ -11,6 +11,9 @@ namespace ibvp::tb {
 topo::Topology star(uint32_t hosts, const link::LinkConfig& cable = {});
 // A chain h_src - s1 - s2 - ... - sK - h_dst (K switches), plus extra hosts on s1 named a1..aM.
 topo::Topology chain(uint32_t switches, const link::LinkConfig& cable = {});
+// `switches` switches s0..s(N-1) in a ring (port 1 of sk to port 2 of s(k+1)), one host hk
+// on port 3 of each; with `bystanders`, two more hosts x and y on ports 4 and 5 of s0.
+topo::Topology ring(uint32_t switches, bool bystanders = false, const link::LinkConfig& cable = {});
 
 // A scenario over `topology` with 1 data VL, buffers for 4 maximal packets, no captures.
 Scenario basic_scenario(topo::Topology topology);

@@ -19,32 +19,6 @@ using sc_core::sc_time;
 
 namespace {
 
-// Five switches in a ring, one host each; every host sends to the host two switches
-// clockwise. Min-hop routes are unique (2 hops one way, 3 the other), so the five flows'
-// channel dependencies close a cycle around the ring.
-topo::Topology ring5() {
-  topo::Topology t;
-  t.source = "test:ring5";
-  for (int k = 0; k < 5; ++k) {
-    topo::Node s;
-    s.name = "s" + std::to_string(k);
-    s.kind = topo::NodeKind::switch_node;
-    s.num_ports = 3;
-    s.lid = static_cast<uint16_t>(1 + k);
-    t.nodes.push_back(s);
-  }
-  for (int k = 0; k < 5; ++k) {
-    topo::Node h;
-    h.name = "h" + std::to_string(k);
-    h.lid = static_cast<uint16_t>(10 + k);
-    t.nodes.push_back(h);
-    t.links.push_back(topo::Link{{static_cast<uint32_t>(5 + k), 1}, {static_cast<uint32_t>(k), 3}, {}});
-    t.links.push_back(topo::Link{{static_cast<uint32_t>(k), 1}, {static_cast<uint32_t>((k + 1) % 5), 2}, {}});
-  }
-  t.index();
-  return t;
-}
-
 std::string slurp(const std::string& path) {
   std::ifstream f(path, std::ios::binary);
   std::stringstream ss;
@@ -72,8 +46,11 @@ int run_in_child(const Scenario& scenario, const std::string& dir) {
 
 }  // namespace
 
+// Five switches in a ring, one host each; every host sends to the host two switches
+// clockwise. Min-hop routes are unique (2 hops one way, 3 the other), so the five flows'
+// channel dependencies close a cycle around the ring.
 TEST(Deadlock, RingWithMinHopRoutesIsDetectedAndItsCycleReported) {
-  Scenario s = tb::basic_scenario(ring5());
+  Scenario s = tb::basic_scenario(tb::ring(5));
   for (int k = 0; k < 5; ++k)
     s.flows.push_back(tb::saturating_flow("f" + std::to_string(k), "h" + std::to_string(k),
                                                "h" + std::to_string((k + 2) % 5), 2048));

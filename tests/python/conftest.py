@@ -46,27 +46,40 @@ def minimal_yaml() -> Path:
     return ROOT / "configs" / "examples" / "minimal.yaml"
 
 
-def ring_document(duration: str = "50ms") -> dict:
+def ring_document(duration: str = "50ms", bystander: bool = False) -> dict:
     """Five switches in a ring, one host each, every host sending two hops clockwise: the
     min-hop routes are unique and their channel dependencies close a cycle, so the fabric
-    deadlocks (tests/fabric/test_deadlock_determinism.cpp builds the same in C++)."""
+    deadlocks (tests/fabric/test_deadlock_determinism.cpp builds the same in C++). With
+    `bystander`, hosts x and y on s0 and a flow x -> y that no ring path crosses: it keeps
+    moving while the ring is deadlocked (tests/fabric/test_deadlock_watch.cpp)."""
     switches = [f"s{k}" for k in range(5)]
+    hosts = [f"h{k}" for k in range(5)]
     links = [[f"h{k}", f"s{k}/3"] for k in range(5)]
     links += [[f"s{k}/1", f"s{(k + 1) % 5}/2"] for k in range(5)]
+    flows = [{"name": f"f{k}", "src": f"h{k}", "dst": f"h{(k + 2) % 5}"} for k in range(5)]
+    if bystander:
+        hosts += ["x", "y"]
+        links += [["x", "s0/4"], ["y", "s0/5"]]
+        flows.append({"name": "bystander", "src": "x", "dst": "y"})
     return {
         "name": "ring5",
         "duration": duration,
         "deadlock_timeout": "1ms",
         "routing": "minhop",
-        "topology": {"inline": {"switches": [{"name": s, "ports": 3} for s in switches],
-                                "hosts": [f"h{k}" for k in range(5)], "links": links}},
-        "flows": [{"name": f"f{k}", "src": f"h{k}", "dst": f"h{(k + 2) % 5}"} for k in range(5)],
+        "topology": {"inline": {"switches": [{"name": s, "ports": 5 if bystander else 3} for s in switches],
+                                "hosts": hosts, "links": links}},
+        "flows": flows,
     }
 
 
 @pytest.fixture
 def ring() -> dict:
     return ring_document()
+
+
+@pytest.fixture
+def partial_ring() -> dict:
+    return ring_document(bystander=True)
 
 
 @pytest.fixture

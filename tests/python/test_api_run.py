@@ -114,6 +114,19 @@ def test_deadlocked_ring_raises_deadlock_error_not_a_hang(ring: dict, tmp_path: 
     assert ibvp.Results.load(err.value.out_dir).summary["deadlock"]
 
 
+def test_partial_deadlock_raises_deadlock_error_while_a_bystander_flow_moves(partial_ring: dict,
+                                                                          tmp_path: Path) -> None:
+    with pytest.raises(ibvp.DeadlockError) as err:
+        ibvp.run(partial_ring, tmp_path, timeout=TIMEOUT)
+    message = str(err.value)
+    for k in range(5):
+        assert f"s{k}/1 VL0" in message
+    res = ibvp.Results.load(err.value.out_dir)
+    bystander = next(f for f in res.summary["flows"] if f["name"] == "bystander")
+    assert bystander["delivered"] > 100  # moving until the report, a millisecond in or more
+    assert res.stuck["packets"] >= 5 * 4 and res.stuck["outputs"] >= 5
+
+
 def test_crashing_child_raises_simulation_error(minimal_yaml: Path, tmp_path: Path, monkeypatch) -> None:
     crash = textwrap.dedent("""
         import os, signal, sys

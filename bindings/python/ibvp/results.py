@@ -78,7 +78,8 @@ class Results:
     def summary(self) -> dict[str, Any]:
         """summary.json: scenario, seed, routing, sim_seconds, warmup_seconds, packets
         {injected, delivered, dropped, in_flight}, drops by reason, packet_hops, deadlock
-        (null or the report), flows [{name, src, dst, injected, ..., latency_ns {...}}]."""
+        (null or the report), stuck (null or {packets, outputs, longest_wait_ns, worst}), flows
+        [{name, src, dst, injected, ..., latency_ns {...}}]."""
         return json.loads((self.out_dir / "summary.json").read_text())
 
     @cached_property
@@ -94,6 +95,13 @@ class Results:
     @property
     def deadlock(self) -> str | None:
         return self.summary.get("deadlock")
+
+    @property
+    def stuck(self) -> dict[str, Any] | None:
+        """Packets that waited at switch outputs with no progress for longer than
+        deadlock_timeout when the run ended: {packets, outputs, longest_wait_ns, worst
+        [{port, vl, packets, waiting_ns}]}, or None."""
+        return self.summary.get("stuck")
 
     # ---- tables --------------------------------------------------------------------------
 
