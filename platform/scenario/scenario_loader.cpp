@@ -11,6 +11,7 @@
 #include "models/ib/packet.h"
 #include "models/link/link_params.h"
 #include "platform/driver/host_node.h"
+#include "platform/params/input_text.h"
 #include "platform/params/validate.h"
 #include "platform/topology/generators.h"
 #include "platform/sm/qos_policy.h"
@@ -114,7 +115,7 @@ class ScenarioChecker {
                     sim::format_time(s_.duration) + ")",
                 "give a warmup shorter than duration");
     if (s_.flows.empty() && !s_.traffic.enabled && s_.trace.file.empty() && !s_.perftest.enabled)
-      doc_.fail({}, "nothing would be sent: the scenario has neither flows nor a traffic section nor a trace "
+      doc_.fail(key("flows"), "nothing would be sent: the scenario has neither flows nor a traffic section nor a trace "
                     "nor a perftest",
                 "add flows: [...], traffic: {...}, trace: {file: ...} or (with endpoint_model: hca) perftest: {...}");
     hca_hosts();
@@ -619,12 +620,9 @@ Scenario scenario_from_yaml(const std::string& yaml_text, const std::string& sou
 }
 
 Scenario load_scenario(const std::string& path, const std::vector<std::string>& overrides) {
-  std::ifstream in(path);
-  if (!in) throw ConfigError(path, "", 0, "cannot read the scenario file", "check the path and that the file is readable");
-  std::ostringstream text;
-  text << in.rdbuf();
+  const std::string text = params::read_input_file(path, "scenario file");
   const std::string dir = std::filesystem::path(path).parent_path().string();
-  return scenario_from_yaml(text.str(), path, overrides, dir.empty() ? "." : dir);
+  return scenario_from_yaml(text, path, overrides, dir.empty() ? "." : dir);
 }
 
 std::string scenario_json_schema() { return params::json_schema(scenario_params(), "ibvp scenario"); }

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "platform/params/config_error.h"
+#include "platform/params/input_text.h"
 
 namespace ibvp::topo {
 
@@ -309,11 +310,12 @@ Topology topology_from_yaml(const YAML::Node& root, const std::string& source, c
 }
 
 Topology load_topology_yaml(const std::string& path) {
+  const std::string text = params::read_input_file(path, "topology file");
+  params::check_text(text, path);
+  params::check_yaml_limits(text, path);
   YAML::Node root;
   try {
-    root = YAML::LoadFile(path);
-  } catch (const YAML::BadFile&) {
-    throw ConfigError(path, "", 0, "cannot open the topology file", "check the path and that the file is readable");
+    root = YAML::Load(text);
   } catch (const YAML::Exception& e) {
     throw ConfigError(path, "", e.mark.is_null() ? 0 : e.mark.line + 1, "YAML syntax: " + e.msg,
                       "correct the YAML at this line");
