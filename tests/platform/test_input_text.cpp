@@ -85,6 +85,13 @@ TEST(InputText, LongScalarsAndLongDocumentsAreRefused) {
   EXPECT_NE(parse_error(big).problem().find("more than the limit of 1048576"), std::string::npos);
 }
 
+TEST(InputText, EchoedControlCharactersAreEscapedSoTheMessageIsOneWholeLine) {
+  // A NUL echoed from a value cut the printed message before its fix (found by tests/fuzz).
+  const ConfigError e("f.yaml", "k", 3, std::string("unknown value \"a\nb\0c\tz\"", 23), "give x");
+  EXPECT_STREQ(e.what(), "f.yaml:3: k: unknown value \"a\\nb\\x00c\tz\" (fix: give x)");
+  EXPECT_EQ(e.problem(), std::string("unknown value \"a\nb\0c\tz\"", 23));
+}
+
 class InputFile : public ::testing::Test {
  protected:
   void SetUp() override {

@@ -47,6 +47,7 @@ HOSTILE = {
     "ini_file": (b"[general]\nname = x\n", ":2: the input holds 2 YAML documents"),
     "broken_json": (b'{"name": "x",\n "seed": [1,}\n', ":2: YAML syntax error"),
     "plain_text": (b"This is not a scenario.\n", ':1: expected a mapping of keys at the top, got "This is not'),
+    "control_in_echo": (b'"line\\nbreak\\x01"\n', ':1: expected a mapping of keys at the top, got "line\\nbreak\\x01"'),
     "two_documents": (b"name: a\n---\nname: b\n", ":3: the input holds 2 YAML documents"),
 }
 

@@ -115,19 +115,25 @@ _SIZE_FIX = "keep the file to settings: large tables go in files of their own (t
 _NON_PRINTABLE = re.compile("[^\x09\x0A\x0D\x20-\x7E\x85\xA0-\uD7FF\uE000-\uFFFD\U00010000-\U0010FFFF]")
 
 
+def _printable(s: str) -> str:
+    """Control characters but tabs as escapes, as config_error.cpp writes them."""
+    return re.sub("[\x00-\x08\x0a-\x1f\x7f]",
+                  lambda m: {"\n": "\\n", "\r": "\\r"}.get(m.group(), f"\\x{ord(m.group()):02x}"), s)
+
+
 def config_error(source: str, line: int, problem: str, fix: str, key: str = "") -> Exception:
     """A ConfigError worded as the C++ ConfigError composes it (config_error.cpp)."""
     from .errors import ConfigError
 
-    m = source or "<input>"
+    m = _printable(source) if source else "<input>"
     if line > 0:
         m += f":{line}"
     m += ": "
     if key:
-        m += f"{key}: "
-    m += problem
+        m += f"{_printable(key)}: "
+    m += _printable(problem)
     if fix:
-        m += f" (fix: {fix})"
+        m += f" (fix: {_printable(fix)})"
     return ConfigError(m, file=source, key=key, line=line, problem=problem, fix=fix)
 
 
