@@ -49,7 +49,7 @@ CLASSES = ("ran", "refused", "deadlock") + FAILURES
 DURATION = "300us"
 
 # Problems about a file as a whole: the only refusals that need neither a key nor a line.
-WHOLE_FILE = re.compile(r"the document is empty|a directory, not a|not a regular file|cannot read the|cannot open the|"
+WHOLE_FILE = re.compile(r"the document is empty|a directory, not a|not a regular file|cannot read the|cannot open the|no Switch or Ca record|"
                         r"bytes, more than the limit|reading the .* failed|holds no|no switch|no node|is empty")
 
 
@@ -347,6 +347,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--corpus", help="regular expression: only corpus files whose path matches")
     ap.add_argument("--exclude", action="append", default=[], metavar="KIND",
                     help="a mutation kind left out (repeatable), e.g. special_file")
+    ap.add_argument("--exclude-key", action="append", default=[], metavar="KEY",
+                    help="a key path no mutation touches (repeatable), e.g. duration")
     ap.add_argument("--timeout", type=float, default=20.0, help="wall seconds before a mutant counts as a hang")
     ap.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
     ap.add_argument("--work", type=Path, help="work directory (default: a temporary one); failures kept below it")
@@ -374,6 +376,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.baseline:
         indices = list(range(len(corpus)))
     exclude = set(args.exclude)
+    mu.EXCLUDED_KEYS.update(args.exclude_key)
 
     def ctx_for(i: int) -> dict:
         d = work / f"m{i}"
