@@ -113,13 +113,15 @@ class InputFile : public ::testing::Test {
   std::filesystem::path dir_;
 };
 
+bool holds(const ConfigError& e, const std::string& words) { return e.problem().find(words) != std::string::npos; }
+
 TEST_F(InputFile, DirectoriesDevicesAndFifosAreRefusedUnread) {
-  EXPECT_EQ(error_of(dir_.string()).problem(), "a directory, not a scenario file");
-  EXPECT_EQ(error_of("/dev/zero").problem(), "not a regular file (a device, FIFO or socket)");
+  EXPECT_TRUE(holds(error_of(dir_.string()), "directory"));
+  EXPECT_TRUE(holds(error_of("/dev/zero"), "not a regular file"));
   const std::string fifo = (dir_ / "fifo.yaml").string();
   ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
-  EXPECT_EQ(error_of(fifo).problem(), "not a regular file (a device, FIFO or socket)");  // does not block
-  EXPECT_EQ(error_of((dir_ / "missing.yaml").string()).problem(), "cannot read the scenario file");
+  EXPECT_TRUE(holds(error_of(fifo), "not a regular file"));  // and does not block
+  EXPECT_TRUE(holds(error_of((dir_ / "missing.yaml").string()), "scenario file"));
 }
 
 TEST_F(InputFile, FilesOverTheLimitAreRefusedBySize) {
@@ -127,7 +129,7 @@ TEST_F(InputFile, FilesOverTheLimitAreRefusedBySize) {
   std::ofstream(path) << "name: " << std::string(kMaxDocumentBytes, 'a') << "\n";
   const ConfigError e = error_of(path);
   EXPECT_EQ(e.file(), path);
-  EXPECT_EQ(e.problem(), "the file is 1048583 bytes, more than the limit of 1048576");
+  EXPECT_TRUE(holds(e, "1048583 bytes, more than the limit of 1048576"));
 }
 
 }  // namespace

@@ -176,6 +176,12 @@ def read_input_file(path: str | os.PathLike, what: str) -> str:
             data = f.read()
     except OSError:
         raise config_error(source, 0, *unreadable) from None
+    return decode_text(data, source)
+
+
+def decode_text(data: bytes, source: str) -> str:
+    """UTF-8 bytes as text, refused as input_text.cpp's check_text refuses them: the first bad
+    byte or character, with its line and column, and the size limit."""
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as e:
