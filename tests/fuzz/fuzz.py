@@ -49,8 +49,10 @@ CLASSES = ("ran", "refused", "deadlock") + FAILURES
 DURATION = "300us"
 
 # Problems about a file as a whole: the only refusals that need neither a key nor a line.
-WHOLE_FILE = re.compile(r"the document is empty|a directory, not a|not a regular file|cannot read the|cannot open the|no Switch or Ca record|"
-                        r"bytes, more than the limit|reading the .* failed|holds no|no switch|no node|is empty")
+WHOLE_FILE = re.compile(r"the document is empty|a directory, not a|not a regular file|cannot read the|"
+                        r"cannot open the|no Switch or Ca record|bytes, more than the limit|reading the .* failed|"
+                        r"holds no|no switch|no node|is empty|no [a-z ]*file at |an input file may hold|"
+                        r"named by an empty path", re.I)
 
 
 # ---- the corpus ---------------------------------------------------------------------------------
@@ -275,8 +277,9 @@ def run_mutant(m: Mutant, sim: Path, work: Path, timeout: float, env: dict) -> O
     os.mkfifo(d / "fifo")
     for name, data in m.files.items():
         (inp / name).write_bytes(data)
-    main = {"dir": str(d / "adir"), "fifo": str(d / "fifo"), "empty": str(inp / "empty.yaml"),
-            "missing": str(inp / "missing.yaml")}.get(m.main, str(inp / m.main) if m.main == "scenario.yaml" else m.main)
+    special = {"dir": str(d / "adir"), "fifo": str(d / "fifo"), "empty": str(inp / "empty.yaml"),
+               "missing": str(inp / "missing.yaml"), "scenario.yaml": str(inp / "scenario.yaml")}
+    main = special.get(m.main, m.main)
     if m.main == "dir":
         Path(main).mkdir()
     elif m.main == "empty":

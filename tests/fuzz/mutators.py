@@ -270,8 +270,9 @@ def m_special_file(rng, doc, ctx):
 def m_output_path(rng, doc, ctx):
     """A written file named to land outside the output directory (the fuzzer watches there)."""
     key = rng.choice(OUTPUT_FILE_KEYS)
-    value = rng.choice(["../escaped.json", "../../escaped.json", ctx["outside"] + "/escaped.json", "a/../../escaped.json",
-                        ctx["outside"], "/", "", ".", "..", "sub/dir/x.json", ctx["outside_link"] + "/escaped.json"])
+    value = rng.choice(["../escaped.json", "../../escaped.json", ctx["outside"] + "/escaped.json",
+                        "a/../../escaped.json", ctx["outside"], "/", "", ".", "..", "sub/dir/x.json",
+                        ctx["outside_link"] + "/escaped.json"])
     if key[-1] == "file":
         # A pcap entry needs a node and port to get as far as the file name.
         outs = doc.setdefault("outputs", {}) if isinstance(doc, dict) else {}
@@ -432,7 +433,8 @@ def d_lid_range(rng, data):
         return data, "no lids"
     m = rng.choice(hits)
     v = rng.choice([b"0", b"8", b"255", b"49151", b"49152", b"65535", b"65536", b"99999999999", b"-1"])
-    return data[: m.start(2)] + v + data[m.end(2):], f"{m.group(1).decode().strip()} at byte {m.start(2)} = {v.decode()}"
+    what = f"{m.group(1).decode().strip()} at byte {m.start(2)} = {v.decode()}"
+    return data[: m.start(2)] + v + data[m.end(2):], what
 
 
 DUMP_MUTATIONS = {"truncate": t_truncate, "random_bytes": t_random_bytes, "duplicate_line": t_duplicate_line,
