@@ -18,7 +18,8 @@ own (cwd and --out inside it) and classifies the outcome:
   false-deadlock  exit 3 without a cycle
 
 The last five are failures: the program prints each one's reproducer (seed, index, command),
-keeps its input under WORK/failures/, and exits 1. Mutant i of seed s depends only on (s, i).
+keeps its input under WORK/failures/, and exits 1. Mutant i of seed s depends only on (s, i)
+(and on WORK, for the paths into it that some mutations write).
 Standard library and PyYAML only.
 """
 from __future__ import annotations
