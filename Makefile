@@ -8,7 +8,7 @@ JOBS       ?= $(shell nproc)
 PY         := $(VENV)/bin/python
 STAMP      := .stamps
 
-.PHONY: all deps venv pkg build build-asan test test-cpp test-asan test-python demo bench schema clean
+.PHONY: all deps venv pkg build build-asan test test-cpp test-asan test-python demo bench fuzz schema clean
 # What the Python extension is built from: a change here reinstalls the package.
 PKG_SOURCES := $(shell find models platform bindings -name '*.cpp' -o -name '*.h' 2>/dev/null) CMakeLists.txt pyproject.toml
 
@@ -69,6 +69,15 @@ demo: pkg
 # Medians of several runs, with the machine, into bench/RESULTS.md.
 bench: build pkg
 	$(PY) bench/run_benchmarks.py --build $(BUILD)
+
+# The input fuzzer at length (docs/fuzzing.md): FUZZ_COUNT mutants of seed FUZZ_SEED against
+# the sanitizer build; prints the classification, keeps failing inputs under the work dir.
+FUZZ_COUNT ?= 3000
+FUZZ_SEED  ?= 1
+fuzz: build-asan
+	ASAN_OPTIONS=detect_stack_use_after_return=0:detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+	  python3 tests/fuzz/fuzz.py --sim $(ASAN_BUILD)/ibvp-sim --count $(FUZZ_COUNT) --seed $(FUZZ_SEED) \
+	  --jobs $(JOBS) --timeout 60 $(FUZZ_ARGS)
 
 schema: build
 	$(BUILD)/ibvp-sim --schema docs/scenario.schema.json --reference docs/parameters.md

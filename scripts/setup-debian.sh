@@ -4,7 +4,7 @@
 set -euo pipefail
 packages=(build-essential cmake ninja-build ccache pkg-config
           libsystemc-dev libgtest-dev libyaml-cpp-dev nlohmann-json3-dev
-          python3 python3-venv python3-dev tshark)
+          python3 python3-venv python3-dev python3-yaml tshark)  # python3-yaml: tests/fuzz
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -1,16 +1,35 @@
 #include "platform/params/config_error.h"
 
+#include <cstdio>
+
 namespace ibvp {
 
 namespace {
+// Control characters of echoed values (but tabs) are written as escapes, so the message stays one line
+// and a NUL cannot cut it short when printed (found by tests/fuzz).
+std::string printable(const std::string& s) {
+  std::string out;
+  for (const char c : s) {
+    const unsigned char u = static_cast<unsigned char>(c);
+    if (c == '\n') out += "\\n";
+    else if (c == '\r') out += "\\r";
+    else if ((u < 0x20 && c != '\t') || u == 0x7f) {
+      char buf[8];
+      std::snprintf(buf, sizeof buf, "\\x%02x", u);
+      out += buf;
+    } else out += c;
+  }
+  return out;
+}
+
 std::string compose(const std::string& file, const std::string& key, int line,
                     const std::string& problem, const std::string& fix) {
-  std::string m = file.empty() ? "<input>" : file;
+  std::string m = file.empty() ? "<input>" : printable(file);
   if (line > 0) m += ":" + std::to_string(line);
   m += ": ";
-  if (!key.empty()) m += key + ": ";
-  m += problem;
-  if (!fix.empty()) m += " (fix: " + fix + ")";
+  if (!key.empty()) m += printable(key) + ": ";
+  m += printable(problem);
+  if (!fix.empty()) m += " (fix: " + printable(fix) + ")";
   return m;
 }
 }  // namespace

@@ -1,5 +1,7 @@
 #include "platform/params/validate.h"
 
+#include "platform/params/input_text.h"
+
 #include <cctype>
 #include <cstdio>
 #include <cmath>
@@ -118,6 +120,9 @@ std::string trim(const std::string& s) {
 // Documents
 
 Document Document::parse(const std::string& text, const std::string& source) {
+  // Hostile text (binary, deep nesting, alias bombs) is refused before yaml-cpp builds a tree.
+  check_text(text, source);
+  check_yaml_limits(text, source);
   std::vector<YAML::Node> docs;
   try {
     docs = YAML::LoadAll(text);

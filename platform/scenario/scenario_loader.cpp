@@ -12,6 +12,7 @@
 #include "models/link/link_params.h"
 #include "platform/driver/host_node.h"
 #include "platform/params/input_file.h"
+#include "platform/params/input_text.h"
 #include "platform/params/validate.h"
 #include "platform/scenario/output_paths.h"
 #include "platform/scenario/deadlock_timeout.h"
@@ -194,7 +195,7 @@ class ScenarioChecker {
                     sim::format_time(s_.duration) + ")",
                 "give a warmup shorter than duration");
     if (s_.flows.empty() && !s_.traffic.enabled && s_.trace.file.empty() && !s_.perftest.enabled)
-      doc_.fail({}, "nothing would be sent: the scenario has neither flows nor a traffic section nor a trace "
+      doc_.fail(key("flows"), "nothing would be sent: the scenario has neither flows nor a traffic section nor a trace "
                     "nor a perftest",
                 "add flows: [...], traffic: {...}, trace: {file: ...} or (with endpoint_model: hca) perftest: {...}");
     hca_hosts();

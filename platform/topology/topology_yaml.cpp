@@ -14,6 +14,7 @@
 
 #include "platform/params/config_error.h"
 #include "platform/params/input_file.h"
+#include "platform/params/input_text.h"
 
 namespace ibvp::topo {
 
@@ -318,6 +319,9 @@ Topology topology_from_yaml(const YAML::Node& root, const std::string& source, c
 }
 
 Topology parse_topology_yaml(const std::string& text, const std::string& source) {
+  // Size, UTF-8, nesting and alias limits before yaml-cpp builds a tree (input_text.h).
+  params::check_text(text, source);
+  params::check_yaml_limits(text, source);
   YAML::Node root;
   try {
     root = YAML::Load(text);

@@ -3,6 +3,7 @@
 // names the file and the line, never a crash.
 #include <gtest/gtest.h>
 
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <set>
@@ -269,6 +270,31 @@ TEST(Ibnetdiscover, GeneratedFabricsRoundTripIncludingLmcAndRates) {
   for (Topology* t : {&tree, &torus}) {
     const Topology back = parse_ibnetdiscover(write_ibnetdiscover(*t), "gen.net");
     expect_same_fabric(*t, back);
+  }
+}
+
+// The fuzzer's dumps (tests/fuzz/corpus) are this writer's output for small generated
+// fabrics, so they need no licence of their own. IBVP_WRITE_FUZZ_CORPUS=1 writes them anew.
+TEST(Ibnetdiscover, FuzzCorpusDumpsAreTheWritersOutputForGeneratedFabrics) {
+  link::LinkConfig qdr;
+  qdr.speed = link::Speed::qdr;
+  Topology mesh = mesh2d(2, 2, 1);
+  mesh.nodes[mesh.endpoints().front()].lmc = 1;
+  mesh.nodes[mesh.endpoints().front()].lid = 0;
+  assign_lids(mesh);
+  std::vector<std::pair<std::string, Topology>> dumps = {
+      {"single_switch_4.net", single_switch(4)},
+      {"two_switch_2_1.net", two_switch_congestion(2, 1, qdr)},
+      {"mesh_2x2_lmc.net", mesh}};
+  // GUIDs as real dumps carry them (the fuzzer duplicates them).
+  for (auto& [file, t] : dumps)
+    for (size_t i = 0; i < t.nodes.size(); ++i) t.nodes[i].guid = 0x0002c90300a1b200ull + i;
+  const std::string dir = std::string(IBVP_SOURCE_DIR) + "/tests/fuzz/corpus/";
+  for (const auto& [file, t] : dumps) {
+    SCOPED_TRACE(file);
+    const std::string text = write_ibnetdiscover(t);
+    if (std::getenv("IBVP_WRITE_FUZZ_CORPUS")) std::ofstream(dir + file, std::ios::binary) << text;
+    EXPECT_EQ(read_text(dir + file), text);
   }
 }
 

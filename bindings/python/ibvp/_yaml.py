@@ -97,6 +97,123 @@ def load(text: str) -> Any:
     return yaml.load(text, Loader=Loader)
 
 
+# ---- limits on input documents -----------------------------------------------------------
+# The same limits, checks and messages as platform/params/input_text.cpp, so that both front
+# ends refuse a hostile file (deep nesting, an alias bomb, a huge value, binary bytes, a
+# directory) the same way and before a parser builds anything (PyYAML's composer recurses per
+# level and would raise RecursionError; an alias bomb expands without end when compared).
+
+MAX_DOCUMENT_BYTES = 1 << 20
+MAX_NESTING = 64
+MAX_NODES = 1_000_000
+MAX_SCALAR_BYTES = 4096
+
+_SIZE_FIX = "keep the file to settings: large tables go in files of their own (trace.file, an ibnetdiscover dump)"
+# YAML 1.2 Sec. 5.1 c-printable, as PyYAML's reader and input_text.cpp accept it.
+_NON_PRINTABLE = re.compile("[^\x09\x0A\x0D\x20-\x7E\x85\xA0-\uD7FF\uE000-\uFFFD\U00010000-\U0010FFFF]")
+
+
+def _printable(s: str) -> str:
+    """Control characters but tabs as escapes, as config_error.cpp writes them."""
+    return re.sub("[\x00-\x08\x0a-\x1f\x7f]",
+                  lambda m: {"\n": "\\n", "\r": "\\r"}.get(m.group(), f"\\x{ord(m.group()):02x}"), s)
+
+
+def config_error(source: str, line: int, problem: str, fix: str, key: str = "") -> Exception:
+    """A ConfigError worded as the C++ ConfigError composes it (config_error.cpp)."""
+    from .errors import ConfigError
+
+    m = _printable(source) if source else "<input>"
+    if line > 0:
+        m += f":{line}"
+    m += ": "
+    if key:
+        m += f"{_printable(key)}: "
+    m += _printable(problem)
+    if fix:
+        m += f" (fix: {_printable(fix)})"
+    return ConfigError(m, file=source, key=key, line=line, problem=problem, fix=fix)
+
+
+def _line_column(text: str, index: int) -> tuple[int, int]:
+    """1-based line (counted in '\n') and column (in characters) of text[index]."""
+    return text.count("\n", 0, index) + 1, index - (text.rfind("\n", 0, index) + 1) + 1
+
+
+def check_text(text: str, source: str) -> None:
+    """Refuses text over the size limit and characters YAML does not allow."""
+    size = len(text.encode("utf-8", "surrogatepass"))
+    if size > MAX_DOCUMENT_BYTES:
+        raise config_error(source, 0, f"the document is {size} bytes, more than the limit of {MAX_DOCUMENT_BYTES}",
+                           _SIZE_FIX)
+    m = _NON_PRINTABLE.search(text)
+    if m:
+        line, column = _line_column(text, m.start())
+        raise config_error(source, line, f"character U+{ord(m.group()):04X} at column {column} is not allowed in YAML",
+                           "remove it: YAML text holds tabs, line breaks and printable characters")
+
+
+def decode_text(data: bytes, source: str) -> str:
+    """UTF-8 bytes as text, refused as input_text.cpp's check_text refuses them: the first bad
+    byte or character, with its line and column, and the size limit."""
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        # input_text.cpp reads left to right: a bad character before the bad byte comes first.
+        prefix = data[: e.start].decode("utf-8")
+        check_text(prefix, source)
+        line, column = _line_column(prefix, len(prefix))
+        raise config_error(source, line, f"invalid UTF-8 byte 0x{data[e.start]:02x} at column {column}",
+                           "save the file as UTF-8 text") from None
+    check_text(text, source)
+    return text
+
+
+def check_yaml_limits(text: str, source: str) -> None:
+    """Reads the YAML events only (no tree) and refuses nesting, alias expansion and scalar
+    size beyond the limits; a syntax error is left for the parse that follows."""
+    nodes = 0
+    open_: list[tuple[int, str | None]] = []  # (nodes before, anchor) of each open collection
+    sizes: dict[str, int] = {}  # anchor -> nodes of its value, aliases expanded
+
+    def add(n: int, mark: Any) -> None:
+        nonlocal nodes
+        nodes += n
+        if nodes > MAX_NODES:
+            raise config_error(source, mark.line + 1, f"aliases expand the document to more than {MAX_NODES} values",
+                               "write the values out instead of repeating large anchors (&name, *name)")
+
+    try:
+        for ev in yaml.parse(text, Loader=Loader):
+            if isinstance(ev, yaml.ScalarEvent):
+                n = len(ev.value.encode("utf-8", "surrogatepass"))
+                if n > MAX_SCALAR_BYTES:
+                    raise config_error(source, ev.start_mark.line + 1,
+                                       f"a value of {n} bytes, more than the limit of {MAX_SCALAR_BYTES}",
+                                       "shorten it; long data belongs in a file of its own (trace.file, topology.file)")
+                add(1, ev.start_mark)
+                if ev.anchor:
+                    sizes[ev.anchor] = 1
+            elif isinstance(ev, yaml.AliasEvent):
+                if any(a == ev.anchor for _, a in open_):
+                    raise config_error(source, ev.start_mark.line + 1, "an alias inside the value of its own anchor",
+                                       "point the alias at another anchor or write the value out")
+                add(sizes.get(ev.anchor, 1), ev.start_mark)
+            elif isinstance(ev, yaml.CollectionStartEvent):
+                if len(open_) >= MAX_NESTING:
+                    raise config_error(source, ev.start_mark.line + 1,
+                                       f"mappings and lists nested more than {MAX_NESTING} deep",
+                                       "flatten the document: a scenario needs about five levels")
+                open_.append((nodes, ev.anchor))
+                add(1, ev.start_mark)
+            elif isinstance(ev, yaml.CollectionEndEvent):
+                before, anchor = open_.pop()
+                if anchor:
+                    sizes[anchor] = nodes - before
+    except yaml.YAMLError:
+        pass  # a syntax error: the parse that follows reports it
+
+
 class _FlowMap(dict):
     pass
 

@@ -122,6 +122,38 @@ def split_assignment(assignment: str) -> tuple[str, str]:
     return key.strip(), text
 
 
+def _cpp_syntax_error(text: str, source: str, base_dir: str | os.PathLike | None) -> ConfigError | None:
+    """The C++ loader's word on a document PyYAML could not parse, when it too refuses the
+    document as a whole (syntax, several documents): both front ends then say the same."""
+    try:
+        core().validate(text, source, [], str(base_dir or "."))
+    except ImportError:
+        return None
+    except Exception as e:  # noqa: BLE001 - whatever _core raised, judged below
+        err = from_core(e)
+        return err if isinstance(err, ConfigError) and not err.key else None
+    return None
+
+
+def _load_document(text: str, source: str, base_dir: str | os.PathLike | None) -> Any:
+    """A whole scenario document, refused as the C++ loader refuses it (Document::parse)."""
+    _yaml.check_text(text, source)
+    _yaml.check_yaml_limits(text, source)
+    try:
+        data = _yaml.load(text)
+    except yaml.YAMLError:
+        err = _cpp_syntax_error(text, source, base_dir)
+        if err is not None:
+            raise err from None
+        raise
+    if data is not None and not isinstance(data, dict):
+        node = yaml.compose(text, Loader=_yaml.Loader)
+        got = "a list" if isinstance(node, yaml.SequenceNode) else f'"{node.value}"'
+        raise _yaml.config_error(source, node.start_mark.line + 1, f"expected a mapping of keys at the top, got {got}",
+                                 "write key: value lines, e.g. name: my-run")
+    return data
+
+
 def _load_yaml(text: str, source: str) -> Any:
     try:
         return _yaml.load(text)
@@ -140,7 +172,8 @@ def read_input_text(path: str | os.PathLike, what: str) -> str:
         data = core().read_input_file(str(path), what)
     except Exception as e:
         raise from_core(e) from None
-    return data.decode()
+    # Not UTF-8 or holding characters YAML forbids: refused as input_text.cpp refuses it.
+    return _yaml.decode_text(data, str(path))
 
 
 _top_level_keys: frozenset[str] | None = None
@@ -186,14 +219,12 @@ class Scenario:
     def from_text(cls, text: str, *, source: str = "<scenario>",
                   base_dir: str | os.PathLike | None = None) -> "Scenario":
         """A scenario from YAML text; `base_dir` resolves its relative paths (default: cwd)."""
-        data = _load_yaml(text, source)
+        try:
+            data = _load_document(text, source, base_dir)
+        except yaml.YAMLError:
+            data = _load_yaml(text, source)  # raises PyYAML's account of the syntax error
         if data is None:
-            data = {}
-        if not isinstance(data, dict):
-            raise ConfigError(f"{source}:1: the document is {type(data).__name__}, not a mapping of keys "
-                              "(fix: write the scenario's keys at the top level, e.g. duration: 1ms)",
-                              file=source, line=1, problem="the document is not a mapping",
-                              fix="write the scenario's keys at the top level, e.g. duration: 1ms")
+            data = {}  # the C++ loader's "the document is empty" comes with validate()
         sc = cls(data, base_dir=base_dir, source=source)
         object.__setattr__(sc, "_text", text)
         object.__setattr__(sc, "_baseline", copy.deepcopy(data))
