@@ -33,6 +33,7 @@
 #include <vector>
 
 #include "firmware/hal/ibvp_hal.h"
+#include "models/hca/firmware_guard.h"
 #include "models/hca/firmware_image.h"
 #include "models/hca/hca_observer.h"
 #include "models/ib/packet.h"
@@ -70,6 +71,9 @@ struct HcaConfig {
 
   std::string firmware_image;  // path of the image (.so)
   std::string firmware_args;   // passed to ibvp_fw_init
+  // Wall-clock limit of one firmware call (an event's handler, init, fini) before the run is
+  // ended as hung (models/hca/firmware_guard.h); zero: no limit.
+  sc_core::sc_time firmware_watchdog = sc_core::sc_time(10, sc_core::SC_SEC);
 };
 
 struct RxItem;     // a received packet on its way to the firmware (hca.cpp)
@@ -206,6 +210,8 @@ class Hca : public sc_core::sc_module {
   void hal_consume(uint64_t n);
   void hal_log(int level, const char* message);
   void hal_call();  // charges one HAL call
+  // What the firmware guard reports if the call into the image about to start faults or hangs.
+  FirmwareCallInfo call_info(const char* event) const;
 
   uint32_t node_;
   uint16_t lid_;

@@ -48,6 +48,13 @@ const sim::ParamGroup& hca_params() {
         .range(1, 16);
     b.string("firmware_image", &HcaConfig::firmware_image, "Path of the firmware image (a shared library).");
     b.string("firmware_args", &HcaConfig::firmware_args, "Text passed to the image's ibvp_fw_init.");
+    // Wall-clock, not simulated, time: an image stuck in an endless loop never advances the
+    // simulated clock. The default image's longest call takes microseconds; 10 s is far above
+    // any honest call and short enough that a hung run ends soon.
+    b.time("firmware_watchdog", &HcaConfig::firmware_watchdog,
+           "Wall-clock time one firmware call (an event's handler, init, fini) may run before the run ends as hung "
+           "(exit status 4); 0 turns the watchdog off.")
+        .real_range(0, 3600e12);
     return b.build();
   }();
   return group;

@@ -541,6 +541,8 @@ void perftest_sizes(ScenarioDocument& sd, const Document& doc) {
 }
 
 // hca.firmware_image relative to the scenario's directory; "" is the build's default image.
+// The image is loaded here once (ELF header, dlopen, HAL version, entry points), so that a
+// run and `ibvp validate` refuse a wrong file alike, before anything is built.
 void firmware_path(ScenarioDocument& sd, const Document& doc, const std::string& base_dir) {
   namespace fs = std::filesystem;
   std::string& image = sd.hca_host.hca.firmware_image;
@@ -548,11 +550,23 @@ void firmware_path(ScenarioDocument& sd, const Document& doc, const std::string&
   fs::path p(image);
   if (p.is_relative()) p = fs::path(base_dir) / p;
   std::error_code ec;
+  // Absolute: the path must name the same file whatever directory the run starts in, and a
+  // bare file name would make dlopen search the library path instead.
+  p = fs::absolute(p, ec).lexically_normal();
+  const std::string where = "relative to the scenario file's directory (" + base_dir + ") or absolute";
   if (!fs::is_regular_file(p, ec))
-    doc.fail(key("hca", "firmware_image"), "no firmware image at " + p.lexically_normal().string(),
-             "give the path of an image (a shared library built from firmware/), relative to the scenario file's "
-             "directory (" + base_dir + ") or absolute; leave it out for the build's default image");
-  image = p.lexically_normal().string();
+    doc.fail(key("hca", "firmware_image"),
+             (fs::exists(p, ec) ? p.string() + " is not a regular file" : "no firmware image at " + p.string()),
+             "give the path of an image (a shared library built from firmware/), " + where +
+                 "; leave it out for the build's default image");
+  image = p.string();
+  try {
+    const hca::FirmwareImage check(image);
+  } catch (const hca::FirmwareError& e) {
+    doc.fail(key("hca", "firmware_image"), e.what(),
+             "set hca.firmware_image to an image built from firmware/ for this platform, " + where +
+                 "; leave it out for the build's default image");
+  }
 }
 
 }  // namespace

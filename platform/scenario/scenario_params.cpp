@@ -224,7 +224,9 @@ const sim::ParamGroup& hca_host_params() {
                 "Path MTU of the flows' QPs in bytes; a message of payload_bytes is split into MTU packets "
                 "(RC, UC), a UD message fits one.");
     for (sim::ParamDecl& d : more.build().params) g.params.push_back(std::move(d));
-    g.rules.push_back("firmware_image is relative to the scenario file's directory and must exist.");
+    g.rules.push_back(
+        "firmware_image is relative to the scenario file's directory; it is loaded when the scenario is "
+        "validated: an ELF shared object for this machine, with the platform's HAL version and entry points.");
     g.complete = [](void* c, const std::set<std::string>&) { hca::check_hca(static_cast<HcaHostConfig*>(c)->hca); };
     return g;
   }();

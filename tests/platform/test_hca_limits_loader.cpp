@@ -1,0 +1,81 @@
+// What the loader refuses on HCA hosts before anything is built (issue 18, "crashes, hangs
+// and accepted nonsense"): a firmware image that cannot run, host memory too small for the
+// run's buffers, values that make no sense against each other. Each error names the key.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "models/hca/firmware_image.h"
+#include "platform/params/config_error.h"
+#include "platform/scenario/scenario_loader.h"
+
+using namespace ibvp;
+namespace fs = std::filesystem;
+
+namespace {
+
+const std::string kPerftest =
+    "duration: 1ms\n"
+    "topology: {generator: single_switch, hosts: 2}\n"
+    "endpoint_model: hca\n"
+    "perftest: {test: send_lat, client: h1, server: h2, sizes: [64], iterations: 2}\n";
+
+ConfigError error_of(const std::string& yaml, const std::vector<std::string>& overrides = {}) {
+  try {
+    scenario_from_yaml(yaml, "test.yaml", overrides);
+  } catch (const ConfigError& e) {
+    return e;
+  }
+  ADD_FAILURE() << "accepted:\n" << yaml;
+  return ConfigError("", "", 0, "", "");
+}
+
+// A directory of its own under the system's temporary directory, removed at the end.
+struct TempDir {
+  fs::path path = fs::temp_directory_path() / ("ibvp-limits-" + std::to_string(getpid()));
+  TempDir() { fs::create_directories(path); }
+  ~TempDir() { fs::remove_all(path); }
+};
+
+}  // namespace
+
+TEST(HcaLimitsLoader, AFirmwareImageThatIsNoElfFileIsRefusedAtLoadNamingTheKey) {
+  TempDir d;
+  std::ofstream(d.path / "fw.so") << "not a shared library\n";
+  const ConfigError e = error_of(kPerftest + "hca: {firmware_image: \"" + (d.path / "fw.so").string() + "\"}\n");
+  EXPECT_EQ(e.key(), "hca.firmware_image");
+  EXPECT_NE(e.problem().find("is not an ELF file"), std::string::npos) << e.problem();
+  EXPECT_NE(e.fix().find("built from firmware/"), std::string::npos) << e.fix();
+}
+
+TEST(HcaLimitsLoader, AFirmwareImageThatIsADirectoryIsRefusedAtLoad) {
+  TempDir d;
+  const ConfigError e = error_of(kPerftest + "hca: {firmware_image: \"" + d.path.string() + "\"}\n");
+  EXPECT_EQ(e.key(), "hca.firmware_image");
+  EXPECT_NE(e.problem().find("not a regular file"), std::string::npos) << e.problem();
+}
+
+TEST(HcaLimitsLoader, AFirmwareImageForAnotherHalVersionIsRefusedAtLoad) {
+  const ConfigError e = error_of(kPerftest + "hca: {firmware_image: \"" IBVP_FW_WRONG_HAL_VERSION_IMAGE "\"}\n");
+  EXPECT_EQ(e.key(), "hca.firmware_image");
+  EXPECT_NE(e.problem().find("HAL version"), std::string::npos) << e.problem();
+}
+
+// A scenario named by a bare relative path ("run.yaml") and an image named by a bare file
+// name ("fw.so") next to it: the loader gives the image's absolute path, which loads from
+// any working directory (a bare name would make dlopen search the library path).
+TEST(HcaLimitsLoader, ARelativeFirmwareImageNextToARelativeScenarioLoadsFromAnyDirectory) {
+  TempDir d;
+  fs::copy_file(IBVP_FW_DEFAULT_IMAGE, d.path / "fw.so");
+  std::ofstream(d.path / "run.yaml") << kPerftest << "hca: {firmware_image: fw.so}\n";
+  const fs::path before = fs::current_path();
+  fs::current_path(d.path);
+  const Scenario s = load_scenario("run.yaml");
+  fs::current_path(before);
+  EXPECT_EQ(s.hca_host.hca.firmware_image, (d.path / "fw.so").string());
+  EXPECT_NO_THROW(hca::FirmwareImage image(s.hca_host.hca.firmware_image));
+}
