@@ -10,6 +10,8 @@
 
 #include "models/ib/packet.h"
 #include "models/link/link_params.h"
+#include "platform/apps/flow_streams.h"
+#include "platform/apps/perftest.h"
 #include "platform/driver/host_node.h"
 #include "platform/params/validate.h"
 #include "platform/topology/generators.h"
@@ -159,6 +161,24 @@ class ScenarioChecker {
                 "run the perftest in a scenario of its own");
     if (s_.perftest.enabled) perftest();
     for (size_t i = 0; i < s_.flows.size(); ++i) hca_flow(s_.flows[i], item(key("flows"), i));
+    host_memory();
+  }
+
+  // The programs place their driver rings and buffers in host memory from the bottom up
+  // (verbs::HostMemoryPlan); all of it must lie inside hca.host_memory.size_bytes, or the
+  // first access beyond it would fail mid-run.
+  void host_memory() const {
+    const uint64_t need = s_.perftest.enabled ? apps::Perftest::plan(s_.perftest).end()
+                                              : apps::FlowStreams::host_memory_bytes(s_);
+    const uint64_t have = s_.hca_host.memory.size_bytes;
+    if (need <= have) return;
+    const std::string what = s_.perftest.enabled ? "the perftest's queues and its largest message"
+                                                 : "the flows' queues (flow_depth) and their largest message";
+    doc_.fail(child(key("hca", "host_memory"), "size_bytes"),
+              std::to_string(have) + " bytes of host memory cannot hold " + what + ": the busiest host needs " +
+                  std::to_string(need) + " bytes",
+              "raise hca.host_memory.size_bytes to at least " + std::to_string(need) +
+                  " (a multiple of 4096), or use smaller messages or queues");
   }
 
   // What a flow on HCA hosts can be: one QP to one destination, carrying SENDs.

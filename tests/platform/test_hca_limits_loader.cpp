@@ -79,3 +79,20 @@ TEST(HcaLimitsLoader, ARelativeFirmwareImageNextToARelativeScenarioLoadsFromAnyD
   EXPECT_EQ(s.hca_host.hca.firmware_image, (d.path / "fw.so").string());
   EXPECT_NO_THROW(hca::FirmwareImage image(s.hca_host.hca.firmware_image));
 }
+
+TEST(HcaLimitsLoader, HostMemoryTooSmallForThePerftestIsRefusedWithTheSizeItNeeds) {
+  const ConfigError e = error_of(kPerftest + "hca: {host_memory: {size_bytes: 4096}}\n");
+  EXPECT_EQ(e.key(), "hca.host_memory.size_bytes");
+  EXPECT_NE(e.fix().find("raise hca.host_memory.size_bytes to at least "), std::string::npos) << e.fix();
+}
+
+TEST(HcaLimitsLoader, HostMemoryTooSmallForTheFlowsIsRefused) {
+  const ConfigError e = error_of(
+      "duration: 1ms\n"
+      "topology: {generator: single_switch, hosts: 3}\n"
+      "endpoint_model: hca\n"
+      "hca: {host_memory: {size_bytes: 16384}, flow_depth: 64}\n"
+      "flows: [{src: h1, dst: h3, payload_bytes: 4096}, {src: h2, dst: h3, payload_bytes: 4096}]\n");
+  EXPECT_EQ(e.key(), "hca.host_memory.size_bytes");
+  EXPECT_NE(e.problem().find("flow_depth"), std::string::npos) << e.problem();
+}
