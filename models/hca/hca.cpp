@@ -607,6 +607,7 @@ void Hca::hal_log(int level, const char* message) {
 ib::Packet* Hca::build_packet(const ibvp_tx_desc& d, uint32_t index, uint32_t count, const uint8_t* payload,
                               uint32_t bytes) {
   ib::Packet* p = packets_.acquire();
+  ++tx_built_;
   const bool last = index + 1 == count;
   p->lrh.vl = d.vl;
   p->lrh.sl = d.sl;
@@ -795,6 +796,7 @@ void Hca::send(uint8_t vl) {
   probe_.transmit(node_, 1, *p, now, end);
   if (observer_) observer_->on_packet_out(node_, t->src_qp, *p, now, end);
   t->packet = nullptr;  // the fabric owns it from here
+  --tx_built_;
 
   tlm::tlm_generic_payload* gp = payloads_.acquire();
   link::FabricExt& e = link::PayloadPool::ext(*gp);
@@ -880,6 +882,8 @@ void Hca::rx_ready(ib::Packet* p) {
   }
   if (!r.ok || !r.icrc_ok || !r.vcrc_ok || r.packet.lrh.dlid != lid_) {
     ++rx_dropped_;
+    p->drop = ib::DropReason::ca_discard;
+    probe_.drop(*p, node_, agenda_.now_ps());
     rx_discard(p);
     return;
   }
@@ -914,15 +918,19 @@ void Hca::rx_ready(ib::Packet* p) {
   if (test_rx_drop_ && test_rx_drop_(i)) {
     ++test_rx_dropped_;
     delete item;
+    p->drop = ib::DropReason::ca_discard;
+    probe_.drop(*p, node_, agenda_.now_ps());
     rx_discard(p);
     return;
   }
   probe_.deliver(*p, node_, p->hop_tail_ps);
   if (observer_) observer_->on_packet_in(node_, i, agenda_.now_ps());
+  ++rx_held_;
   raise(IBVP_EV_RX_PACKET, 0, 0, item);
 }
 
 void Hca::finish_rx(RxItem* item) {
+  --rx_held_;
   rx_discard(item->packet);
   delete item;
 }

@@ -37,10 +37,13 @@ const sim::ParamGroup& hca_params() {
     b.integer("dma_max_outstanding_reads", &HcaConfig::dma_max_outstanding_reads, "reads",
               "Payload DMA reads the tx engine keeps in flight.")
         .range(1, 1024);
+    // Hardware takes tens of ns; 1 ms bounds typos (days were accepted) without limiting studies.
     b.time("tx_pipeline_delay", &HcaConfig::tx_pipeline_delay,
-           "From the last payload byte's arrival to the message's packets being ready at the port.");
+           "From the last payload byte's arrival to the message's packets being ready at the port (at most 1 ms).")
+        .real_range(0, 1e9);
     b.time("rx_pipeline_delay", &HcaConfig::rx_pipeline_delay,
-           "From a packet's tail arrival to the firmware's rx event (CRC check, header parse).");
+           "From a packet's tail arrival to the firmware's rx event (CRC check, header parse; at most 1 ms).")
+        .real_range(0, 1e9);
     b.integer("max_qps", &HcaConfig::max_qps, "QPs", "QP numbers with doorbells (0 .. max_qps-1).")
         .range(2, (IBVP_REG_CQ_DB_BASE - IBVP_REG_QP_DB_BASE) / IBVP_QP_DB_STRIDE);
     b.integer("doorbell_classes", &HcaConfig::doorbell_classes, "classes",

@@ -162,6 +162,27 @@ class ScenarioChecker {
     if (s_.perftest.enabled) perftest();
     for (size_t i = 0; i < s_.flows.size(); ++i) hca_flow(s_.flows[i], item(key("flows"), i));
     host_memory();
+    tx_buffer();
+  }
+
+  // The firmware posts a packet only when its VL's transmit buffer has room for all of it
+  // (payload up to the path MTU plus the default image's 64-byte header room, its
+  // kHeaderRoom: LRH, BTH, RETH, ICRC, VCRC fit); a smaller buffer sends nothing, forever.
+  void tx_buffer() const {
+    uint64_t payload = 0;
+    if (s_.perftest.enabled)
+      for (uint64_t b : s_.perftest.sizes) payload = std::max<uint64_t>(payload, std::min<uint64_t>(b, s_.perftest.mtu));
+    for (const FlowConfig& f : s_.flows)
+      payload = std::max<uint64_t>(payload, std::min(f.payload_bytes, s_.hca_host.flow_mtu));
+    const uint64_t need = payload + 64;
+    const uint32_t have = s_.hca_host.hca.tx_vl_buffer_bytes;
+    if (have >= need) return;
+    doc_.fail(key("hca", "tx_vl_buffer_bytes"),
+              std::to_string(have) + " bytes cannot hold one packet of this run: " + std::to_string(payload) +
+                  "-byte payloads (the largest message up to the path MTU) plus up to 64 bytes of headers, so no "
+                  "packet would ever be sent",
+              "raise hca.tx_vl_buffer_bytes to at least " + std::to_string(need) +
+                  ", or send smaller messages or use a smaller MTU");
   }
 
   // The programs place their driver rings and buffers in host memory from the bottom up
@@ -374,6 +395,7 @@ class ScenarioChecker {
   }
 
   void outputs() const {
+    rate_grid();
     const Path rates = key("outputs", "rate_ports");
     for (size_t j = 0; j < s_.outputs.rate_ports.size(); ++j) {
       const std::string& rp = s_.outputs.rate_ports[j];
@@ -395,6 +417,21 @@ class ScenarioChecker {
         doc_.fail(child(at, "file"), "pcaps[" + std::to_string(prev->second) + "] writes " + quoted(pc.file) + " too",
                   "give every capture its own file");
     }
+  }
+
+  // rates.csv holds one sample per rate_step over the run for every flow and rate port; a
+  // million per series (a 10 s run at 10 us) is far past any plot, and 1 ns over 10 ms had
+  // written 250 MB (1 ps ran out of memory after the whole run).
+  static constexpr uint64_t kMaxRateSamples = 1'000'000;
+  void rate_grid() const {
+    const uint64_t step = s_.outputs.rate_step.value(), run = s_.duration.value();
+    if (step == 0 || run / step <= kMaxRateSamples) return;
+    const sc_core::sc_time least = sc_core::sc_time::from_value((run + kMaxRateSamples - 1) / kMaxRateSamples);
+    doc_.fail(key("outputs", "rate_step"),
+              "rate_step " + sim::format_time(s_.outputs.rate_step) + " over the run's duration " +
+                  sim::format_time(s_.duration) + " makes " + std::to_string(run / step) +
+                  " rate samples per series; at most " + std::to_string(kMaxRateSamples) + " are kept",
+              "give a rate_step of at least " + sim::format_time(least) + ", or shorten duration");
   }
 
   const Scenario& s_;

@@ -96,3 +96,44 @@ TEST(HcaLimitsLoader, HostMemoryTooSmallForTheFlowsIsRefused) {
   EXPECT_EQ(e.key(), "hca.host_memory.size_bytes");
   EXPECT_NE(e.problem().find("flow_depth"), std::string::npos) << e.problem();
 }
+
+TEST(HcaLimitsLoader, ATransmitBufferBelowOnePacketIsRefusedWithTheSizeItNeeds) {
+  const ConfigError e = error_of(
+      "duration: 1ms\n"
+      "topology: {generator: single_switch, hosts: 2}\n"
+      "endpoint_model: hca\n"
+      "hca: {tx_vl_buffer_bytes: 1024, flow_mtu: 2048}\n"
+      "flows: [{src: h1, dst: h2, payload_bytes: 4096}]\n");
+  EXPECT_EQ(e.key(), "hca.tx_vl_buffer_bytes");
+  // One packet: 2048 bytes of payload (the path MTU) plus 64 bytes of header room.
+  EXPECT_NE(e.fix().find("at least 2112"), std::string::npos) << e.fix();
+}
+
+namespace {
+const std::string kFabric =
+    "duration: 10ms\n"
+    "topology: {generator: single_switch, hosts: 2}\n"
+    "flows: [{src: h1, dst: h2}]\n";
+}  // namespace
+
+TEST(LoaderBounds, ARateStepGivingMoreThanAMillionSamplesPerSeriesIsRefused) {
+  for (const char* step : {"1ns", "1ps"}) {
+    const ConfigError e = error_of(kFabric, {std::string("outputs.rate_step=") + step});
+    EXPECT_EQ(e.key(), "outputs.rate_step") << step;
+    EXPECT_NE(e.fix().find("at least 10ns"), std::string::npos) << e.fix();  // 10 ms / 10^6
+  }
+  EXPECT_NO_THROW(scenario_from_yaml(kFabric, "test.yaml", {"outputs.rate_step=10ns"}));
+}
+
+TEST(LoaderBounds, ADurationBeyondAnHourIsRefused) {
+  for (const char* d : {"18446744073709551615ps", "3601s"}) {
+    const ConfigError e = error_of(kFabric, {std::string("duration=") + d});
+    EXPECT_EQ(e.key(), "duration") << d;
+  }
+}
+
+TEST(LoaderBounds, PipelineDelaysBeyondAMillisecondAreRefused) {
+  EXPECT_EQ(error_of(kFabric, {"switch.pipeline_delay=172800s"}).key(), "switch.pipeline_delay");
+  EXPECT_EQ(error_of(kPerftest, {"hca.rx_pipeline_delay=2ms"}).key(), "hca.rx_pipeline_delay");
+  EXPECT_EQ(error_of(kPerftest, {"hca.tx_pipeline_delay=1s"}).key(), "hca.tx_pipeline_delay");
+}
