@@ -1,5 +1,7 @@
 #include "platform/params/config_error.h"
 
+#include "models/sim/params.h"
+
 namespace ibvp {
 
 namespace {
@@ -8,7 +10,8 @@ std::string compose(const std::string& file, const std::string& key, int line,
   std::string m = file.empty() ? "<input>" : file;
   if (line > 0) m += ":" + std::to_string(line);
   m += ": ";
-  if (!key.empty()) m += key + ": ";
+  // A key comes from the input (an unknown key may be megabytes long): quote a bounded part.
+  if (!key.empty()) m += sim::excerpt(key) + ": ";
   m += problem;
   if (!fix.empty()) m += " (fix: " + fix + ")";
   return m;

@@ -31,7 +31,7 @@ using params::Path;
 Path key(const std::string& a) { return child({}, a); }
 Path key(const std::string& a, const std::string& b) { return child(key(a), b); }
 
-std::string quoted(const std::string& s) { return "\"" + s + "\""; }
+std::string quoted(const std::string& s) { return "\"" + sim::excerpt(s) + "\""; }
 
 topo::Topology generate(const ScenarioDocument& sd, const Document& doc) {
   const TopologySpec& t = sd.topology_spec;
@@ -649,6 +649,22 @@ void merge_flow_defaults(const Document& doc) {
   if (!defaults.IsMap())
     doc.fail(key("flow_defaults"), "flow_defaults is a mapping of flow keys to values",
              "write flow_defaults: {on_off_mean: 5ms, ...}");
+  // Each default must be a flow key: an unknown one is reported as flow_defaults.<key>, not
+  // under the first flow it would be merged into. (A bad value is reported at the flow
+  // that takes it, with the line under flow_defaults.)
+  const sim::ParamGroup& flow = *scenario_params().find("flows")->group;
+  std::vector<std::string> names;
+  for (const sim::ParamDecl& d : flow.params) names.push_back(d.name);
+  for (const auto& kv : defaults) {
+    const std::string k = kv.first.as<std::string>();
+    const Path at = child(key("flow_defaults"), k);
+    const sim::ParamDecl* d = flow.find(k);
+    if (d == nullptr) {
+      const std::string near = sim::closest_match(k, names);
+      doc.fail(at, "unknown flow key", (near.empty() ? "" : "did you mean " + near + "? ") + "flow keys are " +
+                                           flow.key_list());
+    }
+  }
   if (!doc.find(key("flows"), flows) || !flows.IsSequence()) return;
   for (size_t i = 0; i < flows.size(); ++i) {
     YAML::Node flow = flows[i];  // a handle: assigning through it changes the document

@@ -137,3 +137,25 @@ TEST(LoaderBounds, PipelineDelaysBeyondAMillisecondAreRefused) {
   EXPECT_EQ(error_of(kPerftest, {"hca.rx_pipeline_delay=2ms"}).key(), "hca.rx_pipeline_delay");
   EXPECT_EQ(error_of(kPerftest, {"hca.tx_pipeline_delay=1s"}).key(), "hca.tx_pipeline_delay");
 }
+
+TEST(LoaderMessages, AHugeValueIsQuotedAsAShortExcerptWithItsSize) {
+  const std::string sevens(10'000'000, '7'), keys(10'000'000, 'k');
+  const struct {
+    std::string yaml;
+    std::vector<std::string> overrides;
+    char c;
+  } cases[] = {{kFabric + "seed: \"" + sevens + "\"\n", {}, '7'},
+               {kFabric + "switch: {pipeline_delay: " + sevens + "}\n", {}, '7'},
+               {kFabric, {keys + "=1"}, 'k'}};  // an unknown key, echoed as the error's key
+  for (const auto& c : cases) {
+    const std::string m = error_of(c.yaml, c.overrides).what();
+    EXPECT_LT(m.size(), 1000u) << m.substr(0, 300);
+    EXPECT_NE(m.find(std::string(80, c.c) + "... (10000000 bytes)"), std::string::npos) << m.substr(0, 300);
+  }
+}
+
+TEST(FlowDefaults, AnUnknownKeyIsReportedUnderFlowDefaults) {
+  const ConfigError e = error_of(kFabric + "flow_defaults: {on_of_mean: 5ms}\n");
+  EXPECT_EQ(e.key(), "flow_defaults.on_of_mean");
+  EXPECT_NE(e.fix().find("did you mean on_off_mean?"), std::string::npos) << e.fix();
+}
