@@ -32,8 +32,12 @@ const sim::ParamGroup& hca_params() {
         .range(ib::kCreditBlockBytes, int64_t{1} << 30);
     b.integer("core_clock_hz", &HcaConfig::core_clock_hz, "Hz", "Clock of the embedded core that runs the firmware.")
         .range(1'000'000, 100'000'000'000);
-    b.integer("event_cycles", &HcaConfig::event_cycles, "cycles", "Core cycles to dispatch one event to the firmware.");
-    b.integer("hal_call_cycles", &HcaConfig::hal_call_cycles, "cycles", "Core cycles charged at every HAL call.");
+    // At most a million cycles (1 ms at 1 GHz): firmware paths are hundreds of cycles, and
+    // 2^32 cycles at the slowest clock would be an hour per event.
+    b.integer("event_cycles", &HcaConfig::event_cycles, "cycles", "Core cycles to dispatch one event to the firmware.")
+        .range(0, 1'000'000);
+    b.integer("hal_call_cycles", &HcaConfig::hal_call_cycles, "cycles", "Core cycles charged at every HAL call.")
+        .range(0, 1'000'000);
     b.integer("dma_max_outstanding_reads", &HcaConfig::dma_max_outstanding_reads, "reads",
               "Payload DMA reads the tx engine keeps in flight.")
         .range(1, 1024);

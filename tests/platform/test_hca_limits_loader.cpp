@@ -138,6 +138,11 @@ TEST(LoaderBounds, PipelineDelaysBeyondAMillisecondAreRefused) {
   EXPECT_EQ(error_of(kPerftest, {"hca.tx_pipeline_delay=1s"}).key(), "hca.tx_pipeline_delay");
 }
 
+TEST(LoaderBounds, FirmwareCycleCostsBeyondAMillionCyclesAreRefused) {
+  EXPECT_EQ(error_of(kPerftest, {"hca.event_cycles=4294967295"}).key(), "hca.event_cycles");
+  EXPECT_EQ(error_of(kPerftest, {"hca.hal_call_cycles=1000001"}).key(), "hca.hal_call_cycles");
+}
+
 TEST(LoaderMessages, AHugeValueIsQuotedAsAShortExcerptWithItsSize) {
   const std::string sevens(10'000'000, '7'), keys(10'000'000, 'k');
   const struct {
