@@ -18,30 +18,83 @@ struct RxItem {
   ibvp_rx_packet info;
 };
 
-// The C entry points of the HAL: each forwards to the Hca the context names.
+// The C entry points of the HAL: each forwards to the Hca the context names. HalCall: the
+// platform's code, not the firmware's, runs until the call returns (firmware_guard.h).
 struct HalBridge {
   static Hca& h(void* c) { return *static_cast<Hca*>(c); }
-  static uint32_t reg_read(void* c, uint32_t o) { return h(c).hal_reg_read(o); }
-  static void reg_write(void* c, uint32_t o, uint32_t v) { h(c).hal_reg_write(o, v); }
-  static int dma_read(void* c, uint64_t a, void* b, uint32_t n) { return h(c).hal_dma_read(a, b, n); }
-  static int dma_write(void* c, uint64_t a, const void* b, uint32_t n) { return h(c).hal_dma_write(a, b, n); }
-  static uint32_t doorbell_count(void* c, uint32_t k) { return h(c).hal_doorbell_count(k); }
-  static int doorbell_peek(void* c, uint32_t k, uint32_t i, ibvp_doorbell* o) { return h(c).hal_doorbell_peek(k, i, o); }
-  static int doorbell_take(void* c, uint32_t k, uint32_t i) { return h(c).hal_doorbell_take(k, i); }
-  static int doorbell_set_class(void* c, uint32_t q, uint32_t k) { return h(c).hal_doorbell_set_class(q, k); }
-  static uint32_t tx_space(void* c, uint32_t vl) { return h(c).hal_tx_space(vl); }
-  static int tx_post(void* c, const ibvp_tx_desc* d) { return h(c).hal_tx_post(d); }
-  static int rx_scatter(void* c, uint32_t o, uint64_t a, uint32_t n) { return h(c).hal_rx_scatter(o, a, n); }
-  static int timer_set(void* c, uint32_t id, uint64_t d) { return h(c).hal_timer_set(id, d); }
-  static int timer_cancel(void* c, uint32_t id) { return h(c).hal_timer_cancel(id); }
+  static uint32_t reg_read(void* c, uint32_t o) {
+    HalCall g;
+    return h(c).hal_reg_read(o);
+  }
+  static void reg_write(void* c, uint32_t o, uint32_t v) {
+    HalCall g;
+    h(c).hal_reg_write(o, v);
+  }
+  static int dma_read(void* c, uint64_t a, void* b, uint32_t n) {
+    HalCall g;
+    return h(c).hal_dma_read(a, b, n);
+  }
+  static int dma_write(void* c, uint64_t a, const void* b, uint32_t n) {
+    HalCall g;
+    return h(c).hal_dma_write(a, b, n);
+  }
+  static uint32_t doorbell_count(void* c, uint32_t k) {
+    HalCall g;
+    return h(c).hal_doorbell_count(k);
+  }
+  static int doorbell_peek(void* c, uint32_t k, uint32_t i, ibvp_doorbell* o) {
+    HalCall g;
+    return h(c).hal_doorbell_peek(k, i, o);
+  }
+  static int doorbell_take(void* c, uint32_t k, uint32_t i) {
+    HalCall g;
+    return h(c).hal_doorbell_take(k, i);
+  }
+  static int doorbell_set_class(void* c, uint32_t q, uint32_t k) {
+    HalCall g;
+    return h(c).hal_doorbell_set_class(q, k);
+  }
+  static uint32_t tx_space(void* c, uint32_t vl) {
+    HalCall g;
+    return h(c).hal_tx_space(vl);
+  }
+  static int tx_post(void* c, const ibvp_tx_desc* d) {
+    HalCall g;
+    return h(c).hal_tx_post(d);
+  }
+  static int rx_scatter(void* c, uint32_t o, uint64_t a, uint32_t n) {
+    HalCall g;
+    return h(c).hal_rx_scatter(o, a, n);
+  }
+  static int timer_set(void* c, uint32_t id, uint64_t d) {
+    HalCall g;
+    return h(c).hal_timer_set(id, d);
+  }
+  static int timer_cancel(void* c, uint32_t id) {
+    HalCall g;
+    return h(c).hal_timer_cancel(id);
+  }
   static uint64_t now_ps(void* c) {
+    HalCall g;
     h(c).hal_call();
     return sc_core::sc_time_stamp().value();
   }
-  static void counter_add(void* c, uint32_t k, uint64_t d) { h(c).hal_counter_add(k, d); }
-  static void consume_cycles(void* c, uint64_t n) { h(c).hal_consume(n); }
-  static void log(void* c, int level, const char* m) { h(c).hal_log(level, m); }
-  static int tx_release(void* c, uint32_t q, uint32_t n) { return h(c).hal_tx_release(q, n); }
+  static void counter_add(void* c, uint32_t k, uint64_t d) {
+    HalCall g;
+    h(c).hal_counter_add(k, d);
+  }
+  static void consume_cycles(void* c, uint64_t n) {
+    HalCall g;
+    h(c).hal_consume(n);
+  }
+  static void log(void* c, int level, const char* m) {
+    HalCall g;
+    h(c).hal_log(level, m);
+  }
+  static int tx_release(void* c, uint32_t q, uint32_t n) {
+    HalCall g;
+    return h(c).hal_tx_release(q, n);
+  }
 };
 
 namespace {
@@ -144,7 +197,11 @@ Hca::Hca(sc_core::sc_module_name name, uint32_t node, uint16_t lid, const HcaCon
   hal_.tx_release = &HalBridge::tx_release;
 
   image_ = std::make_unique<FirmwareImage>(cfg_.firmware_image);
-  fw_ = image_->init(&hal_, cfg_.firmware_args.c_str());
+  install_firmware_guard(cfg_.firmware_watchdog != sc_core::SC_ZERO_TIME);
+  {
+    const FirmwareCall call(call_info("init"));
+    fw_ = image_->init(&hal_, cfg_.firmware_args.c_str());
+  }
   if (fw_ == nullptr)
     throw FirmwareError("firmware image '" + image_->path() + "' refused to start (ibvp_fw_init returned NULL" +
                         (cfg_.firmware_args.empty() ? "" : " for arguments '" + cfg_.firmware_args + "'") + ")" +
@@ -152,7 +209,10 @@ Hca::Hca(sc_core::sc_module_name name, uint32_t node, uint16_t lid, const HcaCon
 }
 
 Hca::~Hca() {
-  if (fw_ != nullptr) image_->fini(fw_);
+  if (fw_ != nullptr) {
+    const FirmwareCall call(call_info("fini"));
+    image_->fini(fw_);
+  }
   // Packets built and not yet gone: queued, waiting for their enqueue time, or on the wire.
   for (TxPacket* t : tx_live_) delete t;
   for (CoreEvent& e : events_) delete e.rx;
@@ -337,11 +397,25 @@ void Hca::core_thread() {
     ev.time_ps = e.time_ps;
     ev.rx = e.rx ? &e.rx->info : nullptr;
     rx_current_ = e.rx;
-    image_->handle(fw_, &ev);
+    {
+      const FirmwareCall call(call_info(firmware_event_name(e.kind)));
+      image_->handle(fw_, &ev);
+    }
     rx_current_ = nullptr;
     ++fw_events_;
     if (e.rx) finish_rx(e.rx);
   }
+}
+
+FirmwareCallInfo Hca::call_info(const char* event) const {
+  FirmwareCallInfo i;
+  i.image = image_->path().c_str();
+  i.hca = name();
+  i.event = event;
+  i.time_ps = sc_core::sc_time_stamp().value();
+  // Picoseconds to nanoseconds: the watchdog counts wall-clock time.
+  i.watchdog_ns = cfg_.firmware_watchdog.value() / 1000;
+  return i;
 }
 
 void Hca::hal_call() { charge(cfg_.hal_call_cycles); }
@@ -533,6 +607,7 @@ void Hca::hal_log(int level, const char* message) {
 ib::Packet* Hca::build_packet(const ibvp_tx_desc& d, uint32_t index, uint32_t count, const uint8_t* payload,
                               uint32_t bytes) {
   ib::Packet* p = packets_.acquire();
+  ++tx_built_;
   const bool last = index + 1 == count;
   p->lrh.vl = d.vl;
   p->lrh.sl = d.sl;
@@ -721,6 +796,7 @@ void Hca::send(uint8_t vl) {
   probe_.transmit(node_, 1, *p, now, end);
   if (observer_) observer_->on_packet_out(node_, t->src_qp, *p, now, end);
   t->packet = nullptr;  // the fabric owns it from here
+  --tx_built_;
 
   tlm::tlm_generic_payload* gp = payloads_.acquire();
   link::FabricExt& e = link::PayloadPool::ext(*gp);
@@ -806,6 +882,8 @@ void Hca::rx_ready(ib::Packet* p) {
   }
   if (!r.ok || !r.icrc_ok || !r.vcrc_ok || r.packet.lrh.dlid != lid_) {
     ++rx_dropped_;
+    p->drop = ib::DropReason::ca_discard;
+    probe_.drop(*p, node_, agenda_.now_ps());
     rx_discard(p);
     return;
   }
@@ -840,15 +918,19 @@ void Hca::rx_ready(ib::Packet* p) {
   if (test_rx_drop_ && test_rx_drop_(i)) {
     ++test_rx_dropped_;
     delete item;
+    p->drop = ib::DropReason::ca_discard;
+    probe_.drop(*p, node_, agenda_.now_ps());
     rx_discard(p);
     return;
   }
   probe_.deliver(*p, node_, p->hop_tail_ps);
   if (observer_) observer_->on_packet_in(node_, i, agenda_.now_ps());
+  ++rx_held_;
   raise(IBVP_EV_RX_PACKET, 0, 0, item);
 }
 
 void Hca::finish_rx(RxItem* item) {
+  --rx_held_;
   rx_discard(item->packet);
   delete item;
 }

@@ -33,6 +33,7 @@
 #include <vector>
 
 #include "firmware/hal/ibvp_hal.h"
+#include "models/hca/firmware_guard.h"
 #include "models/hca/firmware_image.h"
 #include "models/hca/hca_observer.h"
 #include "models/ib/packet.h"
@@ -70,6 +71,9 @@ struct HcaConfig {
 
   std::string firmware_image;  // path of the image (.so)
   std::string firmware_args;   // passed to ibvp_fw_init
+  // Wall-clock limit of one firmware call (an event's handler, init, fini) before the run is
+  // ended as hung (models/hca/firmware_guard.h); zero: no limit.
+  sc_core::sc_time firmware_watchdog = sc_core::sc_time(10, sc_core::SC_SEC);
 };
 
 struct RxItem;     // a received packet on its way to the firmware (hca.cpp)
@@ -99,6 +103,11 @@ class Hca : public sc_core::sc_module {
   uint64_t fw_counter(uint32_t counter) const { return counter < fw_counters_.size() ? fw_counters_[counter] : 0; }
   uint64_t firmware_events() const { return fw_events_; }
   uint64_t rx_dropped() const { return rx_dropped_; }  // by the rx engine (CRC, length, DLID, VL15)
+  // Packets of the fabric's pool this HCA holds that are not in flight: built and not yet
+  // handed to the wire (the transmit VL queues), and delivered but still in the rx buffer
+  // until the firmware's handler returns. The Fabric subtracts them from the pool's live
+  // packets, so in_flight counts the packets injected and neither delivered nor dropped.
+  uint64_t packets_held() const { return tx_built_ + rx_held_; }
   // Time of `cycles` core cycles: ceil(cycles * 1e12 / core_clock_hz) ps.
   sc_core::sc_time cycles(uint64_t n) const;
   // Firmware log lines (level, text), kept for tests and reports; models never print.
@@ -206,6 +215,8 @@ class Hca : public sc_core::sc_module {
   void hal_consume(uint64_t n);
   void hal_log(int level, const char* message);
   void hal_call();  // charges one HAL call
+  // What the firmware guard reports if the call into the image about to start faults or hangs.
+  FirmwareCallInfo call_info(const char* event) const;
 
   uint32_t node_;
   uint16_t lid_;
@@ -260,6 +271,7 @@ class Hca : public sc_core::sc_module {
   uint64_t busy_until_ = 0;
   uint64_t wake_ps_ = ~uint64_t{0};
   uint64_t rx_dropped_ = 0;
+  uint64_t tx_built_ = 0, rx_held_ = 0;  // packets_held()
   std::function<bool(const ibvp_rx_packet&)> test_rx_drop_;
   uint64_t test_rx_dropped_ = 0;
   std::function<bool(const ibvp_rx_packet&)> test_rx_mark_;

@@ -32,15 +32,22 @@ const sim::ParamGroup& hca_params() {
         .range(ib::kCreditBlockBytes, int64_t{1} << 30);
     b.integer("core_clock_hz", &HcaConfig::core_clock_hz, "Hz", "Clock of the embedded core that runs the firmware.")
         .range(1'000'000, 100'000'000'000);
-    b.integer("event_cycles", &HcaConfig::event_cycles, "cycles", "Core cycles to dispatch one event to the firmware.");
-    b.integer("hal_call_cycles", &HcaConfig::hal_call_cycles, "cycles", "Core cycles charged at every HAL call.");
+    // At most a million cycles (1 ms at 1 GHz): firmware paths are hundreds of cycles, and
+    // 2^32 cycles at the slowest clock would be an hour per event.
+    b.integer("event_cycles", &HcaConfig::event_cycles, "cycles", "Core cycles to dispatch one event to the firmware.")
+        .range(0, 1'000'000);
+    b.integer("hal_call_cycles", &HcaConfig::hal_call_cycles, "cycles", "Core cycles charged at every HAL call.")
+        .range(0, 1'000'000);
     b.integer("dma_max_outstanding_reads", &HcaConfig::dma_max_outstanding_reads, "reads",
               "Payload DMA reads the tx engine keeps in flight.")
         .range(1, 1024);
+    // Hardware takes tens of ns; 1 ms bounds typos (days were accepted) without limiting studies.
     b.time("tx_pipeline_delay", &HcaConfig::tx_pipeline_delay,
-           "From the last payload byte's arrival to the message's packets being ready at the port.");
+           "From the last payload byte's arrival to the message's packets being ready at the port (at most 1 ms).")
+        .real_range(0, 1e9);
     b.time("rx_pipeline_delay", &HcaConfig::rx_pipeline_delay,
-           "From a packet's tail arrival to the firmware's rx event (CRC check, header parse).");
+           "From a packet's tail arrival to the firmware's rx event (CRC check, header parse; at most 1 ms).")
+        .real_range(0, 1e9);
     b.integer("max_qps", &HcaConfig::max_qps, "QPs", "QP numbers with doorbells (0 .. max_qps-1).")
         .range(2, (IBVP_REG_CQ_DB_BASE - IBVP_REG_QP_DB_BASE) / IBVP_QP_DB_STRIDE);
     b.integer("doorbell_classes", &HcaConfig::doorbell_classes, "classes",
@@ -48,6 +55,13 @@ const sim::ParamGroup& hca_params() {
         .range(1, 16);
     b.string("firmware_image", &HcaConfig::firmware_image, "Path of the firmware image (a shared library).");
     b.string("firmware_args", &HcaConfig::firmware_args, "Text passed to the image's ibvp_fw_init.");
+    // Wall-clock, not simulated, time: an image stuck in an endless loop never advances the
+    // simulated clock. The default image's longest call takes microseconds; 10 s is far above
+    // any honest call and short enough that a hung run ends soon.
+    b.time("firmware_watchdog", &HcaConfig::firmware_watchdog,
+           "Wall-clock time one firmware call (an event's handler, init, fini) may run before the run ends as hung "
+           "(exit status 4); 0 turns the watchdog off.")
+        .real_range(0, 3600e12);
     return b.build();
   }();
   return group;

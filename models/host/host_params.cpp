@@ -36,8 +36,10 @@ const sim::ParamGroup& host_memory_params() {
               "Size of the physical address space; accesses at or beyond it are address errors.")
         .range(static_cast<int64_t>(HostMemory::kPageBytes), int64_t{1} << 52)
         .multiple_of(static_cast<int64_t>(HostMemory::kPageBytes));
+    // DRAM takes about 100 ns; 1 ms bounds typos without limiting studies.
     b.time("access_latency", &HostMemoryConfig::access_latency,
-           "Added to every read and write (idle DRAM latency); the memory has no bandwidth limit of its own.");
+           "Added to every read and write (idle DRAM latency); the memory has no bandwidth limit of its own.")
+        .real_range(0, 1e9);
     return b.build();
   }();
   return group;
@@ -64,7 +66,8 @@ const sim::ParamGroup& host_bus_params() {
               "Link bytes per TLP besides its payload: 4-DW header 16, LCRC 4, framing and sequence number 4.")
         .range(0, 64);
     b.time("latency", &HostBusConfig::latency,
-           "One-way delay from the end of a TLP's serialization to its delivery (PHY, link layer, root complex).");
+           "One-way delay from the end of a TLP's serialization to its delivery (PHY, link layer, root complex).")
+        .real_range(0, 1e9);  // PCIe takes hundreds of ns; 1 ms bounds typos
     b.rule("lanes is a PCIe link width: 1, 2, 4, 8, 12, 16 or 32.");
     b.rule("max_payload_bytes and max_read_request_bytes are powers of two.");
     b.on_complete([](HostBusConfig& c, const std::set<std::string>&) { check_host_bus(c); });

@@ -11,6 +11,7 @@ const char* drop_reason_name(DropReason r) {
     case DropReason::vl15_overflow: return "vl15_overflow";
     case DropReason::bad_port: return "bad_port";
     case DropReason::sl2vl: return "sl2vl";
+    case DropReason::ca_discard: return "ca_discard";
   }
   return "unknown";
 }

@@ -17,6 +17,7 @@ enum class DropReason : uint8_t {
   vl15_overflow,   // VL15 packet arrived at a full VL15 buffer (IBA: dropped, not credited)
   bad_port,        // LFT entry names the input port or a port without a cable
   sl2vl,           // SL2VL maps the packet's SL to a VL the output does not operate
+  ca_discard,      // the receiving CA discarded it: CRC, length or DLID check (IBA 7.8, 9.6), or a test's loss
 };
 const char* drop_reason_name(DropReason r);
 

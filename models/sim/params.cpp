@@ -57,7 +57,7 @@ uint64_t resolution_ps() {
   return static_cast<uint64_t>(std::llround(sc_core::sc_get_time_resolution().to_seconds() * 1e12));
 }
 
-std::string quoted(const std::string& s) { return "\"" + s + "\""; }
+std::string quoted(const std::string& s) { return "\"" + excerpt(s) + "\""; }
 
 }  // namespace
 
@@ -137,6 +137,11 @@ bool parse_time(const std::string& text, sc_core::sc_time& out, std::string& pro
   }
   out = sc_core::sc_time::from_value(ps / res);
   return true;
+}
+
+std::string excerpt(const std::string& s, size_t max) {
+  if (s.size() <= max) return s;
+  return s.substr(0, max) + "... (" + std::to_string(s.size()) + " bytes)";
 }
 
 std::string format_time(const sc_core::sc_time& t) {

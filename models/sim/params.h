@@ -50,6 +50,9 @@ std::string format_time(const sc_core::sc_time& t);
 bool parse_integer(const std::string& text, int64_t& out);  // decimal, optional sign
 bool parse_real(const std::string& text, double& out);      // finite decimal/exponent form
 bool parse_boolean(const std::string& text, bool& out);     // true/false (any case)
+// A value as messages quote it: whole up to `max` bytes, else its first `max` bytes and
+// "... (N bytes)", so that a 10 MB value does not make a 10 MB message.
+std::string excerpt(const std::string& s, size_t max = 80);
 std::string format_real(double v);                          // "0.3", "5", "1e-06"
 // The candidate a misspelt word most likely meant, or "" if none is close (for "did you mean").
 std::string closest_match(const std::string& word, const std::vector<std::string>& candidates);

@@ -67,8 +67,10 @@ const sim::ParamGroup& switch_params() {
     // num_ports is not here: every switch has the ports its topology node declares.
     sim::GroupBuilder<SwitchConfig> b(
         "switch", "Every switch of the fabric: input-buffered, virtual cut-through, non-multiplexed crossbar.");
+    // Real switches take 100-200 ns; 1 ms (10^4 times that) bounds typos without limiting studies.
     b.time("pipeline_delay", &SwitchConfig::pipeline_delay,
-           "From header arrival to the output request: header decode, LFT lookup, SL2VL.");
+           "From header arrival to the output request: header decode, LFT lookup, SL2VL (at most 1 ms).")
+        .real_range(0, 1e9);
     link::declare_port_params(b, "Input buffer per port and data VL; credits advertise it upstream.",
                               &SwitchConfig::default_sl2vl);
     b.choice("crossbar", &SwitchConfig::crossbar,

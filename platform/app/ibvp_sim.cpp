@@ -7,7 +7,8 @@
 // earlier run wrote, cleared before the scenario is read (platform/builder/output_dir.h).
 //
 // Exit status: 0 done, 2 bad input (the message names file, key and fix), 3 deadlock
-// detected, 1 anything else.
+// detected, 4 firmware fault (the HCA's firmware image crashed or hung; the message names
+// the image, the event and hca.firmware_image: models/hca/firmware_guard.h), 1 anything else.
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>

@@ -36,9 +36,8 @@ QpType qp_type(FlowTransport t) {
 FlowStreams::FlowStreams(const Scenario& s, const std::vector<driver::HostNode*>& host_of_node)
     : hca_(s.hca_host), transport_(qp_type(s.hca_host.flow_transport)) {
   const topo::Topology& t = s.topology;
-  // The receive queue of a flow holds twice what its source keeps posted, and at least 128:
-  // the destination's program reposts in batches and must stay ahead of the wire.
-  recv_depth_ = std::max<uint32_t>(2 * hca_.flow_depth, 128);
+  recv_depth_ = recv_depth(hca_);
+  buffer_bytes_ = buffer_bytes(s);
   std::map<uint32_t, Host*> by_node;
   auto host = [&](uint32_t node) {
     Host*& h = by_node[node];
@@ -67,13 +66,13 @@ FlowStreams::FlowStreams(const Scenario& s, const std::vector<driver::HostNode*>
     shape.payload_bytes = fc.payload_bytes;
     const link::LinkRate rate(t.links.at(static_cast<size_t>(t.link_at(src, 1))).cfg);
     f.packet_time_ps = rate.serialization_ps(shape.wire_bytes());
-    buffer_bytes_ = std::max(buffer_bytes_, fc.payload_bytes + IBVP_UD_GRH_BYTES);
     flows_.push_back(std::move(f));
   }
   for (Flow& f : flows_) {
     f.src->out.push_back(&f);
     f.dst->in.push_back(&f);
   }
+  for (auto& h : hosts_) h->plan = plan(hca_, h->out.size(), h->in.size(), buffer_bytes_);
   // The programs never return (a receiver waits for its next completion, a sender for its
   // next send slot): the Fabric unwinds them when the run is over (Fabric::~Fabric).
   for (auto& h : hosts_) h->node->cpu.run([this, hp = h.get()] { host_program(*hp); });
@@ -81,6 +80,53 @@ FlowStreams::FlowStreams(const Scenario& s, const std::vector<driver::HostNode*>
 }
 
 FlowStreams::~FlowStreams() = default;
+
+uint32_t FlowStreams::recv_depth(const HcaHostConfig& hca) {
+  // The receive queue of a flow holds twice what its source keeps posted, and at least 128:
+  // the destination's program reposts in batches and must stay ahead of the wire.
+  return std::max<uint32_t>(2 * hca.flow_depth, 128);
+}
+
+uint32_t FlowStreams::buffer_bytes(const Scenario& s) {
+  // One buffer per host, as large as the largest message plus UD's GRH.
+  uint32_t bytes = 0;
+  for (const FlowConfig& fc : s.flows) bytes = std::max(bytes, fc.payload_bytes + IBVP_UD_GRH_BYTES);
+  return bytes;
+}
+
+HostMemoryPlan FlowStreams::plan(const HcaHostConfig& hca, size_t out, size_t in, uint32_t buffer_bytes) {
+  // create()'s objects, in its order.
+  HostMemoryPlan p;
+  const uint32_t depth = recv_depth(hca);
+  if (in > 0) p.cq(static_cast<int>(std::min<uint64_t>(uint64_t{depth} * in, uint64_t{1} << 22)));
+  for (size_t i = 0; i < out; ++i) {
+    p.cq(static_cast<int>(hca.flow_depth));
+    QpCap cap;
+    cap.max_send_wr = hca.flow_depth;
+    cap.max_recv_wr = 1;
+    p.qp(cap);
+  }
+  for (size_t i = 0; i < in; ++i) {
+    QpCap cap;
+    cap.max_send_wr = 1;
+    cap.max_recv_wr = depth;
+    p.qp(cap);
+  }
+  p.buffer(buffer_bytes);
+  return p;
+}
+
+uint64_t FlowStreams::host_memory_bytes(const Scenario& s) {
+  std::map<std::string, std::pair<size_t, size_t>> flows_of;  // host: (out, in)
+  for (const FlowConfig& fc : s.flows) {
+    ++flows_of[fc.src].first;
+    ++flows_of[fc.dst].second;
+  }
+  const uint32_t buffer = buffer_bytes(s);
+  uint64_t most = 0;
+  for (const auto& [host, n] : flows_of) most = std::max(most, plan(s.hca_host, n.first, n.second, buffer).end());
+  return most;
+}
 
 void FlowStreams::fail(const std::string& why) {
   if (error_.empty()) error_ = why;
@@ -95,14 +141,14 @@ void FlowStreams::barrier(int phase) {
 
 bool FlowStreams::create(Host& h) {
   const std::string name = h.node->name();
-  h.ctx = open_device(h.node->cpu, kDriverArea, kDriverBytes);
+  h.ctx = open_device(h.node->cpu, HostMemoryPlan::kDriverBase, h.plan.driver_bytes());
   if (!h.ctx) return fail("cannot open the HCA of " + name), false;
   h.ctx->set_observer(h.node->hca.observer(), h.node->hca.node());
   PortAttr port;
   query_port(*h.ctx, 1, port);
   h.lid = port.lid;
   h.pd = alloc_pd(*h.ctx);
-  h.mr = reg_mr(h.pd, kBuffer, buffer_bytes_, ACCESS_LOCAL_WRITE);
+  h.mr = reg_mr(h.pd, h.plan.buffer_address(), buffer_bytes_, ACCESS_LOCAL_WRITE);
   if (!h.mr) return fail("cannot register the flows' buffer on " + name), false;
   if (!h.in.empty()) {
     h.recv_cq = create_cq(*h.ctx, static_cast<int>(recv_depth_ * h.in.size()));
@@ -169,7 +215,7 @@ bool FlowStreams::post_receives(Flow& f, uint32_t count) {
   std::vector<RecvWr> wrs(count);
   for (uint32_t i = 0; i < count; ++i) {
     wrs[i].wr_id = f.index;
-    wrs[i].sg = {kBuffer, buffer_bytes_, f.dst->mr->lkey};
+    wrs[i].sg = {f.dst->plan.buffer_address(), buffer_bytes_, f.dst->mr->lkey};
     wrs[i].next = i + 1 < count ? &wrs[i + 1] : nullptr;
   }
   if (post_recv(f.recv_qp, wrs.data()) != 0)
@@ -232,7 +278,7 @@ void FlowStreams::flow_program(Flow& f) {
 bool FlowStreams::post_message(Flow& f) {
   SendWr wr;
   wr.wr_id = f.completed + f.outstanding;
-  wr.sg = {kBuffer, f.cfg.payload_bytes, f.src->mr->lkey};
+  wr.sg = {f.src->plan.buffer_address(), f.cfg.payload_bytes, f.src->mr->lkey};
   wr.opcode = WrOpcode::send;
   wr.send_flags = SEND_SIGNALED;
   if (f.ah) {

@@ -43,6 +43,11 @@ class FlowStreams {
   // Messages of flow `f` received (completions at the destination).
   uint64_t received(size_t f) const { return flows_.at(f).received; }
 
+  // The host memory the flows need on their busiest host (verbs::HostMemoryPlan: driver
+  // rings, then the message buffer), which the scenario loader checks against
+  // hca.host_memory.size_bytes before the run.
+  static uint64_t host_memory_bytes(const Scenario& scenario);
+
  private:
   struct Host;
   struct Flow {
@@ -72,7 +77,12 @@ class FlowStreams {
     // loop waits for the next completion when the run ends).
     std::map<uint32_t, Flow*> in_by_qpn;
     std::map<Flow*, uint32_t> repost;
+    verbs::HostMemoryPlan plan;  // where its driver area and buffer go
   };
+  // The objects create() makes on a host with `out` outgoing and `in` incoming flows.
+  static verbs::HostMemoryPlan plan(const HcaHostConfig& hca, size_t out, size_t in, uint32_t buffer_bytes);
+  static uint32_t recv_depth(const HcaHostConfig& hca);
+  static uint32_t buffer_bytes(const Scenario& s);
 
   void host_program(Host& h);
   void flow_program(Flow& f);
@@ -88,9 +98,6 @@ class FlowStreams {
   void barrier(int phase);
   void fail(const std::string& why);
 
-  static constexpr uint64_t kDriverArea = uint64_t{1} << 30;
-  static constexpr uint64_t kDriverBytes = uint64_t{1} << 30;
-  static constexpr uint64_t kBuffer = uint64_t{4} << 30;
   static constexpr uint32_t kQkey = 0x11111111;
 
   const HcaHostConfig hca_;

@@ -16,7 +16,24 @@ uint64_t now_ps() { return sc_core::sc_time_stamp().value(); }
 
 }  // namespace
 
-Perftest::Perftest(const PerftestConfig& cfg, driver::HostNode& client, driver::HostNode& server) : cfg_(cfg) {
+HostMemoryPlan Perftest::plan(const PerftestConfig& cfg) {
+  // The objects setup() creates, in its order.
+  HostMemoryPlan p;
+  const uint32_t sends = perftest_is_bw(cfg.test) ? cfg.tx_depth : 16;
+  p.cq(static_cast<int>(sends));
+  p.cq(static_cast<int>(cfg.iterations));
+  QpCap cap;
+  cap.max_send_wr = sends;
+  cap.max_recv_wr = cfg.iterations;
+  p.qp(cap);
+  uint64_t largest = 0;
+  for (uint64_t b : cfg.sizes) largest = std::max(largest, b);
+  p.buffer(largest + kSpare);
+  return p;
+}
+
+Perftest::Perftest(const PerftestConfig& cfg, driver::HostNode& client, driver::HostNode& server)
+    : cfg_(cfg), plan_(plan(cfg)), buffer_(plan_.buffer_address()) {
   client_.host = &client;
   server_.host = &server;
   for (uint64_t b : cfg_.sizes) max_bytes_ = std::max(max_bytes_, b);
@@ -36,7 +53,7 @@ void Perftest::rendezvous(int side) {
 }
 
 bool Perftest::setup(Side& s) {
-  s.ctx = open_device(s.host->cpu, kDriverArea, kDriverBytes);
+  s.ctx = open_device(s.host->cpu, HostMemoryPlan::kDriverBase, plan_.driver_bytes());
   if (!s.ctx) return fail("cannot open the HCA of " + std::string(s.host->name())), false;
   // The host's observer (a timeline, outputs.timeline) hears the driver side too.
   s.ctx->set_observer(s.host->hca.observer(), s.host->hca.node());
@@ -44,7 +61,7 @@ bool Perftest::setup(Side& s) {
   query_port(*s.ctx, 1, port);
   s.lid = port.lid;
   s.pd = alloc_pd(*s.ctx);
-  s.mr = reg_mr(s.pd, kBuffer, max_bytes_ + kSpare, ACCESS_LOCAL_WRITE | ACCESS_REMOTE_WRITE | ACCESS_REMOTE_READ);
+  s.mr = reg_mr(s.pd, buffer_, max_bytes_ + kSpare, ACCESS_LOCAL_WRITE | ACCESS_REMOTE_WRITE | ACCESS_REMOTE_READ);
   const bool bw = perftest_is_bw(cfg_.test);
   const uint32_t sends = bw ? cfg_.tx_depth : 16;
   s.send_cq = create_cq(*s.ctx, static_cast<int>(sends));
@@ -98,7 +115,7 @@ bool Perftest::post_recvs(Side& s, uint64_t bytes, uint32_t count) {
   std::vector<RecvWr> wrs(count);
   for (uint32_t i = 0; i < count; ++i) {
     wrs[i].wr_id = i;
-    wrs[i].sg = {kBuffer, static_cast<uint32_t>(bytes + grh), s.mr->lkey};
+    wrs[i].sg = {buffer_, static_cast<uint32_t>(bytes + grh), s.mr->lkey};
     wrs[i].next = i + 1 < count ? &wrs[i + 1] : nullptr;
   }
   if (post_recv(s.qp, wrs.data()) != 0) return fail("cannot post receives"), false;
@@ -177,9 +194,9 @@ void Perftest::client_bw(uint64_t bytes) {
       SendWr w;
       w.wr_id = posted + 1;  // WRs done when this one completes
       w.opcode = op;
-      w.sg = {kBuffer, static_cast<uint32_t>(bytes), s.mr->lkey};
+      w.sg = {buffer_, static_cast<uint32_t>(bytes), s.mr->lkey};
       w.send_flags = ((posted + 1) % cq_mod == 0 || posted + 1 == n) ? uint32_t{SEND_SIGNALED} : 0u;
-      w.rdma.remote_addr = kBuffer;
+      w.rdma.remote_addr = buffer_;
       w.rdma.rkey = server_.mr->rkey;
       if (s.ah) {
         w.ud.ah = s.ah;
@@ -248,7 +265,7 @@ void Perftest::client_send_lat(uint64_t bytes) {
   for (uint32_t i = 0; i < cfg_.iterations && !finished_; ++i) {
     SendWr w;
     w.wr_id = i;
-    w.sg = {kBuffer, static_cast<uint32_t>(bytes), s.mr->lkey};
+    w.sg = {buffer_, static_cast<uint32_t>(bytes), s.mr->lkey};
     w.send_flags = SEND_SIGNALED;
     if (s.ah) {
       w.ud.ah = s.ah;
@@ -279,7 +296,7 @@ void Perftest::server_send_lat(uint64_t bytes) {
     if (!check(wc, "receive", bytes)) return;
     SendWr w;
     w.wr_id = i;
-    w.sg = {kBuffer, static_cast<uint32_t>(bytes), s.mr->lkey};
+    w.sg = {buffer_, static_cast<uint32_t>(bytes), s.mr->lkey};
     w.send_flags = SEND_SIGNALED;
     if (s.ah) {
       w.ud.ah = s.ah;
@@ -299,9 +316,9 @@ void Perftest::server_send_lat(uint64_t bytes) {
 bool Perftest::probe_rdma_write(Side& s, const Side& peer) {
   SendWr w;
   w.opcode = WrOpcode::rdma_write;
-  w.sg = {kBuffer + max_bytes_, 1, s.mr->lkey};
+  w.sg = {buffer_ + max_bytes_, 1, s.mr->lkey};
   w.send_flags = SEND_SIGNALED;
-  w.rdma.remote_addr = kBuffer + max_bytes_;
+  w.rdma.remote_addr = buffer_ + max_bytes_;
   w.rdma.rkey = peer.mr->rkey;
   if (post_send(s.qp, &w) != 0) return fail("post_send refused a work request"), false;
   Wc wc;
@@ -314,7 +331,7 @@ bool Perftest::probe_rdma_write(Side& s, const Side& peer) {
 void Perftest::client_write_lat(uint64_t bytes) {
   Side& s = client_;
   host::HostCpu& cpu = s.host->cpu;
-  const uint64_t last = kBuffer + bytes - 1;
+  const uint64_t last = buffer_ + bytes - 1;
   rendezvous(0);
   std::vector<uint64_t> half;
   half.reserve(cfg_.iterations);
@@ -323,9 +340,9 @@ void Perftest::client_write_lat(uint64_t bytes) {
     s.host->memory.write(last, &mark, 1);
     SendWr w;
     w.opcode = WrOpcode::rdma_write;
-    w.sg = {kBuffer, static_cast<uint32_t>(bytes), s.mr->lkey};
+    w.sg = {buffer_, static_cast<uint32_t>(bytes), s.mr->lkey};
     w.send_flags = SEND_SIGNALED;
-    w.rdma.remote_addr = kBuffer;
+    w.rdma.remote_addr = buffer_;
     w.rdma.rkey = server_.mr->rkey;
     const uint64_t t0 = now_ps();
     if (const int err = post_send(s.qp, &w); err != 0)
@@ -351,7 +368,7 @@ void Perftest::client_write_lat(uint64_t bytes) {
 void Perftest::server_write_lat(uint64_t bytes) {
   Side& s = server_;
   host::HostCpu& cpu = s.host->cpu;
-  const uint64_t last = kBuffer + bytes - 1;
+  const uint64_t last = buffer_ + bytes - 1;
   rendezvous(1);
   for (uint32_t i = 0; i < cfg_.iterations && !finished_; ++i) {
     const uint8_t mark = static_cast<uint8_t>(2 * i + 1), reply = static_cast<uint8_t>(2 * i + 2);
@@ -369,9 +386,9 @@ void Perftest::server_write_lat(uint64_t bytes) {
     s.host->memory.write(last, &reply, 1);
     SendWr w;
     w.opcode = WrOpcode::rdma_write;
-    w.sg = {kBuffer, static_cast<uint32_t>(bytes), s.mr->lkey};
+    w.sg = {buffer_, static_cast<uint32_t>(bytes), s.mr->lkey};
     w.send_flags = SEND_SIGNALED;
-    w.rdma.remote_addr = kBuffer;
+    w.rdma.remote_addr = buffer_;
     w.rdma.rkey = client_.mr->rkey;
     if (const int err = post_send(s.qp, &w); err != 0)
         return fail("post_send refused a work request: " + std::string(std::strerror(err)));

@@ -41,6 +41,11 @@ class Perftest {
   bool unsupported() const { return unsupported_; }
   const std::vector<PerftestRow>& rows() const { return rows_; }
 
+  // Where each host's driver area and buffer go (verbs::HostMemoryPlan); plan(cfg).end() is
+  // the host memory the test needs, which the scenario loader checks against
+  // hca.host_memory.size_bytes before the run.
+  static verbs::HostMemoryPlan plan(const PerftestConfig& cfg);
+
   // perftest's table, as the tools print it.
   std::string table() const;
   // The summary.json section: {"test": ..., "rows": [...]}.
@@ -58,10 +63,6 @@ class Perftest {
     verbs::AddressHandle* ah = nullptr;  // UD: to the peer
     uint16_t lid = 0;
   };
-  // Host addresses of the application buffer and the driver's area on both hosts.
-  static constexpr uint64_t kBuffer = uint64_t{4} << 30;
-  static constexpr uint64_t kDriverArea = uint64_t{1} << 30;
-  static constexpr uint64_t kDriverBytes = uint64_t{1} << 30;
   static constexpr uint64_t kSpare = 4096;  // after the largest message: the write_lat probe target
   static constexpr uint32_t kQkey = 0x11111111;
 
@@ -85,6 +86,9 @@ class Perftest {
   void latency_row(uint64_t bytes, std::vector<uint64_t>& half_rtt_ps);
 
   PerftestConfig cfg_;
+  // Host addresses of the driver's area and the application buffer on both hosts (plan).
+  const verbs::HostMemoryPlan plan_;
+  const uint64_t buffer_;
   uint64_t max_bytes_ = 0;
   Side client_, server_;
   uint64_t arrived_[2] = {0, 0};

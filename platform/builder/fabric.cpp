@@ -402,6 +402,13 @@ double Fabric::port_rate_bytes_per_s(uint32_t node, uint16_t port) const {
   return link::LinkRate(scenario_.topology.links[static_cast<size_t>(l)].cfg).data_bits_per_s() / 8.0;
 }
 
+uint64_t Fabric::packets_in_flight() const {
+  uint64_t held = 0;
+  for (const auto& h : hosts_)
+    if (h) held += h->hca.packets_held();
+  return packets_.live() - held;
+}
+
 uint64_t Fabric::packets_buffered_in_switches() const {
   uint64_t n = 0;
   for (const auto& s : switches_)

@@ -59,7 +59,9 @@ class Fabric {
   // The flows as simulated: the scenario's flows followed by the expanded traffic streams.
   const std::vector<FlowConfig>& flows() const { return flows_; }
 
-  uint64_t packets_in_flight() const { return packets_.live(); }
+  // Packets injected and neither delivered nor dropped: the pool's live packets less those
+  // HCAs hold off the wire (Hca::packets_held).
+  uint64_t packets_in_flight() const;
   uint64_t packets_buffered_in_switches() const;
   // Closes the models' time accumulators; call once after the last sc_start.
   void finish();

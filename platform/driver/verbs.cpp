@@ -1,6 +1,7 @@
 #include "platform/driver/verbs.h"
 
 #include <cerrno>
+#include <algorithm>
 #include <cstring>
 #include <new>
 #include <vector>
@@ -74,16 +75,41 @@ bool modify_qp_is_ok(QpType type, QpState cur, QpState next, uint32_t mask) {
   return (mask & required) == required && (mask & ~(required | optional)) == 0;
 }
 
+namespace {
+constexpr uint64_t kMailboxBytes = 256;
+constexpr uint64_t kRingAlign = 4096;
+constexpr uint64_t kEventAlign = 64;
+uint64_t align_up(uint64_t v, uint64_t a) { return (v + a - 1) / a * a; }
+}  // namespace
+
+HostMemoryPlan::HostMemoryPlan() { alloc(kMailboxBytes, kMailboxBytes); }
+
+void HostMemoryPlan::alloc(uint64_t bytes, uint64_t align) { next_ = align_up(next_, align) + bytes; }
+
+void HostMemoryPlan::cq(int cqe) {
+  alloc(uint64_t{round_up_pow2(static_cast<uint32_t>(std::max(cqe, 1)))} * IBVP_CQE_BYTES, kRingAlign);
+  alloc(4, kEventAlign);
+}
+
+void HostMemoryPlan::qp(const QpCap& cap) {
+  alloc(uint64_t{round_up_pow2(cap.max_send_wr)} * IBVP_SEND_WQE_BYTES, kRingAlign);
+  alloc(uint64_t{round_up_pow2(cap.max_recv_wr)} * IBVP_RECV_WQE_BYTES, kRingAlign);
+}
+
+uint64_t HostMemoryPlan::driver_bytes() const { return align_up(next_, kPageBytes); }
+
+uint64_t HostMemoryPlan::end() const { return buffer_address() + align_up(buffer_bytes_, kPageBytes); }
+
 Context::Context(host::HostCpu& cpu, uint64_t dma_base, uint64_t dma_bytes)
     : cpu_(cpu), next_(dma_base), end_(dma_base + dma_bytes) {
-  mailbox_ = alloc(256, 256);
+  mailbox_ = alloc(kMailboxBytes, kMailboxBytes);
 }
 
 Context::~Context() = default;
 
 uint64_t Context::alloc(uint64_t bytes, uint64_t align) {
   const uint64_t at = (next_ + align - 1) / align * align;
-  if (at + bytes > end_ || at + bytes < at) throw std::bad_alloc();
+  if (at + bytes > end_ || at + bytes < at || at + bytes > memory().config().size_bytes) throw std::bad_alloc();
   next_ = at + bytes;
   const std::vector<uint8_t> zeros(bytes, 0);
   memory().write(at, zeros.data(), bytes);
@@ -113,7 +139,11 @@ std::unique_ptr<Context> open_device(host::HostCpu& cpu, uint64_t dma_base, uint
   cpu.spend_call();
   if (cpu.mmio_read32(IBVP_REG_DEVICE_ID) != IBVP_DEVICE_ID) return nullptr;
   if (cpu.mmio_read32(IBVP_REG_HAL_VERSION) != IBVP_HAL_VERSION) return nullptr;
-  return std::make_unique<Context>(cpu, dma_base, dma_bytes);
+  try {
+    return std::make_unique<Context>(cpu, dma_base, dma_bytes);
+  } catch (const std::bad_alloc&) {
+    return nullptr;  // the driver area does not hold the mailbox
+  }
 }
 
 int query_port(Context& ctx, uint8_t port_num, PortAttr& out) {
@@ -137,6 +167,10 @@ MemoryRegion* reg_mr(ProtectionDomain* pd, uint64_t addr, uint64_t length, uint3
   Context& ctx = *pd->context;
   ctx.cpu().spend_call();
   if (length == 0) return nullptr;
+  // ibv_reg_mr fails (EFAULT) on memory the process does not have: here, bytes beyond host
+  // memory, which every DMA to the region would find as an address error.
+  const uint64_t size = ctx.memory().config().size_bytes;
+  if (addr >= size || length > size - addr) return nullptr;
   ibvp_mbox_mr m{};
   m.addr = addr;
   m.length = length;
@@ -155,8 +189,12 @@ CompletionQueue* create_cq(Context& ctx, int cqe) {
   auto cq = std::make_unique<CompletionQueue>();
   cq->context = &ctx;
   cq->entries = entries;
-  cq->ring = ctx.alloc(uint64_t{entries} * IBVP_CQE_BYTES, 4096);
-  cq->event_addr = ctx.alloc(4, 64);
+  try {
+    cq->ring = ctx.alloc(uint64_t{entries} * IBVP_CQE_BYTES, kRingAlign);
+    cq->event_addr = ctx.alloc(4, kEventAlign);
+  } catch (const std::bad_alloc&) {
+    return nullptr;  // ENOMEM
+  }
   ibvp_mbox_cq m{};
   m.ring_addr = cq->ring;
   m.entries = entries;
@@ -185,8 +223,12 @@ QueuePair* create_qp(ProtectionDomain* pd, const QpInitAttr& attr) {
   qp->sq_sig_all = attr.sq_sig_all;
   qp->sq_entries = round_up_pow2(attr.cap.max_send_wr);
   qp->rq_entries = round_up_pow2(attr.cap.max_recv_wr);
-  qp->sq_addr = ctx.alloc(uint64_t{qp->sq_entries} * IBVP_SEND_WQE_BYTES, 4096);
-  qp->rq_addr = ctx.alloc(uint64_t{qp->rq_entries} * IBVP_RECV_WQE_BYTES, 4096);
+  try {
+    qp->sq_addr = ctx.alloc(uint64_t{qp->sq_entries} * IBVP_SEND_WQE_BYTES, kRingAlign);
+    qp->rq_addr = ctx.alloc(uint64_t{qp->rq_entries} * IBVP_RECV_WQE_BYTES, kRingAlign);
+  } catch (const std::bad_alloc&) {
+    return nullptr;  // ENOMEM
+  }
   ibvp_mbox_qp m{};
   m.qp_type = static_cast<uint32_t>(attr.qp_type);
   m.pdn = pd->handle;

@@ -185,6 +185,31 @@ struct QueuePair {
   uint32_t rq_head = 0, rq_tail = 0;  // receive WQEs posted; completed
 };
 
+// Host memory of one host's driver and application, planned before the run (the host
+// memory has no allocator of its own; addresses are host physical): the driver area first,
+// from kDriverBase, then the application buffer, each page-aligned. A program asks for the
+// objects it will create (cq, qp, as Context allocates them) and its buffer; end() is the
+// host memory it needs. Page 0 stays unused, so address 0 is never a valid buffer.
+class HostMemoryPlan {
+ public:
+  static constexpr uint64_t kPageBytes = 4096;
+  static constexpr uint64_t kDriverBase = kPageBytes;
+
+  HostMemoryPlan();  // the mailbox every Context has
+  void cq(int cqe);                 // create_cq(cqe): CQE ring and event counter
+  void qp(const QpCap& cap);        // create_qp: send and receive rings
+  void buffer(uint64_t bytes) { buffer_bytes_ = bytes; }
+
+  uint64_t driver_bytes() const;    // whole pages
+  uint64_t buffer_address() const { return kDriverBase + driver_bytes(); }
+  uint64_t end() const;             // first address past the buffer, whole pages
+
+ private:
+  void alloc(uint64_t bytes, uint64_t align);  // Context::alloc's arithmetic
+  uint64_t next_ = 0;  // offset from kDriverBase
+  uint64_t buffer_bytes_ = 0;
+};
+
 class Context {
  public:
   // The device behind `cpu`'s MMIO path. Driver memory (rings, mailbox, CQ event counters)
@@ -194,7 +219,8 @@ class Context {
 
   host::HostCpu& cpu() { return cpu_; }
   host::HostMemory& memory() { return cpu_.memory(); }
-  // Driver memory, zeroed; throws std::bad_alloc when the area is exhausted.
+  // Driver memory, zeroed; throws std::bad_alloc when the area or the host memory is
+  // exhausted (create_cq and create_qp then return nullptr, as libibverbs does on ENOMEM).
   uint64_t alloc(uint64_t bytes, uint64_t align = 64);
   // One command through the mailbox (program thread). Returns the IBVP_CMD_STATUS_*.
   uint32_t command(uint32_t opcode, const void* mailbox, uint32_t bytes, uint32_t& out);

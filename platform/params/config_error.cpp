@@ -2,6 +2,8 @@
 
 #include <cstdio>
 
+#include "models/sim/params.h"
+
 namespace ibvp {
 
 namespace {
@@ -27,7 +29,8 @@ std::string compose(const std::string& file, const std::string& key, int line,
   std::string m = file.empty() ? "<input>" : printable(file);
   if (line > 0) m += ":" + std::to_string(line);
   m += ": ";
-  if (!key.empty()) m += printable(key) + ": ";
+  // A key comes from the input (an unknown key may be megabytes long): quote a bounded part.
+  if (!key.empty()) m += printable(sim::excerpt(key)) + ": ";
   m += printable(problem);
   if (!fix.empty()) m += " (fix: " + printable(fix) + ")";
   return m;

@@ -105,7 +105,7 @@ std::string describe(const YAML::Node& n) {
   if (n.IsMap()) return "a mapping";
   if (n.IsSequence()) return "a list";
   if (n.IsNull()) return "nothing";
-  return "\"" + n.Scalar() + "\"";
+  return "\"" + sim::excerpt(n.Scalar()) + "\"";
 }
 
 std::string trim(const std::string& s) {
@@ -209,7 +209,7 @@ void Document::apply_override(const std::string& assignment) {
   try {
     value = YAML::Load(text);
   } catch (const YAML::Exception& e) {
-    throw ConfigError("--set", key, 0, "value \"" + text + "\" is not valid YAML: " + e.msg,
+    throw ConfigError("--set", key, 0, "value \"" + sim::excerpt(text) + "\" is not valid YAML: " + e.msg,
                       "quote the value or write a flow list/mapping such as [0, 1] or {vl: 0, weight: 1}");
   }
 
@@ -419,9 +419,20 @@ Json scalar_schema(const ParamDecl& d, ParamKind kind) {
       break;
     }
     case ParamKind::choice: {
-      j["type"] = Json("string");
+      // A choice written as a plain YAML scalar that looks like a number (an MTU of 2048)
+      // is an integer to a YAML reader, and the loader takes it as the choice's text: the
+      // schema allows both forms.
+      bool numeric = false;
       Json e = Json::array();
-      for (const std::string& c : d.choices) e.push_back(Json(c));
+      for (const std::string& c : d.choices) {
+        e.push_back(Json(c));
+        int64_t v;
+        if (sim::parse_integer(c, v)) {
+          e.push_back(Json(v));
+          numeric = true;
+        }
+      }
+      if (!numeric) j["type"] = Json("string");
       j["enum"] = e;
       break;
     }

@@ -10,6 +10,8 @@
 
 #include "models/ib/packet.h"
 #include "models/link/link_params.h"
+#include "platform/apps/flow_streams.h"
+#include "platform/apps/perftest.h"
 #include "platform/driver/host_node.h"
 #include "platform/params/input_file.h"
 #include "platform/params/input_text.h"
@@ -36,7 +38,7 @@ using params::Path;
 Path key(const std::string& a) { return child({}, a); }
 Path key(const std::string& a, const std::string& b) { return child(key(a), b); }
 
-std::string quoted(const std::string& s) { return "\"" + s + "\""; }
+std::string quoted(const std::string& s) { return "\"" + sim::excerpt(s) + "\""; }
 
 // A file the scenario names, relative to the scenario file's directory unless absolute.
 std::string input_path(const std::string& file, const std::string& base_dir) {
@@ -240,6 +242,45 @@ class ScenarioChecker {
                 "run the perftest in a scenario of its own");
     if (s_.perftest.enabled) perftest();
     for (size_t i = 0; i < s_.flows.size(); ++i) hca_flow(s_.flows[i], item(key("flows"), i));
+    host_memory();
+    tx_buffer();
+  }
+
+  // The firmware posts a packet only when its VL's transmit buffer has room for all of it
+  // (payload up to the path MTU plus the default image's 64-byte header room, its
+  // kHeaderRoom: LRH, BTH, RETH, ICRC, VCRC fit); a smaller buffer sends nothing, forever.
+  void tx_buffer() const {
+    uint64_t payload = 0;
+    if (s_.perftest.enabled)
+      for (uint64_t b : s_.perftest.sizes) payload = std::max<uint64_t>(payload, std::min<uint64_t>(b, s_.perftest.mtu));
+    for (const FlowConfig& f : s_.flows)
+      payload = std::max<uint64_t>(payload, std::min(f.payload_bytes, s_.hca_host.flow_mtu));
+    const uint64_t need = payload + 64;
+    const uint32_t have = s_.hca_host.hca.tx_vl_buffer_bytes;
+    if (have >= need) return;
+    doc_.fail(key("hca", "tx_vl_buffer_bytes"),
+              std::to_string(have) + " bytes cannot hold one packet of this run: " + std::to_string(payload) +
+                  "-byte payloads (the largest message up to the path MTU) plus up to 64 bytes of headers, so no "
+                  "packet would ever be sent",
+              "raise hca.tx_vl_buffer_bytes to at least " + std::to_string(need) +
+                  ", or send smaller messages or use a smaller MTU");
+  }
+
+  // The programs place their driver rings and buffers in host memory from the bottom up
+  // (verbs::HostMemoryPlan); all of it must lie inside hca.host_memory.size_bytes, or the
+  // first access beyond it would fail mid-run.
+  void host_memory() const {
+    const uint64_t need = s_.perftest.enabled ? apps::Perftest::plan(s_.perftest).end()
+                                              : apps::FlowStreams::host_memory_bytes(s_);
+    const uint64_t have = s_.hca_host.memory.size_bytes;
+    if (need <= have) return;
+    const std::string what = s_.perftest.enabled ? "the perftest's queues and its largest message"
+                                                 : "the flows' queues (flow_depth) and their largest message";
+    doc_.fail(child(key("hca", "host_memory"), "size_bytes"),
+              std::to_string(have) + " bytes of host memory cannot hold " + what + ": the busiest host needs " +
+                  std::to_string(need) + " bytes",
+              "raise hca.host_memory.size_bytes to at least " + std::to_string(need) +
+                  " (a multiple of 4096), or use smaller messages or queues");
   }
 
   // What a flow on HCA hosts can be: one QP to one destination, carrying SENDs.
@@ -435,6 +476,7 @@ class ScenarioChecker {
   }
 
   void outputs() const {
+    rate_grid();
     const Path rates = key("outputs", "rate_ports");
     for (size_t j = 0; j < s_.outputs.rate_ports.size(); ++j) {
       const std::string& rp = s_.outputs.rate_ports[j];
@@ -465,6 +507,21 @@ class ScenarioChecker {
   void inside_out_dir(const std::string& rel, const Path& at, const std::string& example) const {
     if (const std::string problem = output_path_problem(rel); !problem.empty())
       doc_.fail(at, problem, "give a path relative to the output directory, without \"..\", " + example);
+  }
+
+  // rates.csv holds one sample per rate_step over the run for every flow and rate port; a
+  // million per series (a 10 s run at 10 us) is far past any plot, and 1 ns over 10 ms had
+  // written 250 MB (1 ps ran out of memory after the whole run).
+  static constexpr uint64_t kMaxRateSamples = 1'000'000;
+  void rate_grid() const {
+    const uint64_t step = s_.outputs.rate_step.value(), run = s_.duration.value();
+    if (step == 0 || run / step <= kMaxRateSamples) return;
+    const sc_core::sc_time least = sc_core::sc_time::from_value((run + kMaxRateSamples - 1) / kMaxRateSamples);
+    doc_.fail(key("outputs", "rate_step"),
+              "rate_step " + sim::format_time(s_.outputs.rate_step) + " over the run's duration " +
+                  sim::format_time(s_.duration) + " makes " + std::to_string(run / step) +
+                  " rate samples per series; at most " + std::to_string(kMaxRateSamples) + " are kept",
+              "give a rate_step of at least " + sim::format_time(least) + ", or shorten duration");
   }
 
   const Scenario& s_;
@@ -650,6 +707,8 @@ void perftest_sizes(ScenarioDocument& sd, const Document& doc) {
 }
 
 // hca.firmware_image relative to the scenario's directory; "" is the build's default image.
+// The image is loaded here once (ELF header, dlopen, HAL version, entry points), so that a
+// run and `ibvp validate` refuse a wrong file alike, before anything is built.
 void firmware_path(ScenarioDocument& sd, const Document& doc, const std::string& base_dir) {
   namespace fs = std::filesystem;
   std::string& image = sd.hca_host.hca.firmware_image;
@@ -657,11 +716,23 @@ void firmware_path(ScenarioDocument& sd, const Document& doc, const std::string&
   fs::path p(image);
   if (p.is_relative()) p = fs::path(base_dir) / p;
   std::error_code ec;
+  // Absolute: the path must name the same file whatever directory the run starts in, and a
+  // bare file name would make dlopen search the library path instead.
+  p = fs::absolute(p, ec).lexically_normal();
+  const std::string where = "relative to the scenario file's directory (" + base_dir + ") or absolute";
   if (!fs::is_regular_file(p, ec))
-    doc.fail(key("hca", "firmware_image"), "no firmware image at " + p.lexically_normal().string(),
-             "give the path of an image (a shared library built from firmware/), relative to the scenario file's "
-             "directory (" + base_dir + ") or absolute; leave it out for the build's default image");
-  image = p.lexically_normal().string();
+    doc.fail(key("hca", "firmware_image"),
+             (fs::exists(p, ec) ? p.string() + " is not a regular file" : "no firmware image at " + p.string()),
+             "give the path of an image (a shared library built from firmware/), " + where +
+                 "; leave it out for the build's default image");
+  image = p.string();
+  try {
+    const hca::FirmwareImage check(image);
+  } catch (const hca::FirmwareError& e) {
+    doc.fail(key("hca", "firmware_image"), e.what(),
+             "set hca.firmware_image to an image built from firmware/ for this platform, " + where +
+                 "; leave it out for the build's default image");
+  }
 }
 
 }  // namespace
@@ -687,6 +758,22 @@ void merge_flow_defaults(const Document& doc) {
   if (!defaults.IsMap())
     doc.fail(key("flow_defaults"), "flow_defaults is a mapping of flow keys to values",
              "write flow_defaults: {on_off_mean: 5ms, ...}");
+  // Each default must be a flow key: an unknown one is reported as flow_defaults.<key>, not
+  // under the first flow it would be merged into. (A bad value is reported at the flow
+  // that takes it, with the line under flow_defaults.)
+  const sim::ParamGroup& flow = *scenario_params().find("flows")->group;
+  std::vector<std::string> names;
+  for (const sim::ParamDecl& d : flow.params) names.push_back(d.name);
+  for (const auto& kv : defaults) {
+    const std::string k = kv.first.as<std::string>();
+    const Path at = child(key("flow_defaults"), k);
+    const sim::ParamDecl* d = flow.find(k);
+    if (d == nullptr) {
+      const std::string near = sim::closest_match(k, names);
+      doc.fail(at, "unknown flow key", (near.empty() ? "" : "did you mean " + near + "? ") + "flow keys are " +
+                                           flow.key_list());
+    }
+  }
   if (!doc.find(key("flows"), flows) || !flows.IsSequence()) return;
   for (size_t i = 0; i < flows.size(); ++i) {
     YAML::Node flow = flows[i];  // a handle: assigning through it changes the document

@@ -91,7 +91,8 @@ const sim::ParamGroup& flow_params() {
     b.boolean("vl15", &FlowConfig::vl15,
               "Management traffic: sent on VL15 whatever the SL, not credited, dropped where it overflows.");
     b.time("on_off_mean", &FlowConfig::on_off_mean,
-           "Dynamic flow (seed 004 Sec. 6.3.2): mean of its exponential ON and OFF periods; 0: static.");
+           "Dynamic flow (seed 004 Sec. 6.3.2): mean of its exponential ON and OFF periods; 0: static.")
+        .real_range(0, 3600e12);
     b.rule("pattern fixed needs dst; the other patterns take no dst.");
     b.rule("on_off_mean above 0 needs generator saturating: a dynamic flow sends all it can while ON.");
     b.rule("src, dst and hotspots name endpoints of the topology; dst differs from src; dlid_offset is below 2^lmc of dst.");
@@ -167,12 +168,15 @@ const sim::ParamGroup& output_params() {
     GroupBuilder<OutputConfig> b("outputs", "What a run writes besides its summary.");
     b.boolean("packets_csv", &OutputConfig::packets_csv, "Write one line per delivered packet (packets.csv).");
     b.time("rate_window", &OutputConfig::rate_window, "Width of the sliding window rates are averaged over.")
-        .positive();
-    b.time("rate_step", &OutputConfig::rate_step, "Spacing of rate samples.").positive();
+        .real_range(0, 3600e12, true);
+    // The loader bounds duration / rate_step (points per series, kMaxRateSamples).
+    b.time("rate_step", &OutputConfig::rate_step, "Spacing of rate samples (at most 1,000,000 per series over the run).")
+        .real_range(0, 3600e12, true);
     b.strings("rate_ports", &OutputConfig::rate_ports,
               "Ports whose transmit rate is sampled over time, as node/port (flows are always sampled).");
     b.objects("pcaps", &OutputConfig::pcaps, pcap_params(), "Packet captures.");
-    b.time("progress_interval", &OutputConfig::progress_interval, "Print a progress line this often (0: never).");
+    b.time("progress_interval", &OutputConfig::progress_interval, "Print a progress line this often (0: never).")
+        .real_range(0, 3600e12);
     b.string("timeline", &OutputConfig::timeline,
              "Chrome/Perfetto trace (JSON) of each send message's stages on HCA hosts (doorbell, WQE fetch, "
              "packets, ACK, CQE, poll), a relative path inside the output directory; absent: none.");
@@ -212,8 +216,10 @@ const sim::ParamGroup& hca_host_params() {
     GroupBuilder<HcaHostConfig> more("hca", "");
     more.object("host_bus", &HcaHostConfig::bus, host::host_bus_params(), "The PCIe link between HCA and host.");
     more.object("host_memory", &HcaHostConfig::memory, host::host_memory_params(), "Host DRAM.");
+    // Real calls take tens of ns; 1 ms bounds typos (a unit off by 10^6) without limiting studies.
     more.time("verbs_call_cost", &HcaHostConfig::verbs_call_cost,
-              "Host CPU time of one verbs call (building a WQE, bookkeeping); doorbell stores go over the bus.");
+              "Host CPU time of one verbs call (building a WQE, bookkeeping); doorbell stores go over the bus.")
+        .real_range(0, 1e9);
     more.choice("flow_transport", &HcaHostConfig::flow_transport,
                 {{"RC", FlowTransport::rc}, {"UC", FlowTransport::uc}, {"UD", FlowTransport::ud}},
                 "Transport of the QPs that carry the flows section (one QP per flow at each end; "
@@ -226,7 +232,9 @@ const sim::ParamGroup& hca_host_params() {
                 "Path MTU of the flows' QPs in bytes; a message of payload_bytes is split into MTU packets "
                 "(RC, UC), a UD message fits one.");
     for (sim::ParamDecl& d : more.build().params) g.params.push_back(std::move(d));
-    g.rules.push_back("firmware_image is relative to the scenario file's directory and must exist.");
+    g.rules.push_back(
+        "firmware_image is relative to the scenario file's directory; it is loaded when the scenario is "
+        "validated: an ELF shared object for this machine, with the platform's HAL version and entry points.");
     g.complete = [](void* c, const std::set<std::string>&) { hca::check_hca(static_cast<HcaHostConfig*>(c)->hca); };
     return g;
   }();
@@ -461,14 +469,17 @@ const sim::ParamGroup& scenario_params() {
              "200 bytes), since the front ends write to out/<name>.")
         .defaults_to("the scenario file's name without extension");
     b.integer("seed", &Scenario::seed, "", "Seed of every random choice of the run.");
-    b.time("duration", &Scenario::duration, "Simulated time of the run.").positive();
+    // At most an hour: a packet-level run simulates milliseconds to seconds per wall second,
+    // so longer is a typo (or 2^64 ps), not a study.
+    b.time("duration", &Scenario::duration, "Simulated time of the run (at most 1 h; packet-level runs cover ms to s).")
+        .real_range(0, 3600e12, true);
     b.time("warmup", &Scenario::warmup, "Statistics ignore packets created before this time.");
     b.time("deadlock_timeout", &Scenario::deadlock_timeout,
            "How long a switch output VL may hold packets without sending before the deadlock watch looks at "
            "it; it reports a deadlock only for outputs that wait for each other's credits in a cycle and can "
            "never send again (docs/architecture.md, Deadlock), and packets stuck this long at the end of a run "
            "in summary.json's stuck. At least twice the largest packet's serialization time on the slowest link.")
-        .positive();
+        .real_range(0, 3600e12, true);
     b.object("topology", &ScenarioDocument::topology_spec, topology_params(), "The fabric.").require();
     b.choice_with("routing", sm::routing_engine_names(), [](ScenarioDocument& d, const std::string& v) { d.routing = v; },
                   Scenario{}.routing, "Routing engine that fills the switches' forwarding tables.");

@@ -33,6 +33,8 @@ ProgressCallback = Callable[[float, float, float, int], None]
 # How the parent starts a worker; tests replace it to simulate a crashing child.
 WORKER_COMMAND = [sys.executable, "-m", "ibvp._worker"]
 STDERR_TAIL_LINES = 40
+# ibvp-sim's and the worker's exit status when the HCA's firmware faulted or hung.
+FIRMWARE_FAULT_STATUS = 4
 TRACE_HEADER = ("time_s", "src", "dst", "payload_bytes", "sl")
 
 _in_process_used = False
@@ -204,6 +206,13 @@ def _run_child(sc: Scenario, out_dir: Path, callback: ProgressCallback | None,
     tail = "".join(stderr_tail)
     if error is not None:
         raise _child_error(error, returncode, tail, out_dir)
+    if returncode == FIRMWARE_FAULT_STATUS:
+        # The HCA's firmware image crashed or hung (models/hca/firmware_guard.h): its report
+        # is the last line of the child's stderr and leads the exception's message.
+        report = next((l for l in reversed(tail.splitlines()) if l.startswith("ibvp: firmware fault")), "")
+        raise SimulationError(f"{sc.name}: " + (report[len("ibvp: "):] or "firmware fault (exit status 4)")
+                              + (f"\n{tail.rstrip()}" if tail.strip() else ""),
+                              returncode=returncode, stderr=tail, out_dir=str(out_dir))
     if result is None or returncode != 0:
         how = (f"was killed by signal {-returncode}" if returncode < 0 else f"exited with status {returncode}")
         raise SimulationError(f"{sc.name}: the simulation process {how} without a result"
