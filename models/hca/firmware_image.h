@@ -15,6 +15,13 @@ class FirmwareError : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+// ibvp_fw_init returned NULL: the image loaded but refused its arguments (or its start).
+// Its own log line says why; the platform reports it at hca.firmware_args.
+class FirmwareInitRefused : public FirmwareError {
+ public:
+  using FirmwareError::FirmwareError;
+};
+
 class FirmwareImage {
  public:
   // Loads `path` and checks it. Throws FirmwareError.

@@ -203,7 +203,7 @@ Hca::Hca(sc_core::sc_module_name name, uint32_t node, uint16_t lid, const HcaCon
     fw_ = image_->init(&hal_, cfg_.firmware_args.c_str());
   }
   if (fw_ == nullptr)
-    throw FirmwareError("firmware image '" + image_->path() + "' refused to start (ibvp_fw_init returned NULL" +
+    throw FirmwareInitRefused("firmware image '" + image_->path() + "' refused to start (ibvp_fw_init returned NULL" +
                         (cfg_.firmware_args.empty() ? "" : " for arguments '" + cfg_.firmware_args + "'") + ")" +
                         (log_.empty() ? "" : ": " + log_.back().second));
 }

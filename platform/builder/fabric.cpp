@@ -261,8 +261,14 @@ void Fabric::build_nodes() {
     } else if (scenario_.endpoint_model == EndpointModel::hca) {
       const int l = t.link_at(n, 1);
       const link::LinkRate rate(t.links.at(static_cast<size_t>(l)).cfg);
-      hosts_[n] = std::make_unique<driver::HostNode>(name.c_str(), n, node.lid, host_node_config(scenario_), rate,
-                                                     packets_, payloads_, probe_);
+      try {
+        hosts_[n] = std::make_unique<driver::HostNode>(name.c_str(), n, node.lid, host_node_config(scenario_), rate,
+                                                       packets_, payloads_, probe_);
+      } catch (const hca::FirmwareInitRefused& e) {
+        // Only the image can tell whether it takes its arguments: asked here, before the run.
+        throw ConfigError(scenario_.source, "hca.firmware_args", 0, e.what(),
+                          "give arguments the image takes (the default image's: docs/hca.md)");
+      }
     } else {
       const int l = t.link_at(n, 1);
       const link::LinkRate rate(t.links.at(static_cast<size_t>(l)).cfg);

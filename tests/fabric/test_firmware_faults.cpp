@@ -16,6 +16,7 @@
 #include <systemc>
 
 #include "platform/builder/fabric.h"
+#include "platform/params/config_error.h"
 #include "platform/scenario/scenario_loader.h"
 
 using namespace ibvp;
@@ -95,4 +96,25 @@ TEST(FirmwareFaults, IbvpSimExitsWithStatus4AndTheReportOnStderr) {
   EXPECT_NE(output.find("SIGABRT"), std::string::npos) << output;
   EXPECT_NE(output.find("hca.firmware_image"), std::string::npos) << output;
   EXPECT_NE(output.find("backtrace"), std::string::npos) << output;
+}
+
+TEST(FirmwareArgs, ArgumentsTheImageRefusesAreABadInputAtHcaFirmwareArgs) {
+  // Only the image can judge its argument string (ibvp_fw_init returns NULL): the platform
+  // asks it while building the fabric and reports the refusal as the scenario's error, with
+  // the image's own reason, before anything runs.
+  const Scenario s = scenario_from_yaml(
+      "duration: 1ms\n"
+      "topology: {generator: single_switch, hosts: 2}\n"
+      "endpoint_model: hca\n"
+      "hca: {firmware_args: \"not an argument\"}\n"
+      "perftest: {test: send_lat, client: h1, server: h2, sizes: [64], iterations: 2, qp_type: UD}\n",
+      "test.yaml");
+  try {
+    Fabric f(s);
+    FAIL() << "the default image took 'not an argument'";
+  } catch (const ConfigError& e) {
+    EXPECT_EQ(e.key(), "hca.firmware_args");
+    EXPECT_NE(e.problem().find("is not key=value"), std::string::npos) << e.what();
+    EXPECT_EQ(e.file(), "test.yaml");
+  }
 }
