@@ -32,3 +32,16 @@ def test_a_crashing_firmware_image_reaches_the_exception_with_its_report(tmp_pat
     assert str(FAULTY) in first
     assert "handling event command" in first
     assert "hca.firmware_image" in first
+
+
+def test_ibvp_run_exits_with_status_4_as_ibvp_sim_does(cli, tmp_path: Path) -> None:
+    scenario = tmp_path / "fault.yaml"
+    scenario.write_text(
+        "duration: 1ms\n"
+        "topology: {generator: single_switch, hosts: 2}\n"
+        "endpoint_model: hca\n"
+        f"hca: {{firmware_image: \"{FAULTY}\", firmware_args: abort}}\n"
+        "perftest: {test: send_lat, client: h1, server: h2, sizes: [64], iterations: 2, qp_type: UD}\n")
+    code, _out, err = cli("run", scenario, "--out", tmp_path / "out", "--quiet")
+    assert code == 4, err
+    assert "firmware fault: SIGABRT" in err and "hca.firmware_image" in err

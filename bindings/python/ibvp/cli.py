@@ -39,7 +39,9 @@ def main(argv: list[str] | None = None) -> int:
         return EXIT_DEADLOCK
     except SimulationError as e:
         print(f"ibvp: {e}", file=sys.stderr)
-        return EXIT_FAILED
+        # A firmware fault keeps ibvp-sim's status (4), so scripts tell it from a crash.
+        from .runner import FIRMWARE_FAULT_STATUS
+        return FIRMWARE_FAULT_STATUS if e.returncode == FIRMWARE_FAULT_STATUS else EXIT_FAILED
     except (FileNotFoundError, ValueError, ImportError) as e:
         print(f"ibvp: {e}", file=sys.stderr)
         return EXIT_CONFIG
