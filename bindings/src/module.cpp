@@ -16,7 +16,9 @@
 #include "platform/builder/output_dir.h"
 #include "platform/builder/runner.h"
 #include "platform/params/input_file.h"
+#include "platform/metrics/table.h"
 #include "platform/params/config_error.h"
+#include "platform/params/input_text.h"
 #include "platform/scenario/scenario_loader.h"
 #include "platform/sm/opensm_dump.h"
 #include "platform/sm/subnet_report.h"
@@ -55,6 +57,9 @@ LoadedTopology load_any(const std::string& text, const std::string& source, cons
     ibvp::topo::NodeNameMap names;
     if (!node_name_map.empty()) names = ibvp::topo::load_node_name_map(node_name_map);
     out.t = ibvp::topo::parse_ibnetdiscover(text, source, names);
+    // A dump may name nodes in bytes that are not UTF-8 (descriptions as real fabrics report
+    // them); Python text cannot hold them, so they reach Python as the results write them.
+    for (ibvp::topo::Node& n : out.t.nodes) n.name = ibvp::metrics::utf8_valid(n.name);
     return out;
   }
   if (!node_name_map.empty())
@@ -62,6 +67,9 @@ LoadedTopology load_any(const std::string& text, const std::string& source, cons
                             "a node-name map names the nodes of an ibnetdiscover dump, and " + source + " is not one",
                             "leave --node-name-map out (YAML topologies and scenarios name their nodes)");
   // A topology document has switches/hosts/links at its top; anything else is a scenario.
+  // Size, UTF-8, nesting and alias limits first, as for every YAML input (input_text.h).
+  ibvp::params::check_text(text, source);
+  ibvp::params::check_yaml_limits(text, source);
   YAML::Node root;
   try {
     root = YAML::Load(text);

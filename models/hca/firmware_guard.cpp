@@ -19,6 +19,10 @@ namespace {
 // What runs now. Only atomics: the watchdog thread and the signal handlers read them.
 std::atomic<const FirmwareCallInfo*> g_current{nullptr};
 std::atomic<int64_t> g_entered_ns{0};  // steady clock when the current firmware code (re)started; 0: none
+// The current call's watchdog limit, copied: the watchdog thread must not dereference
+// g_current, whose FirmwareCallInfo lives on the simulation thread's stack and may go out of
+// scope between the load and the read. The handler, on the simulation thread, may.
+std::atomic<uint64_t> g_limit_ns{0};
 pthread_t g_sim_thread;                // the thread that runs SystemC (and so every firmware call)
 struct sigaction g_previous[NSIG];
 constexpr int kSignals[] = {SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT};
@@ -126,17 +130,19 @@ void* watchdog_thread(void*) {
   const timespec poll{0, 50'000'000};
   for (;;) {
     nanosleep(&poll, nullptr);
-    const FirmwareCallInfo* c = g_current.load();
+    // A torn pair (a new call's start, an old call's limit) only sends a signal early: the
+    // handler looks again on the simulation thread before reporting anything.
     const int64_t entered = g_entered_ns.load();
-    if (c == nullptr || entered == 0) continue;
-    const uint64_t limit = c->watchdog_ns;
-    if (limit != 0 && static_cast<uint64_t>(now_ns() - entered) >= limit) pthread_kill(g_sim_thread, SIGALRM);
+    const uint64_t limit = g_limit_ns.load();
+    if (entered == 0 || limit == 0) continue;
+    if (static_cast<uint64_t>(now_ns() - entered) >= limit) pthread_kill(g_sim_thread, SIGALRM);
   }
   return nullptr;
 }
 
 void set_current(const FirmwareCallInfo* c) {
   g_current.store(c);
+  g_limit_ns.store(c ? c->watchdog_ns : 0);
   g_entered_ns.store(c ? now_ns() : 0);
 }
 

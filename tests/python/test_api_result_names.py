@@ -175,3 +175,14 @@ def test_invalid_utf8_in_a_dumps_node_names_is_written_as_replacement_characters
     packets = pq.ParquetFile(out / "packets.parquet").read().to_pandas()
     assert BAD_HOST in set(packets["dst"])
     json.loads((out / "summary.json").read_text(encoding="utf-8"))
+
+
+def test_ibvp_topo_takes_a_dump_whose_names_are_not_utf8_as_ibvp_sim_does(tmp_path: Path) -> None:
+    dump = (b"switchguid=0x100(100)\nSwitch\t2 \"sw\"\t\t# \"sw\" base port 0 lid 1 lmc 0\n"
+            b"[1]\t\"h1\"[1](201) \t\t# \"h1\" lid 2 4xSDR\n"
+            b"[2]\t\"" + BAD_HOST_BYTES + b"\"[1](211) \t\t# lid 3 4xSDR\n\n"
+            b"caguid=0x200\nCa\t1 \"h1\"\t\t# \"h1\"\n[1](201) \t\"sw\"[1]\t\t# lid 2 lmc 0 \"sw\" lid 1 4xSDR\n\n"
+            b"caguid=0x210\nCa\t1 \"" + BAD_HOST_BYTES + b"\"\t\t# x\n[1](211) \t\"sw\"[2]\t\t# lid 3 lmc 0 \"sw\" lid 1 4xSDR\n")
+    (tmp_path / "fabric.net").write_bytes(dump)
+    summary = ibvp.topology_summary(tmp_path / "fabric.net", graph=True)
+    assert summary["hosts"] == 2

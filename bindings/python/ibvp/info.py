@@ -9,7 +9,7 @@ from typing import Any
 
 from ._corelib import core
 from .errors import from_core
-from .scenario import Scenario, read_input_text
+from .scenario import Scenario
 
 
 def version() -> str:
@@ -31,11 +31,18 @@ def reference() -> str:
     return core().reference()
 
 
-def _topology_args(source: str | os.PathLike | Scenario) -> tuple[str, str, list[str], str]:
+def _topology_args(source: str | os.PathLike | Scenario) -> tuple[str | bytes, str, list[str], str]:
     if isinstance(source, Scenario):
         return source.core_args()
     path = Path(source)
-    return read_input_text(path, "topology file"), str(path), [], str(path.resolve().parent)
+    # The file's bytes as the C++ side reads them: a YAML document is checked there (UTF-8,
+    # limits), and an ibnetdiscover dump may carry node descriptions that are not UTF-8, as
+    # real fabrics report them; ibvp-sim takes such a dump, so ibvp topo does too.
+    try:
+        data = core().read_input_file(str(path), "topology file")
+    except Exception as e:
+        raise from_core(e) from None
+    return data, str(path), [], str(path.resolve().parent)
 
 
 def _path(p: str | os.PathLike | None) -> str:
