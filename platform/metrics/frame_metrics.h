@@ -3,13 +3,13 @@
 // each stream keeps a fixed number of counters however many frames it delivers, and the
 // reassembly of frames from packets keeps only the frames still in progress.
 //
-// seed 000 Sec. 4 / seed 003 Sec. 5: "The DMP is the ratio of the number of frames that
+// seed 000 Sec. 4 (seed 003 Sec. 4.2 alike): "The DMP is the ratio of the number of frames that
 // missed their deadlines to the total number of delivered frames. The deadline for each
 // frame is determined by adding 33.3 msec to the previous deadline. However, if a previous
 // frame misses its deadline, a new deadline is set by adding 33.3 msec to the arrival time
 // of the previous frame. Whenever a frame misses its deadline, we measure the deadline
 // missing time and then calculate the average DMT."
-// seed 003 Sec. 4, Table 1: inter-frame delivery time and its standard deviation (SD).
+// seed 003 Sec. 3.1, Table 1: inter-frame delivery time and its standard deviation (SD).
 //
 // All times are integer picoseconds (the simulator's resolution). docs/realtime_metrics.md
 // states the choices made where the papers leave room.
@@ -19,10 +19,11 @@
 
 namespace ibvp::metrics {
 
-// 1/30 s, the MPEG-2 frame period of seed 003 ("the frame rate is 30 frames/sec"), of which
-// the papers' "33.3 msec" is the rounded value. 1/30 s is not a whole number of ps; this is
-// it rounded down (1/3 ps short, 10 ps per simulated second), so a source injecting one
-// frame every kFramePeriod30Hz_ps and the deadlines advance in the same steps.
+// 1/30 s, the MPEG-2 frame period of seed 003 Sec. 4.2 ("the frame rate is 30
+// frames/sec"), of which the papers' "33.3 msec" is the rounded value. 1/30 s is not a
+// whole number of ps; this is it rounded down (1/3 ps short, 10 ps per simulated second),
+// so a source injecting one frame every kFramePeriod30Hz_ps and the deadlines advance in
+// the same steps.
 inline constexpr uint64_t kFramePeriod30Hz_ps = 33'333'333'333;
 
 // Mean and variance of a sequence by Welford's update, mergeable by Chan et al.'s pairwise
@@ -79,7 +80,7 @@ class FrameStreamStats {
   double dmp() const;
   // Average deadline missing time of the missed frames, ps; 0 with no missed frame.
   double dmt_ps() const;
-  // Time between consecutive frame completions (seed 003 Table 1), ps.
+  // Time between consecutive frame completions (seed 003 Sec. 3.1, Table 1), ps.
   double inter_frame_mean_ps() const { return inter_frame_.mean(); }
   double inter_frame_sd_ps() const { return inter_frame_.sd(); }
   const RunningMoments& inter_frame() const { return inter_frame_; }
