@@ -13,6 +13,8 @@ struct PacketSpec {
   uint16_t dlid = 0;
   uint32_t dest_qp = 0x100;  // QPs 0 and 1 are the SMI and GSI (IBA 3.5.1): not for data
   uint64_t created_ps = 0;  // when the generator produced it (queueing at the source counts)
+  uint32_t frame = ~uint32_t{0};  // video sources: frame index within the flow (ib::kNoFrame: none)
+  uint32_t frame_packets = 0;     // video sources: packets of that frame
 };
 
 class TrafficSource {

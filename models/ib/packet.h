@@ -23,6 +23,8 @@ const char* drop_reason_name(DropReason r);
 
 // Packet::flow of packets no scenario flow created: observers count them in totals only.
 constexpr uint32_t kNoFlow = ~uint32_t{0};
+// Packet::frame of packets that carry no video frame.
+constexpr uint32_t kNoFrame = ~uint32_t{0};
 
 struct Packet {
   // Headers in the order they appear on the wire; which are present follows lrh.lnh and
@@ -51,6 +53,8 @@ struct Packet {
   // Bookkeeping, not on the wire.
   uint64_t id = 0;            // unique per simulation
   uint32_t flow = 0;          // index of the flow that created it; kNoFlow: none (ACKs, perftest)
+  uint32_t frame = kNoFrame;  // video flows: index of the frame it carries a piece of, within the flow
+  uint32_t frame_packets = 0; // video flows: packets of that frame
   uint32_t src_node = 0;      // topology node indices of the source and destination endpoints
   uint32_t dst_node = 0;
   sc_core::sc_time created;   // when the generator produced it

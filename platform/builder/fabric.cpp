@@ -10,6 +10,7 @@
 #include "platform/apps/perftest.h"
 #include "platform/params/config_error.h"
 #include "platform/sm/route_stats.h"
+#include "platform/workload/video_source.h"
 
 namespace ibvp {
 
@@ -81,6 +82,9 @@ Fabric::Fabric(const Scenario& scenario, const std::string& out_dir) : scenario_
   recorder_ = std::make_unique<metrics::Recorder>(static_cast<uint32_t>(flows_.size()), scenario_.warmup.value(),
                                                   scenario_.outputs.packets_csv && !hca_hosts);
   probe_.attach(recorder_.get());
+  for (size_t f = 0; f < flows_.size(); ++f)
+    if (flows_[f].generator == GeneratorKind::video)
+      recorder_->track_video(static_cast<uint32_t>(f), flows_[f].frame_period.value());
   build_nodes();
   build_links();
   program_switches();
@@ -213,6 +217,12 @@ void Fabric::build_flows() {
                         "add endpoints to the topology or use pattern: fixed");
     const int link = t.link_at(src, 1);
     const link::LinkRate rate(t.links.at(static_cast<size_t>(link)).cfg);
+    if (f.generator == GeneratorKind::video) {
+      auto video = std::make_unique<workload::VideoSource>(f, static_cast<uint32_t>(i), fixed, scenario_.seed);
+      if (path_sl_layers_ > 1) video->set_path_sl(routing_.path_sl.at(src));
+      sources_.push_back(std::move(video));
+      continue;
+    }
     ib::Packet shape;
     shape.bth.opcode = ib::Opcode::ud_send_only;
     shape.payload_bytes = f.payload_bytes;

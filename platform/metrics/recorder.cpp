@@ -38,6 +38,20 @@ void Recorder::track_flow(uint32_t flow, const std::string& name, double source_
   series_.push_back(new_series(name, source_link));
 }
 
+void Recorder::track_video(uint32_t flow, uint64_t frame_period_ps) {
+  video_.emplace(flow, VideoFlow{FrameReassembly{}, FrameStreamStats(frame_period_ps)});
+}
+
+const FrameStreamStats* Recorder::video_stats(uint32_t flow) const {
+  auto it = video_.find(flow);
+  return it == video_.end() ? nullptr : &it->second.stats;
+}
+
+size_t Recorder::video_frames_in_progress(uint32_t flow) const {
+  auto it = video_.find(flow);
+  return it == video_.end() ? 0 : it->second.frames.in_progress();
+}
+
 PacketRecord* Recorder::record_of(const ib::Packet& p) {
   if (!keep_packets_) return nullptr;
   assert(p.id < packets_.size());
@@ -84,6 +98,17 @@ void Recorder::on_deliver(const ib::Packet& p, uint32_t node, uint64_t t) {
     f.measured_payload_bytes += p.payload_bytes;
     f.latency_ps.add(t - created);
     f.network_latency_ps.add(t - p.injected.value());
+  }
+  // All packets of a frame share its creation time, so a frame is measured whole or not at
+  // all. Frames created before the warm-up are left out, as their packets' latencies are:
+  // they meet a fabric still filling up, and the first measured frame anchors the deadlines
+  // (FrameStreamStats::on_frame), so the playout clock starts in the measured span.
+  if (p.frame != ib::kNoFrame && created >= warmup_ps_ && !video_.empty()) {
+    auto it = video_.find(p.flow);
+    if (it != video_.end()) {
+      const FrameReassembly::Completed c = it->second.frames.on_packet(p.frame, p.frame_packets, t);
+      if (c.done) it->second.stats.on_frame(c.frame_index, c.delivered_ps);
+    }
   }
   // Wire bytes, like the port series: a flow's rate and a link's utilisation add up.
   if (flow_series_[p.flow] >= 0) series_[flow_series_[p.flow]].add(t, p.size);

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "models/sim/observer.h"
+#include "platform/metrics/frame_metrics.h"
 #include "platform/metrics/latency_histogram.h"
 
 namespace ibvp::metrics {
@@ -86,6 +87,13 @@ class Recorder : public sim::FabricObserver {
   void set_rate_grid(uint64_t window_ps, uint64_t step_ps, uint64_t end_ps);
   void track_port(uint32_t node, uint16_t port, const std::string& name, double capacity_bytes_per_s);
   void track_flow(uint32_t flow, const std::string& name, double source_link_bytes_per_s);
+  // A video flow (generator video): its packets carry frame numbers, from which frames are
+  // reassembled and judged against deadlines one period apart (frame_metrics.h).
+  void track_video(uint32_t flow, uint64_t frame_period_ps);
+  // The frame statistics of a tracked video flow; nullptr for other flows.
+  const FrameStreamStats* video_stats(uint32_t flow) const;
+  // Frames begun (some packet delivered) but not complete at the end of the run.
+  size_t video_frames_in_progress(uint32_t flow) const;
 
   void on_inject(const ib::Packet& p, uint64_t t) override;
   void on_deliver(const ib::Packet& p, uint32_t node, uint64_t t) override;
@@ -121,6 +129,11 @@ class Recorder : public sim::FabricObserver {
   std::vector<int32_t> flow_series_;       // flow -> series index or -1
   uint64_t injected_ = 0, delivered_ = 0, dropped_ = 0, transmissions_ = 0;
   std::map<uint8_t, uint64_t> drops_by_reason_;
+  struct VideoFlow {
+    FrameReassembly frames;
+    FrameStreamStats stats;
+  };
+  std::map<uint32_t, VideoFlow> video_;  // by flow; few flows, looked up per video packet only
 };
 
 }  // namespace ibvp::metrics

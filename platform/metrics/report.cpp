@@ -90,13 +90,16 @@ void write_results(const Fabric& fabric, const RunResult& result, const std::str
 
   // flows.csv and the flows section of summary.json.
   Json flows_json = Json::array();
+  Json video_json = nullptr;  // the video flows' class totals; null without video flows
   {
     struct FlowRow {
       std::string name, src, dst;
       const FlowTotals* ft;
       double thr, fraction;
       LatencyStats lat, net;
+      const FrameStreamStats* video;  // nullptr: not a video flow
     };
+    FrameClassStats video_class;
     std::vector<FlowRow> rows;
     const auto& flows = fabric.flows();
     for (size_t i = 0; i < flows.size(); ++i) {
@@ -114,15 +117,36 @@ void write_results(const Fabric& fabric, const RunResult& result, const std::str
       const LatencyStats net = stats_ns(ft.network_latency_ps);
       const std::string dst = fc.pattern == DestinationPattern::fixed ? fc.dst
                               : fc.pattern == DestinationPattern::uniform ? "*uniform" : "*hotspot";
+      const FrameStreamStats* video = rec.video_stats(static_cast<uint32_t>(i));
       rows.push_back({utf8_valid(fc.name), utf8_valid(fc.src), utf8_valid(dst), &ft, thr, cap > 0 ? thr / cap : 0,
-                      lat, net});
+                      lat, net, video});
+      if (video) video_class.add(*video);
       flows_json.push_back(Json{{"name", fc.name}, {"src", fc.src}, {"dst", dst}, {"injected", ft.injected},
                                 {"delivered", ft.delivered}, {"dropped", ft.dropped}, {"marked", ft.marked},
                                 {"throughput_Bps", thr}, {"throughput_fraction", cap > 0 ? thr / cap : 0},
                                 {"latency_ns", Json{{"mean", lat.mean}, {"min", lat.min}, {"p50", lat.p50},
                                                     {"p99", lat.p99}, {"max", lat.max}}},
                                 {"network_latency_mean_ns", net.mean}});
+      Json& fj = flows_json.back();
+      for (const char* k : {"frames", "frames_missed", "dmp", "dmt_ns", "inter_frame_mean_ns", "inter_frame_sd_ns"})
+        fj[k] = nullptr;
+      if (video) {
+        fj["frames"] = video->frames();
+        fj["frames_missed"] = video->missed();
+        fj["dmp"] = video->dmp();
+        fj["dmt_ns"] = video->dmt_ps() / 1e3;
+        fj["inter_frame_mean_ns"] = video->inter_frame_mean_ps() / 1e3;
+        fj["inter_frame_sd_ns"] = video->inter_frame_sd_ps() / 1e3;
+      }
     }
+    if (video_class.streams() > 0)
+      video_json = Json{{"streams", video_class.streams()},
+                        {"frames", video_class.frames()},
+                        {"frames_missed", video_class.missed()},
+                        {"dmp", video_class.dmp()},
+                        {"dmt_ns", video_class.dmt_ps() / 1e3},
+                        {"inter_frame_mean_ns", video_class.inter_frame_mean_ps() / 1e3},
+                        {"inter_frame_sd_ns", video_class.inter_frame_sd_ps() / 1e3}};
     auto count = [&](uint64_t FlowTotals::*m) { return [&rows, m](size_t r) { return static_cast<int64_t>(rows[r].ft->*m); }; };
     Table tab(rows.size());
     tab.int64("flow", [](size_t r) { return static_cast<int64_t>(r); })
@@ -140,6 +164,16 @@ void write_results(const Fabric& fabric, const RunResult& result, const std::str
         .real("latency_p99_ns", [&](size_t r) { return rows[r].lat.p99; })
         .real("latency_max_ns", [&](size_t r) { return rows[r].lat.max; })
         .real("network_latency_mean_ns", [&](size_t r) { return rows[r].net.mean; });
+    // Video flows only (docs/realtime_metrics.md); NaN (an empty CSV cell) for other flows.
+    auto video = [&rows](double (*get)(const FrameStreamStats&)) {
+      return [&rows, get](size_t r) { return rows[r].video ? get(*rows[r].video) : std::nan(""); };
+    };
+    tab.real("frames", video([](const FrameStreamStats& s) { return static_cast<double>(s.frames()); }))
+        .real("frames_missed", video([](const FrameStreamStats& s) { return static_cast<double>(s.missed()); }))
+        .real("dmp", video([](const FrameStreamStats& s) { return s.dmp(); }))
+        .real("dmt_ns", video([](const FrameStreamStats& s) { return s.dmt_ps() / 1e3; }))
+        .real("inter_frame_mean_ns", video([](const FrameStreamStats& s) { return s.inter_frame_mean_ps() / 1e3; }))
+        .real("inter_frame_sd_ns", video([](const FrameStreamStats& s) { return s.inter_frame_sd_ps() / 1e3; }));
     write_table(dir, "flows", tab);
   }
 
@@ -272,6 +306,7 @@ void write_results(const Fabric& fabric, const RunResult& result, const std::str
     js["deadlock"] = result.deadlock ? Json(utf8_valid(result.deadlock_report)) : Json(nullptr);
     js["stuck"] = stuck_json(result);
     js["flows"] = flows_json;
+    js["video"] = video_json;
     if (const apps::Perftest* p = fabric.perftest()) js["perftest"] = p->json();
     write_json(dir + "/summary.json", js);
   }

@@ -24,6 +24,7 @@ enum class GeneratorKind : uint8_t {
   saturating,  // always has a packet ready: the flow sends whenever credits and IPD allow
   constant,    // one packet every payload-time / load (deterministic inter-arrival)
   poisson,     // exponential inter-arrival times with mean payload-time / load
+  video,       // one frame per frame_period, all its packets at once (platform/workload/video_source.h)
 };
 enum class DestinationPattern : uint8_t {
   fixed,    // always `dst`
@@ -51,6 +52,14 @@ struct FlowConfig {
   // Seed 004 Sec. 6.3.2 dynamic flows: ON and OFF periods exponentially distributed with this
   // mean each (ON first, from start); 0: the flow is static (always on between start and stop).
   sc_core::sc_time on_off_mean = sc_core::SC_ZERO_TIME;
+  // generator video (issue 11, seed 000 Sec. 4): frame sizes from a trace file (relative to
+  // the scenario file; frames loaded by the loader into video_frames) or from the MPEG-2
+  // generator at video_bit_rate with the GOP pattern video_gop; one frame every frame_period.
+  std::string video_trace;
+  std::vector<uint32_t> video_frame_bytes;  // the trace's frame sizes, in order
+  double video_bit_rate = 0.0;              // b/s; 0: not given
+  std::string video_gop = "IBBPBBPBBPBB";
+  sc_core::sc_time frame_period = sc_core::sc_time::from_value(33'333'333'333);  // 1/30 s in ps
 };
 
 // Traffic on every endpoint at once (the pattern-based studies of seed 001): expands into

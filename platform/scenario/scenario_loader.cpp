@@ -19,6 +19,7 @@
 #include "platform/scenario/output_paths.h"
 #include "platform/scenario/deadlock_timeout.h"
 #include "platform/topology/generators.h"
+#include "platform/workload/video_frames.h"
 #include "platform/sm/qos_policy.h"
 #include "platform/sm/updn.h"
 #include "platform/topology/ibnetdiscover.h"
@@ -285,6 +286,9 @@ class ScenarioChecker {
 
   // What a flow on HCA hosts can be: one QP to one destination, carrying SENDs.
   void hca_flow(const FlowConfig& f, const Path& at) const {
+    if (f.generator == GeneratorKind::video)
+      doc_.fail(child(at, "generator"), "video flows run on fabric-only endpoints; HCA hosts do not run them yet",
+                "use endpoint_model: fabric, or another generator");
     if (f.pattern != DestinationPattern::fixed)
       doc_.fail(child(at, "pattern"), "on HCA hosts a flow is one QP to one destination",
                 "use pattern: fixed with a dst, one flow per destination");
@@ -814,6 +818,17 @@ Scenario scenario_from_yaml(const std::string& yaml_text, const std::string& sou
   s.topology = std::move(topology);
   ScenarioChecker(s, doc).run();
   if (!s.trace.file.empty()) s.trace.packets = load_trace(s, doc, base_dir);
+  for (size_t i = 0; i < s.flows.size(); ++i) {
+    FlowConfig& f = s.flows[i];
+    if (f.generator != GeneratorKind::video || f.video_trace.empty()) continue;
+    // A missing or unreadable file is reported at the key; a malformed line names the
+    // trace file and its line (parse_video_frames).
+    const std::string file = input_path(f.video_trace, base_dir);
+    const std::string text =
+        read_named_file(doc, child(item(key("flows"), i), "video_trace"), file, "video trace", base_dir);
+    for (const workload::VideoFrame& v : workload::parse_video_frames(text, file))
+      f.video_frame_bytes.push_back(v.size_bytes);
+  }
   // The floor and why: platform/scenario/deadlock_timeout.h.
   const uint64_t floor_ns = (deadlock_timeout_floor_ps(s) + 999) / 1000;
   if (s.deadlock_timeout < sc_core::sc_time(static_cast<double>(floor_ns), sc_core::SC_NS))

@@ -12,6 +12,7 @@
 #include "platform/scenario/scenario_loader.h"
 #include "platform/sm/routing.h"
 #include "platform/topology/topology.h"
+#include "platform/workload/video_frames.h"
 
 namespace ibvp {
 
@@ -22,6 +23,10 @@ using sim::ParamError;
 
 const std::vector<std::pair<std::string, GeneratorKind>> kGenerators = {
     {"saturating", GeneratorKind::saturating}, {"constant", GeneratorKind::constant}, {"poisson", GeneratorKind::poisson}};
+// Flows may also be video streams (issue 11); the traffic section's per-endpoint streams may not.
+const std::vector<std::pair<std::string, GeneratorKind>> kFlowGenerators = {
+    {"saturating", GeneratorKind::saturating}, {"constant", GeneratorKind::constant},
+    {"poisson", GeneratorKind::poisson}, {"video", GeneratorKind::video}};
 
 std::string join(const std::vector<std::string>& words) {
   std::string s;
@@ -51,10 +56,49 @@ void check_pattern(const Cfg& c, const std::set<std::string>& given) {
                      "give a stop time later than start");
 }
 
+// The keys of generator video: exactly one frame-size source, and none of them elsewhere.
+void check_video(const FlowConfig& c, const std::set<std::string>& given) {
+  const char* keys[] = {"video_trace", "video_bit_rate", "video_gop", "frame_period"};
+  if (c.generator != GeneratorKind::video) {
+    for (const char* k : keys)
+      if (given.count(k))
+        throw ParamError(k, std::string(k) + " is only used with generator video", "remove it or set generator: video");
+    return;
+  }
+  const bool trace = given.count("video_trace") > 0, rate = given.count("video_bit_rate") > 0;
+  if (trace == rate)
+    throw ParamError(trace ? "video_bit_rate" : "video_trace",
+                     trace ? "both video_trace and video_bit_rate given: a video flow has one source of frame sizes"
+                           : "generator video needs video_trace or video_bit_rate",
+                     trace ? "remove one of them" : "add video_trace: <frame-size file> or video_bit_rate: <b/s>");
+  if (trace && c.video_trace.empty())
+    throw ParamError("video_trace", "the path is empty", "give the frame-size trace file");
+  if (given.count("video_gop") && !rate)
+    throw ParamError("video_gop", "video_gop shapes the built-in generator, not a trace",
+                     "remove video_gop, or use video_bit_rate instead of video_trace");
+  if (rate) {
+    const std::string problem = workload::Mpeg2FrameGenerator::gop_problem(c.video_gop);
+    if (!problem.empty())
+      throw ParamError("video_gop", problem, "give a pattern of I, P, B starting with I, e.g. IBBPBBPBBPBB");
+  }
+  if (given.count("load"))
+    throw ParamError("load", "a video flow's rate is that of its frames", "remove load");
+  if (c.pattern != DestinationPattern::fixed)
+    throw ParamError("pattern", "a video stream goes to one destination", "use pattern: fixed with a dst");
+  if (c.payload_bytes == 0)
+    throw ParamError("payload_bytes", "a video frame cannot be cut into packets of 0 bytes",
+                     "give the packet payload (at most the MTU), e.g. payload_bytes: 2048");
+}
+
 template <class Cfg>
-void declare_traffic_shape(GroupBuilder<Cfg>& b) {
-  b.choice("generator", &Cfg::generator, kGenerators,
-           "saturating: always ready; constant: fixed spacing; poisson: exponential spacing (mean from load).");
+void declare_traffic_shape(GroupBuilder<Cfg>& b, bool video) {
+  if (video)
+    b.choice("generator", &Cfg::generator, kFlowGenerators,
+             "saturating: always ready; constant: fixed spacing; poisson: exponential spacing (mean from load); "
+             "video: one frame per frame_period (video_trace or video_bit_rate), its packets all at once.");
+  else
+    b.choice("generator", &Cfg::generator, kGenerators,
+             "saturating: always ready; constant: fixed spacing; poisson: exponential spacing (mean from load).");
   b.real("load", &Cfg::load, "fraction", "Offered load as a fraction of the source link's data rate.")
       .real_range(0.0, 1.0, true);
   // 4096 bytes is the largest IBA MTU.
@@ -81,7 +125,7 @@ const sim::ParamGroup& flow_params() {
               {"uniform", DestinationPattern::uniform},
               {"hotspot", DestinationPattern::hotspot}},
              "Destination per packet: fixed (dst), uniform (any other endpoint), hotspot.");
-    declare_traffic_shape(b);
+    declare_traffic_shape(b, true);
     b.integer("ipd", &FlowConfig::ipd, "packet times",
               "IBA static rate control: idle time after each packet (0: full rate).")
         .range(0, 255);
@@ -93,7 +137,19 @@ const sim::ParamGroup& flow_params() {
     b.time("on_off_mean", &FlowConfig::on_off_mean,
            "Dynamic flow (seed 004 Sec. 6.3.2): mean of its exponential ON and OFF periods; 0: static.")
         .real_range(0, 3600e12);
+    b.string("video_trace", &FlowConfig::video_trace,
+             "generator video: frame-size trace (lines \"number type bytes\", docs/video.md), relative to the "
+             "scenario file; it loops when it ends.");
+    b.real("video_bit_rate", &FlowConfig::video_bit_rate, "b/s",
+           "generator video: mean bit rate of the built-in MPEG-2 frame generator (instead of video_trace).")
+        .real_range(0.0, workload::Mpeg2FrameGenerator::kMaxBitRateBps, true);
+    b.string("video_gop", &FlowConfig::video_gop, "generator video with video_bit_rate: GOP pattern of I, P, B frames.");
+    b.time("frame_period", &FlowConfig::frame_period,
+           "generator video: time between frames (default 1/30 s, rounded down to whole ps).")
+        .real_range(1e6, 3600e12);
     b.rule("pattern fixed needs dst; the other patterns take no dst.");
+    b.rule("generator video needs exactly one of video_trace and video_bit_rate, pattern fixed and payload_bytes "
+           "above 0; video_gop goes with video_bit_rate; the video keys go with generator video only.");
     b.rule("on_off_mean above 0 needs generator saturating: a dynamic flow sends all it can while ON.");
     b.rule("src, dst and hotspots name endpoints of the topology; dst differs from src; dlid_offset is below 2^lmc of dst.");
     b.on_complete([](FlowConfig& c, const std::set<std::string>& given) {
@@ -104,6 +160,7 @@ const sim::ParamGroup& flow_params() {
       if (c.pattern != DestinationPattern::fixed && given.count("dst"))
         throw ParamError("dst", "dst is only used with pattern fixed", "remove dst or set pattern: fixed");
       check_pattern(c, given);
+      check_video(c, given);
       if (c.on_off_mean.value() > 0 && c.generator != GeneratorKind::saturating)
         throw ParamError("on_off_mean", "an ON/OFF flow sends all it can while ON, so it needs generator saturating",
                          "set generator: saturating, or remove on_off_mean");
@@ -120,7 +177,7 @@ const sim::ParamGroup& traffic_params() {
     b.choice("pattern", &TrafficConfig::pattern,
              {{"uniform", DestinationPattern::uniform}, {"hotspot", DestinationPattern::hotspot}},
              "Destination per packet: uniform (any other endpoint) or hotspot.");
-    declare_traffic_shape(b);
+    declare_traffic_shape(b, false);
     b.on_begin([](TrafficConfig& c) { c.enabled = true; });
     b.on_complete([](TrafficConfig& c, const std::set<std::string>& given) {
       if (c.enabled) check_pattern(c, given);

@@ -1,0 +1,62 @@
+#include "platform/workload/video_source.h"
+
+#include <cassert>
+
+namespace ibvp::workload {
+
+VideoSource::VideoSource(const FlowConfig& cfg, uint32_t flow_index, Destination dst, uint64_t seed)
+    : dst_(dst),
+      start_ps_(cfg.start.value()),
+      stop_ps_(cfg.stop.value()),
+      period_ps_(cfg.frame_period.value()),
+      trace_(cfg.video_frame_bytes) {
+  flow = flow_index;
+  sl = cfg.sl;
+  payload_bytes = cfg.payload_bytes;
+  ipd = cfg.ipd;
+  vl15 = cfg.vl15;
+  assert(period_ps_ > 0 && payload_bytes > 0);
+  if (trace_.empty()) generator_.emplace(cfg.video_bit_rate, seed, "video/" + cfg.name, cfg.video_gop);
+  load_frame();
+}
+
+void VideoSource::load_frame() {
+  const uint32_t bytes =
+      trace_.empty() ? generator_->next().size_bytes : trace_[static_cast<size_t>(frame_) % trace_.size()];
+  split_ = split_frame(bytes, payload_bytes);
+  sent_ = 0;
+}
+
+uint64_t VideoSource::next_ready_ps(uint64_t now_ps) {
+  (void)now_ps;
+  // The frame's index times the period: no rounding drift however long the run.
+  const uint64_t created = start_ps_ + uint64_t{frame_} * period_ps_;
+  // A frame's index must stay below ib::kNoFrame (~136 years of 30 frames/s).
+  if (created >= stop_ps_ || frame_ == ~uint32_t{0}) return kNever;
+  return created;
+}
+
+uint32_t VideoSource::next_payload_bytes() const {
+  return sent_ + 1 < split_.packets ? split_.full_packet_bytes : split_.last_packet_bytes;
+}
+
+uint8_t VideoSource::next_sl() {
+  return dst_.dlid < path_sl_.size() ? path_sl_[dst_.dlid] : sl;
+}
+
+void VideoSource::take(uint64_t now_ps, ep::PacketSpec& out) {
+  out.dst_node = dst_.node;
+  out.dlid = dst_.dlid;
+  out.dest_qp = 0x100 + flow;  // one data QP per flow, as FlowSource
+  out.created_ps = start_ps_ + uint64_t{frame_} * period_ps_;
+  assert(out.created_ps <= now_ps);
+  (void)now_ps;
+  out.frame = frame_;
+  out.frame_packets = split_.packets;
+  if (++sent_ == split_.packets) {
+    ++frame_;
+    load_frame();
+  }
+}
+
+}  // namespace ibvp::workload

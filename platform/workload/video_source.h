@@ -1,0 +1,45 @@
+#pragma once
+// A video stream from a fabric-only endpoint (issue 11, seed 000 Sec. 4): frame k is
+// created at start + k * frame_period, cut into packets of at most the flow's payload_bytes
+// (split_frame), and all its packets are queued at that time; the endpoint's link then
+// serializes them. Frame sizes come from a trace (which loops when it ends, so any run
+// length works) or from the MPEG-2 generator. Each packet carries its frame's index and
+// packet count (Packet::frame, frame_packets) so the receiver can reassemble frames.
+#include <cstdint>
+#include <optional>
+#include <vector>
+
+#include "models/endpoint/traffic_source.h"
+#include "platform/scenario/scenario.h"
+#include "platform/workload/flow_source.h"
+#include "platform/workload/video_frames.h"
+
+namespace ibvp::workload {
+
+class VideoSource : public ep::TrafficSource {
+ public:
+  // `seed`: the scenario's; the generator's stream is named after the flow ("video/<name>"),
+  // so a flow's frames do not change when other flows are added or reordered.
+  VideoSource(const FlowConfig& cfg, uint32_t flow_index, Destination dst, uint64_t seed);
+
+  uint64_t next_ready_ps(uint64_t now_ps) override;
+  void take(uint64_t now_ps, ep::PacketSpec& out) override;
+  uint32_t next_payload_bytes() const override;
+  uint8_t next_sl() override;
+  // As FlowSource::set_path_sl: the SL the subnet manager gave the path to each DLID.
+  void set_path_sl(std::vector<uint8_t> sl_by_dlid) { path_sl_ = std::move(sl_by_dlid); }
+
+ private:
+  void load_frame();  // size and split of frame_ from the trace or the generator
+
+  Destination dst_;
+  uint64_t start_ps_, stop_ps_, period_ps_;
+  std::vector<uint32_t> trace_;                 // empty: the generator
+  std::optional<Mpeg2FrameGenerator> generator_;
+  uint32_t frame_ = 0;   // index of the frame being sent
+  FrameSplit split_{};   // its packets
+  uint32_t sent_ = 0;    // of them, handed out
+  std::vector<uint8_t> path_sl_;
+};
+
+}  // namespace ibvp::workload
