@@ -15,6 +15,7 @@
 #include "platform/params/config_error.h"
 #include "platform/scenario/scenario_loader.h"
 #include "platform/workload/video_frames.h"
+#include "platform/workload/video_source.h"
 
 using namespace ibvp;
 using sc_core::SC_MS;
@@ -160,4 +161,41 @@ TEST(VideoFlowLoader, LoadsATraceRelativeToTheScenarioFile) {
   EXPECT_EQ(s.flows[0].video_frame_bytes, (std::vector<uint32_t>{1000, 200}));
   EXPECT_EQ(s.flows[0].frame_period.value(), kMs);
   std::filesystem::remove_all(dir);
+}
+
+TEST(VideoFlows, FramesCreatedBeforeTheWarmupAreNotCounted) {
+  Scenario s = tb::basic_scenario(tb::star(2));
+  s.flows.push_back(video_flow("v", "h1", "h2", {10'000}));
+  s.warmup = sc_time(5.5, SC_MS);
+  s.duration = sc_time(10.5, SC_MS);
+  Fabric f(s);
+  sc_core::sc_start(s.duration);
+  // Frames 0..10 are delivered; those created at 6..10 ms are measured.
+  EXPECT_EQ(f.recorder().flows()[0].delivered, 11u * workload::split_frame(10'000, 2048).packets);
+  EXPECT_EQ(f.recorder().video_stats(0)->frames(), 5u);
+  EXPECT_EQ(f.recorder().video_frames_in_progress(0), 0u);
+}
+
+namespace {
+// Payload sizes of the first packets a video source hands out, taken when due.
+std::vector<uint32_t> first_packets(const std::string& name, uint32_t flow_index, size_t n) {
+  FlowConfig v = video_flow(name, "h1", "h2", {});
+  v.video_bit_rate = 20e6;  // the built-in MPEG-2 generator
+  workload::VideoSource src(v, flow_index, {1, 2}, 7);
+  std::vector<uint32_t> sizes;
+  ep::PacketSpec spec;
+  while (sizes.size() < n) {
+    const uint64_t t = src.next_ready_ps(0);
+    sizes.push_back(src.next_payload_bytes());
+    src.take(t, spec);
+    EXPECT_EQ(spec.created_ps, uint64_t{spec.frame} * kMs);  // frame k at k periods
+  }
+  return sizes;
+}
+}  // namespace
+
+TEST(VideoFlows, GeneratedFrameSizesDependOnTheFlowsNameNotOnItsIndex) {
+  const std::vector<uint32_t> a = first_packets("gen", 0, 2000);
+  EXPECT_EQ(first_packets("gen", 5, 2000), a);
+  EXPECT_NE(first_packets("other", 0, 2000), a);
 }
