@@ -41,13 +41,23 @@ FrameStreamStats::FrameStreamStats(uint64_t period_ps) : period_ps_(period_ps) {
   if (period_ps == 0) throw std::invalid_argument("frame period must be positive (ps)");
 }
 
-void FrameStreamStats::on_frame(uint64_t frame_index, uint64_t delivered_ps) {
+void FrameStreamStats::on_frame(uint64_t frame_index, uint64_t delivered_ps, uint64_t created_ps) {
   if (frames_ == 0) {
-    // The first arrival anchors the playout clock (see the header).
+    if (created_ps == kUnknownCreation) {
+      // No source clock: the first arrival anchors the playout clock (see the header).
+      frames_ = 1;
+      highest_index_ = frame_index;
+      last_delivered_ps_ = delivered_ps;
+      deadline_ps_ = delivered_ps + period_ps_;
+      return;
+    }
+    // The source's clock: the first frame is due one period after it was created, so every
+    // frame until a miss is due one period after its own creation, whatever its size.
     frames_ = 1;
     highest_index_ = frame_index;
     last_delivered_ps_ = delivered_ps;
-    deadline_ps_ = delivered_ps + period_ps_;
+    deadline_ps_ = created_ps + period_ps_;
+    judge(delivered_ps);
     return;
   }
   if (delivered_ps < last_delivered_ps_)
@@ -59,6 +69,10 @@ void FrameStreamStats::on_frame(uint64_t frame_index, uint64_t delivered_ps) {
   else highest_index_ = frame_index;
   inter_frame_.add(static_cast<double>(delivered_ps - last_delivered_ps_));
   last_delivered_ps_ = delivered_ps;
+  judge(delivered_ps);
+}
+
+void FrameStreamStats::judge(uint64_t delivered_ps) {
   // seed 000 Sec. 4: on time, the next deadline is this deadline + 33.3 ms; missed, it is
   // this frame's arrival + 33.3 ms. Arriving exactly at the deadline is on time.
   if (delivered_ps > deadline_ps_) {

@@ -107,7 +107,8 @@ void Recorder::on_deliver(const ib::Packet& p, uint32_t node, uint64_t t) {
     auto it = video_.find(p.flow);
     if (it != video_.end()) {
       const FrameReassembly::Completed c = it->second.frames.on_packet(p.frame, p.frame_packets, t);
-      if (c.done) it->second.stats.on_frame(c.frame_index, c.delivered_ps);
+      // Every packet of a frame is created with it (VideoSource): this packet's creation is the frame's.
+      if (c.done) it->second.stats.on_frame(c.frame_index, c.delivered_ps, created);
     }
   }
   // Wire bytes, like the port series: a flow's rate and a link's utilisation add up.

@@ -270,3 +270,27 @@ TEST(FrameReassembly, PacketCountsThatDisagreeOrAreZeroAreRefused) {
 }
 
 }  // namespace
+
+TEST(FrameStreamStats, WithCreationTimesEachFrameIsDueOnePeriodAfterItsCreation) {
+  // Period 100; frames created at 0, 100, 200, 300, arriving at 5, 160, 330, 340.
+  // Due at 100, 200, 300 (creation + period, the first anchored on its creation): frame 2
+  // misses by 30 and re-bases the next deadline on its arrival (330 + 100 = 430), so
+  // frame 3 at 340 is on time and the next deadline is 530.
+  FrameStreamStats s(100);
+  s.on_frame(0, 5, 0);
+  s.on_frame(1, 160, 100);
+  s.on_frame(2, 330, 200);
+  s.on_frame(3, 340, 300);
+  EXPECT_EQ(s.frames(), 4u);
+  EXPECT_EQ(s.missed(), 1u);
+  EXPECT_EQ(s.lateness_sum_ps(), 30u);
+  EXPECT_EQ(s.next_deadline_ps(), 530u);
+}
+
+TEST(FrameStreamStats, AFirstFrameLaterThanOnePeriodAfterItsCreationMisses) {
+  FrameStreamStats s(100);
+  s.on_frame(0, 150, 0);
+  EXPECT_EQ(s.missed(), 1u);
+  EXPECT_EQ(s.lateness_sum_ps(), 50u);
+  EXPECT_EQ(s.next_deadline_ps(), 250u);
+}
