@@ -42,6 +42,8 @@ def test_run_in_child_returns_results_tables(minimal_yaml: Path, tmp_path: Path)
     again = ibvp.Results.load(res.out_dir)
     pd.testing.assert_frame_equal(again.flows, res.flows)
     assert again.run_info["events"] > 0
+    # The run's own peak resident memory (Linux VmHWM): more than the SystemC kernel alone.
+    assert again.run_info["peak_rss_bytes"] > 1 << 20
     # The document that ran is kept with its results.
     assert ibvp.Scenario.from_yaml(res.out_dir / "scenario.yaml").validate()["flows"] == ["f1", "f2"]
 
