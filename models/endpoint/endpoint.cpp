@@ -208,6 +208,7 @@ void Endpoint::send(size_t source_index, uint32_t payload_bytes) {
   p->flow = src.flow;
   p->frame = spec.frame;
   p->frame_packets = spec.frame_packets;
+  p->connection = spec.connection;
   p->src_node = node_;
   p->dst_node = spec.dst_node;
   p->created = sc_core::sc_time::from_value(spec.created_ps);

@@ -55,6 +55,7 @@ struct Packet {
   uint32_t flow = 0;          // index of the flow that created it; kNoFlow: none (ACKs, perftest)
   uint32_t frame = kNoFrame;  // video flows: index of the frame it carries a piece of, within the flow
   uint32_t frame_packets = 0; // video flows: packets of that frame
+  uint32_t connection = ~uint32_t{0};  // CBR connections: index in the run's list (workload/cbr_connection.h)
   uint32_t src_node = 0;      // topology node indices of the source and destination endpoints
   uint32_t dst_node = 0;
   sc_core::sc_time created;   // when the generator produced it

@@ -156,6 +156,29 @@ struct PerftestConfig {
 };
 
 
+// The `connections:` section (issue 11, seed 002 Sec. 4.2): CBR connections requested at
+// random, each admitted along its routed path by the connection manager
+// (platform/sm/connection_manager) into the high-priority VL arbitration tables, or refused.
+// One class per SL (seed 002 Table 1): a maximum table distance and a bandwidth range.
+struct CbrServiceLevel {
+  uint8_t sl = 0;
+  uint32_t max_distance = 64;    // requested maximum distance between high-table entries
+  double min_bandwidth_bps = 0;  // the connection's mean bandwidth is uniform in [min, max]
+  double max_bandwidth_bps = 0;
+};
+struct ConnectionsConfig {
+  bool enabled = false;
+  std::vector<CbrServiceLevel> service_levels;
+  uint32_t payload_bytes = 256;          // every connection's packets (seed 002: 256..4096)
+  uint32_t refusals_in_a_row = 1000;     // requests stop after this many consecutive refusals
+  uint64_t max_connections = 0;          // 0: no limit besides refusals
+  double reservable_fraction = 0.8;      // seed 002 Sec. 4.2: "up to 80% of the available bandwidth"
+  // The run ends when every connection has delivered this many packets created after the
+  // warm-up (seed 002 Sec. 4.2: "until the connection with a smaller mean bandwidth has
+  // received 100 packets"); 0: the run lasts `duration`.
+  uint64_t stop_after_packets = 0;
+};
+
 struct Scenario {
   std::string source = "<memory>";  // file it came from
   std::string name;
@@ -175,6 +198,7 @@ struct Scenario {
   EndpointModel endpoint_model = EndpointModel::fabric;
   HcaHostConfig hca_host;
   PerftestConfig perftest;
+  ConnectionsConfig connections;
 };
 
 }  // namespace ibvp
