@@ -42,6 +42,10 @@ class Endpoint : public sc_core::sc_module {
            const link::LinkRate& rate, ib::PacketPool& packets, link::PayloadPool& payloads, sim::Probe& probe);
 
   void set_peer_buffer(uint8_t vl, uint32_t bytes) { credits_.set_limit(vl, bytes / ib::kCreditBlockBytes); }
+  // Reprograms the CA port's VL arbitration table (IBA 7.6.9; the subnet manager may do so
+  // at any time): the next choice follows the new table, from its first entry.
+  void set_vlarb(const link::VlArbConfig& cfg) { arbiter_ = link::VlArbiter(cfg); }
+  const link::VlArbConfig& vlarb() const { return arbiter_.config(); }
   // The endpoint does not own sources; the workload that made them outlives the simulation.
   void add_source(TrafficSource* s);
 

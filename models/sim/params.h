@@ -98,6 +98,10 @@ struct ParamDecl {
   // Only the structure (mapping or list) is checked here, the content by another loader
   // (an inline topology); no binding.
   bool raw = false;
+  // A list that may instead be written as one of these words, a named preset (seed 002's
+  // `service_levels: seed002`); `preset` fills the config for the word.
+  std::vector<std::string> presets;
+  std::function<void(void* cfg, const std::string& word)> preset;
 
   // Bindings to the config struct the group describes (passed as void*: the group checks
   // the struct's type once, in GroupBuilder and in the front end).

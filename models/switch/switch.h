@@ -85,7 +85,10 @@ class Switch : public sc_core::sc_module {
   // Subnet manager programming.
   void set_lft(const Lft& lft) { lft_ = lft; }
   void set_sl2vl(uint16_t in_port, uint16_t out_port, const Sl2VlTable& table);
+  // Also mid-run (a subnet manager reprograms a port when connections end): the port's next
+  // choice follows the new table from its first entry; nothing holds the old arbiter.
   void set_vlarb(uint16_t out_port, const link::VlArbConfig& cfg);
+  const link::VlArbConfig& vlarb(uint16_t out_port) const { return ports_.at(out_port).arbiter->config(); }
 
   const SwitchConfig& config() const { return cfg_; }
   uint32_t node() const { return node_; }

@@ -76,6 +76,7 @@ Fabric::Fabric(const Scenario& scenario, const std::string& out_dir) : scenario_
   hosts_.resize(t.nodes.size());
   build_flows();
   build_trace_flows();
+  if (scenario_.connections.enabled) admit_connections();
   // HCA hosts' packets carry their flow but not their destination node (docs/hca.md): no
   // packet records for them.
   const bool hca_hosts = scenario_.endpoint_model == EndpointModel::hca;
@@ -92,6 +93,10 @@ Fabric::Fabric(const Scenario& scenario, const std::string& out_dir) : scenario_
   for (auto& s : sources_) {
     const uint32_t src = t.find(flows_[s->flow].src);
     endpoints_[src]->add_source(s.get());
+  }
+  if (connections_) {
+    build_cbr_sources();
+    schedule_releases();
   }
   if (scenario_.outputs.rate_window.value() > 0) {
     recorder_->set_rate_grid(scenario_.outputs.rate_window.value(), scenario_.outputs.rate_step.value(),
@@ -386,6 +391,7 @@ uint32_t Fabric::largest_packet_bytes() const {
   const uint32_t most = scenario_.endpoint_model == EndpointModel::hca ? scenario_.hca_host.flow_mtu : ~uint32_t{0};
   for (const FlowConfig& f : flows_) payload = std::max(payload, std::min(f.payload_bytes, most));
   for (const TracePacket& p : scenario_.trace.packets) payload = std::max(payload, p.payload_bytes);
+  if (scenario_.connections.enabled) payload = std::max(payload, scenario_.connections.payload_bytes);
   ib::Packet shape;
   shape.bth.opcode = ib::Opcode::ud_send_only;
   shape.payload_bytes = payload;
@@ -395,6 +401,73 @@ uint32_t Fabric::largest_packet_bytes() const {
 void Fabric::program_switches() {
   for (uint32_t n = 0; n < switches_.size(); ++n)
     if (switches_[n]) switches_[n]->set_lft(routing_.lft.at(n));
+  if (connections_)
+    for (uint32_t i = 0; i < connections_->ports().size(); ++i) program_vlarb(i);
+}
+
+// seed 002 Sec. 4.2: connections requested and admitted before the run, along the routes
+// the LFTs give; the packets and tables follow from them.
+void Fabric::admit_connections() {
+  sm::ConnectionTiming timing;
+  timing.pipeline_delay_ps = scenario_.switch_cfg.pipeline_delay.value();
+  timing.max_packet_bytes = std::max(largest_packet_bytes(), sm::ConnectionManager::wire_bytes(scenario_.connections.payload_bytes));
+  connections_ = std::make_unique<sm::ConnectionManager>(scenario_.topology, routing_, scenario_.connections, timing,
+                                                         scenario_.seed);
+  connections_->establish();
+}
+
+// A port's VL arbitration: the high-priority table from its admissions, the low table and
+// LimitOfHighPriority from the scenario (qos section or switch/endpoint vlarb).
+void Fabric::program_vlarb(uint32_t i) {
+  const sm::ConnectionManager::Port& port = connections_->ports()[i];
+  if (sw::Switch* s = switches_.at(port.node).get())
+    s->set_vlarb(port.port, port.admission.vlarb(scenario_.switch_cfg.vlarb, scenario_.switch_cfg.sl2vl));
+  else if (ep::Endpoint* e = endpoints_.at(port.node).get())
+    e->set_vlarb(port.admission.vlarb(scenario_.endpoint_cfg.vlarb, scenario_.endpoint_cfg.sl2vl));
+}
+
+// One source per (endpoint, SL) holding all of that endpoint's connections of that SL.
+void Fabric::build_cbr_sources() {
+  const workload::CbrConnections& conns = connections_->connections();
+  std::map<std::pair<uint32_t, uint8_t>, std::vector<uint32_t>> groups;
+  for (uint32_t c = 0; c < conns.size(); ++c) groups[{conns[c].src_node, conns[c].sl}].push_back(c);
+  for (const auto& [key, mine] : groups) {
+    cbr_sources_.push_back(std::make_unique<workload::CbrSource>(conns, mine, key.second));
+    endpoints_.at(key.first)->add_source(cbr_sources_.back().get());
+  }
+}
+
+// hold_time: a connection sends nothing from end_ps on, and its entries are released at
+// end_ps + D, its deadline: its last packet, created before end_ps, has arrived by then
+// when the guarantee holds (docs/qos.md). The ports it held are reprogrammed at once.
+void Fabric::schedule_releases() {
+  const workload::CbrConnections& conns = connections_->connections();
+  for (uint32_t c = 0; c < conns.size(); ++c)
+    if (conns[c].end_ps != ~uint64_t{0}) releases_.push_back({conns[c].end_ps + conns[c].deadline_ps, c});
+  if (releases_.empty()) return;
+  std::sort(releases_.begin(), releases_.end());
+  sc_core::sc_spawn_options opts;
+  opts.spawn_method();
+  opts.set_sensitivity(&release_event_);
+  opts.dont_initialize();
+  sc_core::sc_spawn(
+      [this] {
+        const uint64_t now = sc_core::sc_time_stamp().value();
+        std::vector<uint32_t> touched;
+        for (; next_release_ < releases_.size() && releases_[next_release_].first <= now; ++next_release_) {
+          const uint32_t c = releases_[next_release_].second;
+          connections_->release(c);
+          const workload::CbrConnection& k = connections_->connections()[c];
+          touched.insert(touched.end(), connections_->path_begin(c), connections_->path_begin(c) + k.hops);
+        }
+        std::sort(touched.begin(), touched.end());
+        touched.erase(std::unique(touched.begin(), touched.end()), touched.end());
+        for (uint32_t p : touched) program_vlarb(p);
+        if (next_release_ < releases_.size())
+          release_event_.notify(sc_core::sc_time::from_value(releases_[next_release_].first - now));
+      },
+      "connection_releases", &opts);
+  release_event_.notify(sc_core::sc_time::from_value(releases_.front().first));
 }
 
 void Fabric::attach_captures(const std::string& out_dir) {

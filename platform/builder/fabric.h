@@ -18,7 +18,9 @@
 #include "platform/metrics/recorder.h"
 #include "platform/metrics/timeline.h"
 #include "platform/scenario/scenario.h"
+#include "platform/sm/connection_manager.h"
 #include "platform/sm/routing.h"
+#include "platform/workload/cbr_source.h"
 #include "platform/workload/flow_source.h"
 #include "platform/workload/trace_source.h"
 
@@ -56,6 +58,9 @@ class Fabric {
   link::Link* link_at(size_t index) const { return links_.at(index).get(); }
   // Data rate of the cable at (node, port), bytes per second.
   double port_rate_bytes_per_s(uint32_t node, uint16_t port) const;
+  // The connection manager (a connections section), or null: the admitted connections,
+  // their paths and every output port's admission state.
+  const sm::ConnectionManager* connections() const { return connections_.get(); }
   // The flows as simulated: the scenario's flows followed by the expanded traffic streams.
   const std::vector<FlowConfig>& flows() const { return flows_; }
 
@@ -73,6 +78,10 @@ class Fabric {
   void check_path_sls() const;
   uint32_t largest_packet_bytes() const;
   void program_switches();
+  void admit_connections();
+  void build_cbr_sources();
+  void program_vlarb(uint32_t port_index);
+  void schedule_releases();
   void build_flows();
   void build_trace_flows();
   void attach_captures(const std::string& out_dir);
@@ -93,6 +102,12 @@ class Fabric {
   std::vector<FlowConfig> flows_;
   std::vector<std::unique_ptr<ep::TrafficSource>> sources_;
   std::vector<std::unique_ptr<link::LinkTap>> taps_;
+  std::unique_ptr<sm::ConnectionManager> connections_;
+  std::vector<std::unique_ptr<workload::CbrSource>> cbr_sources_;
+  // hold_time: (release time, connection) in time order, and the next one to release.
+  std::vector<std::pair<uint64_t, uint32_t>> releases_;
+  size_t next_release_ = 0;
+  sc_core::sc_event release_event_;
   std::unique_ptr<apps::Perftest> perftest_;
   std::unique_ptr<apps::FlowStreams> flow_streams_;
   std::unique_ptr<metrics::Timeline> timeline_;

@@ -13,6 +13,7 @@
 #include "platform/builder/fabric.h"
 #include "platform/apps/perftest.h"
 #include "platform/builder/runner.h"
+#include "platform/metrics/admission_report.h"
 #include "platform/metrics/csv.h"
 #include "platform/metrics/parquet_writer.h"
 #include "platform/metrics/table.h"
@@ -289,6 +290,12 @@ void write_results(const Fabric& fabric, const RunResult& result, const std::str
     write_table(dir, "packets", tab);
   }
 
+  // admission: one row per output port of the connection manager (seed 002).
+  if (const sm::ConnectionManager* cm = fabric.connections()) {
+    const std::vector<AdmissionRow> rows = admission_rows(*cm);
+    write_table(dir, "admission", admission_table(*cm, rows, node_names));
+  }
+
   // summary.json
   {
     Json js;
@@ -308,6 +315,7 @@ void write_results(const Fabric& fabric, const RunResult& result, const std::str
     js["flows"] = flows_json;
     js["video"] = video_json;
     if (const apps::Perftest* p = fabric.perftest()) js["perftest"] = p->json();
+    if (const sm::ConnectionManager* cm = fabric.connections()) js["admission"] = admission_json(*cm);
     write_json(dir + "/summary.json", js);
   }
 

@@ -300,6 +300,17 @@ void apply_value(const ParamDecl& d, const Document& doc, const Path& path, cons
     d.set(cfg, accept_scalar(d, doc, path, n));
     return;
   }
+  if (!d.presets.empty() && n.IsScalar()) {
+    for (const std::string& w : d.presets)
+      if (n.Scalar() == w) {
+        d.preset(cfg, w);
+        return;
+      }
+    std::string words;
+    for (const std::string& w : d.presets) words += (words.empty() ? "" : ", ") + w;
+    doc.fail(path, "\"" + sim::excerpt(n.Scalar()) + "\" is not a preset of " + d.name,
+             "write a list (" + d.doc + ") or one of: " + words);
+  }
   if (!n.IsSequence())
     doc.fail(path, "expected a list, got " + describe(n), "write a list, e.g. [a, b] or one '- item' per line");
   if (d.raw) return;
@@ -498,6 +509,13 @@ Json decl_schema(const ParamDecl& d) {
   } else {
     j = scalar_schema(d, d.kind);
   }
+  if (!d.presets.empty()) {
+    Json words = Json::array();
+    for (const std::string& w : d.presets) words.push_back(Json(w));
+    Json preset = Json::object();
+    preset["enum"] = words;
+    j = Json{{"anyOf", Json::array({j, preset})}};
+  }
   // Description first: editors show it above the constraints.
   Json described{{"description", description(d)}};
   described.update(j);
@@ -578,6 +596,11 @@ std::string allowed_text(const ParamDecl& d) {
   }
   const std::string r = d.range_text();
   if (!r.empty()) parts.push_back(r);
+  if (!d.presets.empty()) {
+    std::string w;
+    for (const std::string& p : d.presets) w += (w.empty() ? "" : ", ") + ("`" + p + "`");
+    parts.push_back("or the preset " + w);
+  }
   if (d.kind == ParamKind::list && (d.min_items > 0 || d.max_items != std::numeric_limits<size_t>::max()))
     parts.push_back(count_text(d.min_items, d.max_items) + " items");
   std::string s;

@@ -14,6 +14,7 @@ uint32_t largest_workload_packet_bytes(const Scenario& s) {
   for (const FlowConfig& f : s.flows) payload = std::max(payload, std::min(f.payload_bytes, most));
   if (s.traffic.enabled) payload = std::max(payload, s.traffic.payload_bytes);
   for (const TracePacket& p : s.trace.packets) payload = std::max(payload, p.payload_bytes);
+  if (s.connections.enabled) payload = std::max(payload, s.connections.payload_bytes);
   ib::Packet shape;
   shape.bth.opcode = ib::Opcode::ud_send_only;
   shape.payload_bytes = payload;

@@ -177,6 +177,10 @@ struct ConnectionsConfig {
   // warm-up (seed 002 Sec. 4.2: "until the connection with a smaller mean bandwidth has
   // received 100 packets"); 0: the run lasts `duration`.
   uint64_t stop_after_packets = 0;
+  // Mean of each connection's exponential holding time, from the start of the run; when it
+  // ends the connection stops sending and its table entries are released (0: connections
+  // last the whole run).
+  sc_core::sc_time hold_time = sc_core::SC_ZERO_TIME;
 };
 
 struct Scenario {

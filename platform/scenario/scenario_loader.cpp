@@ -197,12 +197,18 @@ class ScenarioChecker {
                 "warmup " + sim::format_time(s_.warmup) + " is not before the end of the run (duration " +
                     sim::format_time(s_.duration) + ")",
                 "give a warmup shorter than duration");
-    if (s_.flows.empty() && !s_.traffic.enabled && s_.trace.file.empty() && !s_.perftest.enabled)
+    if (s_.flows.empty() && !s_.traffic.enabled && s_.trace.file.empty() && !s_.perftest.enabled &&
+        !s_.connections.enabled)
       doc_.fail(key("flows"), "nothing would be sent: the scenario has neither flows nor a traffic section nor a trace "
-                    "nor a perftest",
-                "add flows: [...], traffic: {...}, trace: {file: ...} or (with endpoint_model: hca) perftest: {...}");
+                    "nor connections nor a perftest",
+                "add flows: [...], traffic: {...}, trace: {file: ...}, connections: {...} or (with endpoint_model: "
+                "hca) perftest: {...}");
+    if (s_.connections.enabled && s_.endpoint_model == EndpointModel::hca)
+      doc_.fail(key("connections"), "CBR connections are sent by fabric-only endpoints; HCA hosts do not run them yet",
+                "use endpoint_model: fabric, or remove the connections section");
     hca_hosts();
     same_vls();
+    if (s_.connections.enabled) connections();
     flows();
     if (s_.traffic.enabled) traffic();
     buffers();
@@ -367,6 +373,42 @@ class ScenarioChecker {
     }
   }
 
+  // seed 002 Sec. 4.1: "a different VL may be assigned to each SL". Each connection SL gets
+  // a VL of its own at every port, so that each class has its own buffers and table entries.
+  void connections() const {
+    const std::vector<CbrServiceLevel>& levels = s_.connections.service_levels;
+    const struct {
+      const char* name;
+      const std::array<uint8_t, 16>& sl2vl;
+      uint8_t data_vls;
+    } ports[] = {{"endpoint", s_.endpoint_cfg.sl2vl, s_.endpoint_cfg.data_vls},
+                 {"switch", s_.switch_cfg.sl2vl, s_.switch_cfg.data_vls}};
+    const std::string fix_vls = "give switch.data_vls and endpoint.data_vls at least " +
+                                std::to_string(levels.size()) +
+                                " with the default sl2vl (SL mod data_vls), or an sl2vl that maps each connection SL "
+                                "to a VL of its own below data_vls";
+    for (size_t i = 0; i < levels.size(); ++i) {
+      // `service_levels: seed002` has no items in the document: point at the key then.
+      YAML::Node written;
+      const Path item_at = child(item(key("connections", "service_levels"), i), "sl");
+      const Path at = doc_.find(item_at, written) ? item_at : key("connections", "service_levels");
+      for (const auto& p : ports) {
+        const uint8_t sl = levels[i].sl, vl = p.sl2vl[sl];
+        const std::string n = p.name;
+        if (vl >= p.data_vls)
+          doc_.fail(at, "SL " + std::to_string(sl) + " maps to VL " + std::to_string(vl) + " (" + n + ".sl2vl), but " +
+                            n + " ports operate " + std::to_string(p.data_vls) + " data VL(s)",
+                    fix_vls);
+        for (size_t j = 0; j < i; ++j)
+          if (p.sl2vl[levels[j].sl] == vl)
+            doc_.fail(at, "SL " + std::to_string(sl) + " and SL " + std::to_string(levels[j].sl) + " both map to VL " +
+                              std::to_string(vl) + " (" + n + ".sl2vl); seed 002 gives each SL of connections a VL "
+                              "of its own",
+                      fix_vls);
+      }
+    }
+  }
+
   void starts_in_run(const sc_core::sc_time& start, const Path& at) const {
     if (start >= s_.duration)
       doc_.fail(at,
@@ -438,6 +480,10 @@ class ScenarioChecker {
     if (s_.traffic.enabled && (who.empty() || s_.traffic.payload_bytes > payload)) {
       payload = s_.traffic.payload_bytes;
       who = "traffic";
+    }
+    if (s_.connections.enabled && (who.empty() || s_.connections.payload_bytes > payload)) {
+      payload = s_.connections.payload_bytes;
+      who = "connections";
     }
     if (who.empty()) return;
     ib::Packet p;  // the workload sends UD SEND-only packets (platform/builder)

@@ -10,6 +10,7 @@
 #include "models/link/link_params.h"
 #include "models/switch/switch_params.h"
 #include "platform/scenario/scenario_loader.h"
+#include "platform/sm/connection_manager.h"
 #include "platform/sm/routing.h"
 #include "platform/topology/topology.h"
 #include "platform/workload/video_frames.h"
@@ -516,6 +517,90 @@ const sim::ParamGroup& qos_params() {
   return group;
 }
 
+// seed 002 Sec. 4.2: one class of CBR connections per SL (Table 1).
+const sim::ParamGroup& service_level_params() {
+  static const sim::ParamGroup group = [] {
+    GroupBuilder<CbrServiceLevel> b("service_level", "One class of CBR connections (seed 002 Table 1).");
+    b.integer("sl", &CbrServiceLevel::sl, "", "Service level of the class's connections.").range(0, 15).require();
+    b.integer("max_distance", &CbrServiceLevel::max_distance, "entries",
+              "Requested maximum distance between consecutive high-priority table entries (its latency "
+              "bound); turned into the closest lower power of two.")
+        .range(2, 64)
+        .require();
+    sim::ParamDecl& bw = b.real("bandwidth_mbps", &CbrServiceLevel::min_bandwidth_bps, "Mb/s",
+                                "[min, max]: each connection's mean bandwidth is uniform in this range.");
+    // Two reals into two fields: a list item of its own kind, bound by hand.
+    bw.kind = sim::ParamKind::list;
+    bw.element = sim::ParamKind::real;
+    bw.min_items = bw.max_items = 2;
+    bw.real_range(0.0, 1e6, true);
+    bw.require();
+    bw.set = [](void* c, const sim::ParamValue& v) {
+      auto& sl = *static_cast<CbrServiceLevel*>(c);
+      sl.min_bandwidth_bps = v.items.at(0).real * 1e6;
+      sl.max_bandwidth_bps = v.items.at(1).real * 1e6;
+    };
+    b.rule("bandwidth_mbps is [min, max] with 0 < min <= max.");
+    b.on_complete([](CbrServiceLevel& c, const std::set<std::string>&) {
+      if (c.min_bandwidth_bps > c.max_bandwidth_bps)
+        throw ParamError("bandwidth_mbps", "the range's minimum is above its maximum", "write [min, max] with min <= max");
+    });
+    return b.build();
+  }();
+  return group;
+}
+
+const sim::ParamGroup& connections_params() {
+  static const sim::ParamGroup group = [] {
+    GroupBuilder<ConnectionsConfig> b(
+        "connections",
+        "CBR connections requested at random and admitted by the connection manager into the high-priority VL "
+        "arbitration tables along their paths (seed 002, docs/qos.md); present means enabled.");
+    sim::ParamDecl& levels = b.objects("service_levels", &ConnectionsConfig::service_levels, service_level_params(),
+                                       "The classes of connections, one per SL; or seed002 for seed 002 Table 1.");
+    levels.presets = {"seed002"};
+    levels.preset = [](void* c, const std::string&) {
+      static_cast<ConnectionsConfig*>(c)->service_levels = sm::seed002_service_levels();
+    };
+    levels.require();
+    b.integer("payload_bytes", &ConnectionsConfig::payload_bytes, "bytes",
+              "Payload of every connection's packets (seed 002: 256, 1024, 2048, 4096).")
+        .range(1, 4096);
+    b.integer("refusals_in_a_row", &ConnectionsConfig::refusals_in_a_row, "requests",
+              "Requests stop after this many consecutive refusals.")
+        .range(1, 100'000'000);
+    b.integer("max_connections", &ConnectionsConfig::max_connections, "connections",
+              "Requests stop when this many are established (0: no limit).")
+        .range(0, 100'000'000);
+    b.real("reservable_fraction", &ConnectionsConfig::reservable_fraction, "fraction",
+           "Share of each link's data rate connections may reserve (seed 002: 0.8, the rest is best effort).")
+        .real_range(0.0, 1.0, true);
+    b.integer("stop_after_packets", &ConnectionsConfig::stop_after_packets, "packets",
+              "End the run when every connection has delivered this many packets created after the warm-up "
+              "(seed 002: 100); 0: the run lasts duration.");
+    b.time("hold_time", &ConnectionsConfig::hold_time,
+           "Mean of each connection's exponential holding time from the start of the run; then it stops sending "
+           "and its entries are released (0: connections last the whole run).")
+        .real_range(0, 3600e12);
+    b.on_begin([](ConnectionsConfig& c) { c.enabled = true; });
+    b.rule("service_levels name each SL once; each SL maps to a VL of its own (endpoint.sl2vl, switch.sl2vl) "
+           "below data_vls; endpoint_model fabric only.");
+    b.on_complete([](ConnectionsConfig& c, const std::set<std::string>&) {
+      if (!c.enabled) return;
+      if (c.service_levels.empty())
+        throw ParamError("service_levels", "no service level given",
+                         "list at least one {sl, max_distance, bandwidth_mbps: [min, max]}, or write seed002");
+      for (size_t i = 0; i < c.service_levels.size(); ++i)
+        for (size_t j = 0; j < i; ++j)
+          if (c.service_levels[i].sl == c.service_levels[j].sl)
+            throw ParamError("service_levels", "SL " + std::to_string(c.service_levels[i].sl) + " is listed twice",
+                             "give each SL one entry (one class of connections per SL)");
+    });
+    return b.build();
+  }();
+  return group;
+}
+
 }  // namespace
 
 const sim::ParamGroup& scenario_params() {
@@ -562,8 +647,11 @@ const sim::ParamGroup& scenario_params() {
     b.object("hca", &Scenario::hca_host, hca_host_params(), "Every HCA host (endpoint_model: hca).");
     b.object("perftest", &Scenario::perftest, perftest_params(), "A perftest-style test (endpoint_model: hca).")
         .defaults_to("absent: none");
+    b.object("connections", &Scenario::connections, connections_params(),
+             "CBR connections admitted into the VL arbitration tables (seed 002, docs/qos.md).")
+        .defaults_to("absent: none");
     b.rule("endpoint_model: hca takes a perftest section or flows (fixed destinations), not both, and no traffic or trace; hca and perftest need it.");
-    b.rule("warmup is before duration; flows, traffic, a trace or a perftest are given; flows and traffic start before duration.");
+    b.rule("warmup is before duration; flows, traffic, a trace, connections or a perftest are given; flows and traffic start before duration.");
     b.rule("switch.vl_buffer_bytes and endpoint.vl_buffer_bytes hold the largest packet of any flow "
            "(payload + LRH, BTH, DETH, pad, ICRC, VCRC, rounded up to 64-byte credit blocks).");
     b.rule("endpoint.data_vls equals switch.data_vls (both ends of a cable operate the same VLs).");
