@@ -437,37 +437,75 @@ void Fabric::build_cbr_sources() {
   }
 }
 
-// hold_time: a connection sends nothing from end_ps on, and its entries are released at
-// end_ps + D, its deadline: its last packet, created before end_ps, has arrived by then
-// when the guarantee holds (docs/qos.md). The ports it held are reprogrammed at once.
+// hold_time: a connection sends nothing from end_ps on, and its entries are released when
+// its last packet (the last created before end_ps) has left the fabric, delivered or
+// dropped: seed 002 Sec. 3, "when a connection finishes, its bandwidth is deducted". Then
+// the ports of its path are reprogrammed at once (docs/qos.md).
+namespace {
+class ReleaseWatch : public sim::FabricObserver {
+ public:
+  ReleaseWatch(std::vector<uint64_t> last_created, std::vector<uint32_t>& pending, sc_core::sc_event& wake)
+      : last_created_(std::move(last_created)), pending_(pending), wake_(wake) {}
+  void on_deliver(const ib::Packet& p, uint32_t, uint64_t) override { done(p); }
+  void on_drop(const ib::Packet& p, uint32_t, uint64_t) override { done(p); }
+
+ private:
+  void done(const ib::Packet& p) {
+    if (p.connection >= last_created_.size()) return;
+    if (static_cast<uint64_t>(p.created.value()) != last_created_[p.connection]) return;
+    pending_.push_back(p.connection);
+    wake_.notify(sc_core::SC_ZERO_TIME);  // released by the method, not inside a model's event
+  }
+  std::vector<uint64_t> last_created_;  // by connection; ~0: none or it never ends
+  std::vector<uint32_t>& pending_;
+  sc_core::sc_event& wake_;
+};
+}  // namespace
+
 void Fabric::schedule_releases() {
   const workload::CbrConnections& conns = connections_->connections();
-  for (uint32_t c = 0; c < conns.size(); ++c)
-    if (conns[c].end_ps != ~uint64_t{0}) releases_.push_back({conns[c].end_ps + conns[c].deadline_ps, c});
-  if (releases_.empty()) return;
+  std::vector<uint64_t> last(conns.size(), ~uint64_t{0});
+  bool any = false;
+  for (uint32_t c = 0; c < conns.size(); ++c) {
+    const workload::CbrConnection& k = conns[c];
+    if (k.end_ps == ~uint64_t{0}) continue;
+    any = true;
+    if (k.start_ps >= k.end_ps) {
+      releases_.push_back({k.end_ps, c});  // it sends nothing
+      continue;
+    }
+    // The packets are created at start + n x interval while that is before end.
+    const uint64_t n = (k.end_ps - k.start_ps + k.interval_ps - 1) / k.interval_ps;
+    last[c] = k.start_ps + (n - 1) * k.interval_ps;
+  }
+  if (!any) return;
   std::sort(releases_.begin(), releases_.end());
+  release_watch_ = std::make_unique<ReleaseWatch>(std::move(last), pending_releases_, release_event_);
+  probe_.attach(release_watch_.get());
   sc_core::sc_spawn_options opts;
   opts.spawn_method();
   opts.set_sensitivity(&release_event_);
   opts.dont_initialize();
-  sc_core::sc_spawn(
-      [this] {
-        const uint64_t now = sc_core::sc_time_stamp().value();
-        std::vector<uint32_t> touched;
-        for (; next_release_ < releases_.size() && releases_[next_release_].first <= now; ++next_release_) {
-          const uint32_t c = releases_[next_release_].second;
-          connections_->release(c);
-          const workload::CbrConnection& k = connections_->connections()[c];
-          touched.insert(touched.end(), connections_->path_begin(c), connections_->path_begin(c) + k.hops);
-        }
-        std::sort(touched.begin(), touched.end());
-        touched.erase(std::unique(touched.begin(), touched.end()), touched.end());
-        for (uint32_t p : touched) program_vlarb(p);
-        if (next_release_ < releases_.size())
-          release_event_.notify(sc_core::sc_time::from_value(releases_[next_release_].first - now));
-      },
-      "connection_releases", &opts);
-  release_event_.notify(sc_core::sc_time::from_value(releases_.front().first));
+  sc_core::sc_spawn([this] { release_due(); }, "connection_releases", &opts);
+  if (!releases_.empty()) release_event_.notify(sc_core::sc_time::from_value(releases_.front().first));
+}
+
+void Fabric::release_due() {
+  const uint64_t now = sc_core::sc_time_stamp().value();
+  std::vector<uint32_t> due;
+  due.swap(pending_releases_);
+  for (; next_release_ < releases_.size() && releases_[next_release_].first <= now; ++next_release_)
+    due.push_back(releases_[next_release_].second);
+  std::vector<uint32_t> touched;
+  for (uint32_t c : due) {
+    connections_->release(c);
+    touched.insert(touched.end(), connections_->path_begin(c), connections_->path_end(c));
+  }
+  std::sort(touched.begin(), touched.end());
+  touched.erase(std::unique(touched.begin(), touched.end()), touched.end());
+  for (uint32_t p : touched) program_vlarb(p);
+  if (next_release_ < releases_.size())
+    release_event_.notify(sc_core::sc_time::from_value(releases_[next_release_].first - now));
 }
 
 void Fabric::attach_captures(const std::string& out_dir) {

@@ -104,10 +104,14 @@ class Fabric {
   std::vector<std::unique_ptr<link::LinkTap>> taps_;
   std::unique_ptr<sm::ConnectionManager> connections_;
   std::vector<std::unique_ptr<workload::CbrSource>> cbr_sources_;
-  // hold_time: (release time, connection) in time order, and the next one to release.
+  // hold_time: connections that send no packet, by end time, and the next one to release;
+  // the others are released when their last packet is out of the fabric (release_watch_).
   std::vector<std::pair<uint64_t, uint32_t>> releases_;
   size_t next_release_ = 0;
+  std::unique_ptr<sim::FabricObserver> release_watch_;
+  std::vector<uint32_t> pending_releases_;
   sc_core::sc_event release_event_;
+  void release_due();
   std::unique_ptr<apps::Perftest> perftest_;
   std::unique_ptr<apps::FlowStreams> flow_streams_;
   std::unique_ptr<metrics::Timeline> timeline_;

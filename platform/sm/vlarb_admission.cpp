@@ -167,7 +167,10 @@ VlarbAdmission::Plan VlarbAdmission::plan(const QosRequest& r) const {
   }
   // seed 002 Sec. 3: "If there is no available sequence, a new free sequence with the desired
   // characteristics is looked for": the first free E(i,j) in bit-reversal order.
-  for (uint32_t j : inspection_order(d)) {
+  // inspection_order(d), without building the list: this runs for most refused requests.
+  const uint32_t bits = distance_log2(d);
+  for (uint32_t m = 0; m < d; ++m) {
+    const uint32_t j = bit_reverse(m, bits);
     if (block_free(d, j)) {
       p.verdict = Verdict::admitted;
       p.start = j;

@@ -1,7 +1,7 @@
 """The files of one run, as Python objects.
 
 `ibvp-sim` and `ibvp.run` write summary.json, run.json and the tables flows, ports, packets
-(unless outputs.packets_csv is false) and rates, each as NAME.csv and NAME.parquet with the
+(unless outputs.packets_csv is false), rates and admission (with a connections section), each as NAME.csv and NAME.parquet with the
 same cells (columns: platform/metrics/report.cpp). `Results` reads each table from its
 Parquet file when first asked for it (typed, exact, and much faster than CSV for packets);
 a directory written before ibvp-sim wrote Parquet is read from its CSVs.
@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     import pandas as pd
 
-TABLES = ("flows", "ports", "packets", "rates")
+TABLES = ("flows", "ports", "packets", "rates", "admission")
 
 # Columns whose text must stay text: a port's VL is "all" or a number, node and flow names
 # may look like numbers.
@@ -29,6 +29,7 @@ _TEXT_COLUMNS = {
     "ports": ["node", "vl"],
     "packets": ["src", "dst", "status", "drop_node"],
     "rates": ["series"],
+    "admission": ["node", "kind"],
 }
 
 
@@ -48,7 +49,8 @@ def read_table(out_dir: str | os.PathLike, name: str) -> "pd.DataFrame":
         return pd.read_csv(csv_path, dtype={c: "string" for c in _TEXT_COLUMNS[name]}, keep_default_na=False,
                            na_values=["", "null", "nan"])
     hint = (" (the scenario sets outputs.packets_csv: false; set it to true to keep every packet)"
-            if name == "packets" else "")
+            if name == "packets" else
+            " (only runs with a connections section write it)" if name == "admission" else "")
     raise FileNotFoundError(f"{pq_path}: the run wrote no {name} table{hint}")
 
 
@@ -127,6 +129,13 @@ class Results:
     def rates(self) -> "pd.DataFrame":
         """rates.csv: (time_s, series, rate_Bps, utilization), one row per sample and series."""
         return self.table("rates")
+
+    @cached_property
+    def admission(self) -> "pd.DataFrame":
+        """admission.csv (runs with a connections section, seed 002): one row per output port
+        with node, port, kind (host/switch), link_bps, reserved_bps, reserved_fraction,
+        connections, sequences and free_entries of its high-priority table (docs/qos.md)."""
+        return self.table("admission")
 
     def table(self, name: str) -> "pd.DataFrame":
         """A table by name (flows, ports, packets, rates), from the Parquet file the run wrote."""
