@@ -251,6 +251,60 @@ def memory_section(mem: dict[str, tuple[float, int]]) -> list[str]:
     ]
 
 
+CONNECTION_SWITCHES = (16, 32, 64)
+
+
+def connection_admission(build: Path, runs: int) -> dict[int, dict[str, float]]:
+    """Seed 002's connection manager (configs/seed002/table2_256.yaml) on random irregular
+    fabrics of 16 (seed 002's 64 hosts), 32 and 64 switches: admission wall time
+    (summary.json admission.wall_seconds), requests, established connections, and memory per
+    connection: the peak RSS of the run less that of the same run stopped at one connection,
+    over the difference in connections. The runs simulate 20 us only; medians of `runs`."""
+    import json
+    import statistics
+
+    def once(n: int, extra: list[str]) -> tuple[dict, int]:
+        with tempfile.TemporaryDirectory() as out:
+            subprocess.run([str(build / "ibvp-sim"), str(ROOT / "configs/seed002/table2_256.yaml"), "--set",
+                            f"topology.switches={n}", "--set", "duration=20us", "--set", "warmup=0", *extra,
+                            "--out", out, "--quiet"], check=True)
+            return (json.loads((Path(out) / "summary.json").read_text())["admission"],
+                    json.loads((Path(out) / "run.json").read_text())["peak_rss_bytes"])
+
+    result = {}
+    for n in CONNECTION_SWITCHES:
+        wall, rss, base_rss = [], [], []
+        for _ in range(runs):
+            a, peak = once(n, [])
+            wall.append(a["wall_seconds"])
+            rss.append(peak)
+            base_rss.append(once(n, ["--set", "connections.max_connections=1"])[1])
+        per_conn = (statistics.median(rss) - statistics.median(base_rss)) / max(a["established"] - 1, 1)
+        result[n] = {"hosts": 4 * n, "requests": a["requests"], "established": a["established"],
+                     "wall_s": statistics.median(wall), "us_per_request": statistics.median(wall) / a["requests"] * 1e6,
+                     "bytes_per_connection": per_conn}
+        print(f"BENCH case=connections_{n} " + " ".join(f"{k}={v}" for k, v in result[n].items()), flush=True)
+    return result
+
+
+def connection_section(res: dict[int, dict[str, float]], runs: int) -> list[str]:
+    m = machine()
+    return [
+        "## Connection admission: seed 002 (`bench/run_benchmarks.py --only connections`)",
+        "",
+        f"configs/seed002/table2_256.yaml (ten SLs of Table 1, 256-byte packets, 1000 refusals in a row, 80 %) on "
+        f"random irregular fabrics; median of {runs} runs; machine: {m.get('cpu', '?')}. Memory per connection: "
+        "peak RSS less that of the same run stopped at one connection, over the connections (the list, the "
+        "paths, every port's admission records and the CBR sources).",
+        "",
+        "| switches | hosts | requests | established | admission s | us per request | bytes per connection |",
+        "|---:|---:|---:|---:|---:|---:|---:|",
+        *[f"| {n} | {r['hosts']} | {r['requests']:,} | {r['established']:,} | {r['wall_s']:.2f} | "
+          f"{r['us_per_request']:.2f} | {r['bytes_per_connection']:.0f} |" for n, r in res.items()],
+        "",
+    ]
+
+
 def update_section(path: Path, section: list[str]) -> None:
     """Replaces the section whose heading matches section[0]'s up to the next `## ` heading."""
     text = path.read_text().splitlines()
@@ -340,10 +394,15 @@ def main() -> int:
     ap.add_argument("--runs", type=int, default=5, help="runs per figure (the median is kept)")
     ap.add_argument("--build", type=Path, default=ROOT / "build", help="CMake build directory with ibvp-bench")
     ap.add_argument("--no-write", action="store_true", help="print only; leave bench/RESULTS.md as it is")
-    ap.add_argument("--only", choices=["memory"], help="measure one benchmark and update only its section")
+    ap.add_argument("--only", choices=["memory", "connections"], help="measure one benchmark and update only its section")
     args = ap.parse_args()
     if args.runs < 1:
         ap.error("--runs must be at least 1")
+    if args.only == "connections":
+        res = connection_admission(args.build, args.runs)
+        if not args.no_write:
+            update_section(ROOT / "bench" / "RESULTS.md", connection_section(res, args.runs))
+        return 0
     if args.only == "memory":
         mem = memory_growth(args.build)
         if not args.no_write:
