@@ -78,6 +78,10 @@ def _prepare_scenario(doc: dict, src: Path) -> dict:
     if isinstance(outs, dict):
         for k in ("rate_window", "rate_step", "progress_interval"):
             outs.pop(k, None)
+    # Seed 002's connection manager: a few refusals in a row are enough to exercise it.
+    cn = doc.get("connections")
+    if isinstance(cn, dict):
+        cn["refusals_in_a_row"] = 20
     pt = doc.get("perftest")
     if isinstance(pt, dict):
         pt["iterations"] = "2"
