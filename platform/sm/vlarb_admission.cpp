@@ -146,10 +146,16 @@ VlarbAdmission::Plan VlarbAdmission::plan(const QosRequest& r) const {
   // corresponding VL, with enough available weight"; Sec. 4.2: "Connections of the same SL are
   // grouped into the same sequence". A sequence of a smaller distance also keeps the bound;
   // the loosest one that has room is taken, so strict sequences keep room for strict requests.
+  // Sec. 4.2: "The total weight of the sequence is computed according to the accumulated
+  // bandwidth of the connections sharing that sequence": the weight of the summed bandwidth,
+  // rounded up once per sequence, not once per connection (a 8 kb/s connection alone would
+  // take a whole unit, 125 kb/s on a 2 Gb/s link).
   bool found = false;
   for (const auto& [id, s] : seqs_) {
     if (s.sl != r.sl || s.distance > d) continue;
-    if (s.weight + w > (kHighTableEntries / s.distance) * kMaxEntryWeight) continue;
+    if (weight_for_bandwidth(s.bandwidth_bps + r.mean_bandwidth_bps, link_bps_) >
+        (kHighTableEntries / s.distance) * kMaxEntryWeight)
+      continue;
     const bool better = !found || s.distance > p.distance ||
                         (s.distance == p.distance &&
                          block_address(s.distance, s.start) < block_address(p.distance, p.start));
@@ -187,11 +193,12 @@ void VlarbAdmission::commit(ConnectionId id, const QosRequest& r, const Plan& p)
   uint32_t seq = p.seq;
   if (p.shares) {
     Seq& s = seqs_.at(seq);
-    s.weight += p.weight;
+    s.bandwidth_bps += r.mean_bandwidth_bps;
+    s.weight = weight_for_bandwidth(s.bandwidth_bps, link_bps_);
     ++s.connections;
   } else {
     seq = next_seq_++;
-    seqs_[seq] = Seq{r.sl, p.distance, p.start, p.weight, 1};
+    seqs_[seq] = Seq{r.sl, p.distance, p.start, p.weight, 1, r.mean_bandwidth_bps};
     place(seq, p.distance, p.start);
   }
   conns_[id] = Conn{seq, p.weight, r.mean_bandwidth_bps};
@@ -212,7 +219,8 @@ bool VlarbAdmission::release(ConnectionId id) {
   // accumulated bandwidth in the entries it was occupying. When this accumulated bandwidth is
   // zero those entries must be released."
   Seq& s = seqs_.at(c->second.seq);
-  s.weight -= c->second.weight;
+  s.bandwidth_bps -= c->second.bandwidth_bps;
+  s.weight = s.bandwidth_bps == 0 ? 0 : weight_for_bandwidth(s.bandwidth_bps, link_bps_);
   --s.connections;
   reserved_bps_ -= c->second.bandwidth_bps;
   const uint32_t seq = c->second.seq;

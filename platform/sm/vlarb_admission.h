@@ -76,7 +76,7 @@ struct Sequence {
   uint8_t sl = 0;
   uint32_t distance = 0;     // d = 2^i
   uint32_t start = 0;        // j: the first entry
-  uint32_t weight = 0;       // accumulated weight of its connections
+  uint32_t weight = 0;       // the weight of its connections' accumulated bandwidth
   uint32_t connections = 0;
   uint32_t entries() const { return kHighTableEntries / distance; }
 };
@@ -91,7 +91,7 @@ class VlarbAdmission {
   Verdict check(const QosRequest& r) const;
   // Admits connection `id`: joins a sequence of its SL or takes the first free set.
   Verdict admit(ConnectionId id, const QosRequest& r);
-  // Ends connection `id`: its weight leaves its sequence, a sequence without connections
+  // Ends connection `id`: its bandwidth leaves its sequence, a sequence without connections
   // frees its entries, and the table is defragmented if the free entries no longer have the
   // shape the filling rule needs. False when `id` is not admitted here.
   bool release(ConnectionId id);
@@ -129,8 +129,9 @@ class VlarbAdmission {
     uint8_t sl;
     uint32_t distance;
     uint32_t start;
-    uint32_t weight;
+    uint32_t weight;       // weight_for_bandwidth(bandwidth_bps)
     uint32_t connections;
+    uint64_t bandwidth_bps;  // accumulated bandwidth of its connections (seed 002 Sec. 3)
   };
   struct Conn {
     uint32_t seq;

@@ -381,9 +381,9 @@ TEST(VlarbAdmission, PathWithOneFullPortIsRefusedAndNoPortChanges) {
   VlarbAdmission a(kLinkBps), b(2 * kLinkBps), c(kLinkBps);
   ASSERT_EQ(a.admit(100, request(5, 16, 50)), Verdict::admitted);
   ASSERT_EQ(c.admit(101, request(5, 16, 50)), Verdict::admitted);
-  // Port b's table is full: 64 single-entry sequences (weight 128 each, too much to share).
+  // Port b's table is full: 64 single-entry sequences (weight 129 each; two would need 258, more than one entry holds).
   for (ConnectionId id = 0; id < 64; ++id)
-    ASSERT_EQ(b.admit(id, request(static_cast<uint8_t>(id % 16), 64, 255)), Verdict::admitted);
+    ASSERT_EQ(b.admit(id, request(static_cast<uint8_t>(id % 16), 64, 258)), Verdict::admitted);
   ASSERT_EQ(b.free_entries(), 0u);
   const Snapshot sa = snapshot(a), sb = snapshot(b), sc = snapshot(c);
 
@@ -436,6 +436,22 @@ TEST(VlarbAdmission, HighTableProgramsTheSwitchArbiter) {
   // The switch model's arbiter serves the admitted VL before the best-effort one.
   link::VlArbiter arbiter(cfg);
   for (int k = 0; k < 10; ++k) EXPECT_EQ(arbiter.choose(0b11, [](uint8_t) { return 256u; }), 1);
+}
+
+TEST(VlarbAdmission, SequenceWeightIsTheWeightOfItsAccumulatedBandwidthRoundedOnce) {
+  // seed 002 Sec. 4.2: "The total weight of the sequence is computed according to the
+  // accumulated bandwidth of the connections sharing that sequence". 100 connections of a
+  // sixteenth of a weight unit each add up to 6.25 units: the sequence weighs 7, not 100.
+  VlarbAdmission port(kLinkBps);
+  const uint64_t sixteenth = kMbps / 16;
+  for (ConnectionId id = 0; id < 100; ++id)
+    ASSERT_EQ(port.admit(id, QosRequest{6, 64, sixteenth}), Verdict::admitted);
+  ASSERT_EQ(port.sequences().size(), 1u);
+  EXPECT_EQ(port.sequences()[0].weight, 7u);
+  EXPECT_EQ(port.sequences()[0].connections, 100u);
+  // Releasing 50 leaves 3.125 units: 4.
+  for (ConnectionId id = 0; id < 50; ++id) ASSERT_TRUE(port.release(id));
+  EXPECT_EQ(port.sequences()[0].weight, 4u);
 }
 
 }  // namespace
