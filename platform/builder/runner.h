@@ -9,6 +9,7 @@
 #include <string>
 
 #include "platform/builder/deadlock_watch.h"
+#include "platform/metrics/traffic_metrics.h"
 #include "platform/scenario/scenario.h"
 
 namespace ibvp {
@@ -37,6 +38,11 @@ struct RunResult {
   // deadlock_timeout when the run ended (a deadlock, or a run cut short); empty if none.
   std::optional<StuckReport> stuck;
   std::string perftest_table;  // perftest's table (perftest scenarios), as the tools print it
+  // Why the run ended: "duration" (the upper bound), "connections" (seed 002's stop rule,
+  // connections.stop_after_packets), "perftest" (its last size measured) or "deadlock".
+  std::string stopped_by = "duration";
+  // seed 002 Table 2's traffic metrics from warm-up to the end (metrics/traffic_metrics.h).
+  metrics::TrafficSummary traffic;
 };
 
 // Switch outputs that can never send again (a cycle of credit waits): the message says when,
