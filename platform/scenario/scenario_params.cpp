@@ -242,9 +242,11 @@ const sim::ParamGroup& output_params() {
            "files are relative paths that stay inside the output directory (no absolute path, no \"..\").");
     // seed 002 Sec. 4.3 (docs/realtime_metrics.md): per-connection metrics of CBR connections.
     b.reals("deadline_thresholds", &OutputConfig::deadline_thresholds, "fraction of D",
-            "CBR connections: delay thresholds as fractions of each connection's deadline D (seed 002 Fig. 3).");
+            "CBR connections: delay thresholds as fractions of each connection's deadline D (seed 002 Fig. 3).")
+        .positive();
     b.reals("jitter_bins", &OutputConfig::jitter_bins, "IAT / nominal IAT",
-            "CBR connections: edges of the inter-arrival-time intervals, relative to the nominal IAT (seed 002 Fig. 4).");
+            "CBR connections: edges of the inter-arrival-time intervals, relative to the nominal IAT (seed 002 Fig. 4).")
+        .positive();
     b.real("rank_threshold", &OutputConfig::rank_threshold, "fraction of D",
            "CBR connections: the threshold at which each SL's best and worst connections are ranked (seed 002 Fig. 5: D/100).");
     b.rule("deadline_thresholds are strictly increasing, above 0 and include 1 (D); jitter_bins are strictly "

@@ -292,7 +292,7 @@ TEST(ConnectionMetrics, TheLoaderReadsThresholdsAndEdgesAndNamesTheKeyOfABadList
   e = error_of(kBase + "outputs: {jitter_bins: [1.1, 1.5]}\n");
   EXPECT_EQ(e.key(), "outputs.jitter_bins");
   e = error_of(kBase + "outputs: {jitter_bins: [0, 1.5]}\n");
-  EXPECT_EQ(e.key(), "outputs.jitter_bins");
+  EXPECT_EQ(e.key(), "outputs.jitter_bins[0]");
   e = error_of(kBase + "outputs: {rank_threshold: 0.03}\n");
   EXPECT_EQ(e.key(), "outputs.rank_threshold");
   e = error_of(kBase + "outputs: {deadline_thresholds: [0.01, x, 1]}\n");
