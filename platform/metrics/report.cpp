@@ -204,7 +204,11 @@ void write_results(const Fabric& fabric, const RunResult& result, const std::str
   const topo::Topology& t = sc.topology;
   Fabric& f = const_cast<Fabric&>(fabric);
   const Recorder& rec = f.recorder();
-  const double measured_s = static_cast<double>(sc.duration.value() - sc.warmup.value()) * 1e-12;
+  // A run that seed 002's stop rule ended early was measured until then, not until duration.
+  const uint64_t end_ps = result.stopped_by == "connections"
+                              ? std::min<uint64_t>(sc.duration.value(), static_cast<uint64_t>(result.sim_seconds * 1e12 + 0.5))
+                              : sc.duration.value();
+  const double measured_s = static_cast<double>(end_ps - std::min<uint64_t>(end_ps, sc.warmup.value())) * 1e-12;
   std::vector<std::string> node_names;
   for (const auto& n : t.nodes) node_names.push_back(utf8_valid(n.name));
 
@@ -228,7 +232,7 @@ void write_results(const Fabric& fabric, const RunResult& result, const std::str
       // Over the part of the measured span in which the flow creates packets: a flow that
       // runs 20 of 100 ms (the seed 004 victim) is judged by those 20 ms.
       const double from_s = static_cast<double>(std::max(sc.warmup.value(), fc.start.value())) * 1e-12;
-      const double to_s = static_cast<double>(std::min(sc.duration.value(), fc.stop.value())) * 1e-12;
+      const double to_s = static_cast<double>(std::min<uint64_t>(end_ps, fc.stop.value())) * 1e-12;
       const double active_s = std::min(measured_s, to_s - from_s);
       const double thr = active_s > 0 ? static_cast<double>(ft.measured_payload_bytes) / active_s : 0.0;
       const uint32_t src = t.find(fc.src);
