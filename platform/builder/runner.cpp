@@ -111,9 +111,10 @@ RunResult run_scenario(const Scenario& scenario, const RunOptions& options) {
   RunResult result;
   DeadlockWatch watch(fabric, watch_ps);
   const apps::Perftest* perftest = fabric.perftest();
+  bool on_grid = true;
   while (sc_core::sc_time_stamp().value() < end_ps) {
-    // A perftest run ends when its last size is measured.
-    if (perftest && perftest->finished()) break;
+    // A perftest run ends when its last size is measured (looked at on the grid only).
+    if (on_grid && perftest && perftest->finished()) break;
     const uint64_t now = sc_core::sc_time_stamp().value();
     // Slices end on a fixed grid (multiples of slice_ps, and the end), so the watch, the
     // progress lines and the stop rule look at the same simulated times in every run.
@@ -128,6 +129,7 @@ RunResult run_scenario(const Scenario& scenario, const RunOptions& options) {
       ports_at_warmup = read_ports(fabric);
       warm = true;
     }
+    on_grid = !to_warmup;
     if (to_warmup) continue;
     if (t >= next_progress_ps || t >= end_ps) {
       std::string extra;
