@@ -241,6 +241,17 @@ def _sl_list(sls: "list[int] | None", table: "pd.DataFrame") -> list[int]:
     return list(sls)
 
 
+def _iat_label(column: str) -> str:
+    """iat_lt_0.5 -> "< 0.5", iat_0.5_0.75 -> "[0.5, 0.75)", iat_ge_1.5 -> ">= 1.5"."""
+    name = column.removeprefix("iat_")
+    if name.startswith("lt_"):
+        return "< " + name[3:]
+    if name.startswith("ge_"):
+        return ">= " + name[3:]
+    lo, _, hi = name.partition("_")
+    return f"[{lo}, {hi})"
+
+
 def deadline(out_dir: str | Path, *, out: str | Path | None = None, title: str | None = None,
              sls: "list[int] | None" = None) -> list[Path]:
     """seed 002 Fig. 3: per SL, the percentage of packets delivered within each threshold
@@ -279,7 +290,7 @@ def jitter(out_dir: str | Path, *, out: str | Path | None = None, title: str | N
         row = table[table["sl"] == sl].iloc[0]
         ax.bar(np.arange(len(cols)) + (i - (len(chosen) - 1) / 2) * width, [100 * row[c] for c in cols], width,
                label=f"SL {sl}")
-    ax.set_xticks(range(len(cols)), [c.removeprefix("iat_").replace("_", " ") for c in cols], fontsize=8)
+    ax.set_xticks(range(len(cols)), [_iat_label(c) for c in cols], fontsize=8)
     ax.set_xlabel("inter-arrival time / nominal IAT")
     ax.set_ylabel("% of packets")
     ax.set_ylim(0, 105)
