@@ -80,6 +80,7 @@ RunResult run_scenario(const Scenario& scenario, const RunOptions& options) {
     prepare_output_files(scenario, options.out_dir);
   }
   Fabric fabric(scenario, options.out_dir);
+  if (options.on_elaborated) options.on_elaborated(fabric);
   const metrics::Recorder& rec = fabric.recorder();
   // seed 002 Sec. 4.2's stop rule, when the scenario asks for it and connections are tracked.
   metrics::ConnectionMetrics* connections = fabric.recorder().connection_metrics();

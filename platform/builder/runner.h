@@ -14,12 +14,17 @@
 
 namespace ibvp {
 
+class Fabric;
+
 struct RunOptions {
   std::string out_dir;   // empty: write nothing
   bool progress = false; // progress lines on stderr, in simulated time with the wall rate
   // Called between kernel slices (never inside a SystemC process), so it may throw to stop
   // the run: (simulated ps, end ps, wall seconds, packet-hops so far).
   std::function<void(uint64_t, uint64_t, double, uint64_t)> on_progress;
+  // Called once the fabric is elaborated, before the simulation starts: tests attach
+  // sources or tracked connections here that no scenario key builds yet.
+  std::function<void(Fabric&)> on_elaborated;
 };
 
 struct RunResult {

@@ -5,11 +5,13 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <memory>
 #include <fstream>
 #include <sstream>
 #include <string>
 #include <systemc>
 #include <unistd.h>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -173,4 +175,78 @@ TEST(ConnectionResults, ARunWithoutConnectionsWritesNoConnectionTables) {
   // A saturating flow: h1's interface is busy the whole run, h2's never.
   EXPECT_NEAR(js["traffic"]["host_utilization"].get<double>(), 0.5, 0.01);
   std::filesystem::remove_all(dir);
+}
+
+namespace {
+
+// Two connections into h3 on a star of three hosts: c0 from h1 every 10 us, c1 from h2
+// every 40 us (the smaller bandwidth); the runner's slices end every 50 us.
+struct StopRuleRun {
+  Scenario s = tb::basic_scenario(tb::star(3));
+  workload::CbrConnections conns = workload::CbrConnections(2);
+  std::vector<std::unique_ptr<TestCbrSource>> sources;
+
+  explicit StopRuleRun(uint64_t n, uint64_t c1_end_ps = ~uint64_t{0}) {
+    s.warmup = sc_time(100, SC_US);
+    s.duration = sc_time(10, SC_MS);
+    s.deadlock_timeout = sc_time(50, SC_US);
+    s.connections.stop_after_packets = n;
+    const topo::Topology& t = s.topology;
+    for (uint32_t k = 0; k < 2; ++k) {
+      workload::CbrConnection& c = conns[k];
+      c.src_node = t.find(k == 0 ? "h1" : "h2");
+      c.dst_node = t.find("h3");
+      c.payload_bytes = 256;
+      c.interval_ps = k == 0 ? 10'000'000 : 40'000'000;
+      c.deadline_ps = 100'000'000;
+    }
+    conns[1].end_ps = c1_end_ps;
+  }
+  RunResult run(const std::string& out_dir = "") {
+    RunOptions o;
+    o.out_dir = out_dir;
+    o.on_elaborated = [this](Fabric& f) {
+      metrics::ConnectionMetricsConfig cfg;
+      cfg.stop_after_packets = s.connections.stop_after_packets;
+      f.recorder().track_connections(conns, cfg);
+      for (uint32_t k = 0; k < conns.size(); ++k) {
+        sources.push_back(std::make_unique<TestCbrSource>(k, conns[k], s.topology.nodes[conns[k].dst_node].lid));
+        f.endpoint_at(conns[k].src_node)->add_source(sources.back().get());
+      }
+    };
+    return run_scenario(s, o);
+  }
+};
+
+}  // namespace
+
+TEST(StopRule, TheRunEndsAtTheFirstSliceAfterTheSlowestConnectionDeliveredNPackets) {
+  // c1's 20th packet after the warm-up is created at 100 + 19 x 40 = 860 us and delivered
+  // a few us later; the next slice ends at 900 us.
+  StopRuleRun r(20);
+  const std::filesystem::path dir = fresh_dir("stop-rule");
+  const RunResult res = r.run(dir.string());
+  EXPECT_EQ(res.stopped_by, "connections");
+  EXPECT_DOUBLE_EQ(res.sim_seconds, 900e-6);
+  const nlohmann::json js = nlohmann::json::parse(read_text(dir / "summary.json"));
+  EXPECT_EQ(js["stopped_by"], "connections");
+  EXPECT_EQ(js["connections"]["packets"], 20 + 80);  // c0: created at 100, 110, ..., 890 us
+  std::filesystem::remove_all(dir);
+}
+
+TEST(StopRule, AConnectionWhoseEndHasPassedNoLongerHoldsTheRun) {
+  // c1 stops sending at 300 us with 5 packets counted; c0 has its 20th (created at 290 us)
+  // by then, so the run ends at the 300 us slice.
+  StopRuleRun r(20, 300'000'000);
+  const RunResult res = r.run();
+  EXPECT_EQ(res.stopped_by, "connections");
+  EXPECT_DOUBLE_EQ(res.sim_seconds, 300e-6);
+}
+
+TEST(StopRule, DurationStaysTheUpperBound) {
+  StopRuleRun r(1000);  // c1 would need 40 ms
+  r.s.duration = sc_time(2, SC_MS);
+  const RunResult res = r.run();
+  EXPECT_EQ(res.stopped_by, "duration");
+  EXPECT_DOUBLE_EQ(res.sim_seconds, 2e-3);
 }
