@@ -192,7 +192,8 @@ Json write_connections(const ConnectionMetrics& cm, const std::vector<std::strin
   return Json{{"connections", conns.size()},
               {"packets", packets},
               {"late", late},
-              {"all_met_deadline", late == 0},
+              // null when no packet was counted: nothing was judged.
+              {"all_met_deadline", packets > 0 ? Json(late == 0) : Json(nullptr)},
               {"bytes_per_connection", cm.bytes_per_connection()},
               {"service_levels", per_sl}};
 }
