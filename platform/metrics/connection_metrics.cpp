@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <limits>
 #include <stdexcept>
 
 #include "models/sim/params.h"
@@ -50,12 +49,6 @@ std::string rank_threshold_problem(double rank, const std::vector<double>& t) {
   return "";
 }
 
-uint64_t scaled_ps(double fraction, uint64_t base_ps) {
-  const double v = std::nearbyint(fraction * static_cast<double>(base_ps));
-  if (!(v < 18446744073709551616.0)) return std::numeric_limits<uint64_t>::max();
-  return static_cast<uint64_t>(v);
-}
-
 ConnectionMetrics::ConnectionMetrics(const workload::CbrConnections& connections, uint64_t warmup_ps,
                                      ConnectionMetricsConfig config)
     : connections_(&connections), warmup_ps_(warmup_ps), config_(std::move(config)) {
@@ -70,8 +63,8 @@ ConnectionMetrics::ConnectionMetrics(const workload::CbrConnections& connections
     if (connections[c].deadline_ps == 0 || connections[c].interval_ps == 0)
       throw std::invalid_argument("connection " + std::to_string(c) + " has no deadline or no nominal IAT (0 ps)");
   state_.resize(n);
-  deadline_counts_.assign(n * threshold_intervals(), 0);
-  iat_counts_.assign(n * iat_intervals(), 0);
+  stride_ = threshold_intervals() + iat_intervals();
+  counts_.assign(n * stride_, 0);
   if (config_.stop_after_packets > 0) {
     pending_ = n;
     by_end_.resize(n);
@@ -89,14 +82,15 @@ void ConnectionMetrics::count(uint32_t c, uint64_t created_ps, uint64_t delivere
   const std::vector<double>& t = config_.deadline_thresholds;
   size_t b = 0;
   while (b < t.size() && delay > scaled_ps(t[b], k.deadline_ps)) ++b;
-  deadline_counts_[c * threshold_intervals() + b]++;
+  uint32_t* counts = &counts_[c * stride_];
+  counts[b]++;
   if (s.delivered > 0) {
     // One path per connection (one DLID, one SL): its packets arrive in order.
     const uint64_t iat = delivered_ps > s.last_arrival_ps ? delivered_ps - s.last_arrival_ps : 0;
     const std::vector<double>& e = config_.jitter_bins;
     size_t i = 0;
     while (i < e.size() && iat >= scaled_ps(e[i], k.interval_ps)) ++i;
-    iat_counts_[c * iat_intervals() + i]++;
+    counts[threshold_intervals() + i]++;
   }
   s.last_arrival_ps = delivered_ps;
   s.delay_sum_ps += delay;
