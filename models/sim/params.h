@@ -248,6 +248,22 @@ class GroupBuilder {
     return add(std::move(d));
   }
 
+  // A list of reals of any length (thresholds, interval edges), its default from the struct.
+  template <class O>
+  ParamDecl& reals(std::string name, std::vector<double> O::*field, std::string unit, std::string doc) {
+    ParamDecl d = make(std::move(name), ParamKind::list, std::move(unit), std::move(doc));
+    d.element = ParamKind::real;
+    std::string text;
+    for (double v : defaults().*field) text += (text.empty() ? "" : ", ") + format_real(v);
+    d.default_text = "[" + text + "]";
+    d.set = [field](void* c, const ParamValue& v) {
+      auto& out = cfg(c).*field;
+      out.clear();
+      for (const ParamValue& i : v.items) out.push_back(i.real);
+    };
+    return add(std::move(d));
+  }
+
   // A fixed-length table of small integers (an SL2VL table).
   template <class O, class T, size_t N>
   ParamDecl& integers(std::string name, std::array<T, N> O::*field, std::string unit, std::string doc) {

@@ -86,6 +86,14 @@ Fabric::Fabric(const Scenario& scenario, const std::string& out_dir) : scenario_
   for (size_t f = 0; f < flows_.size(); ++f)
     if (flows_[f].generator == GeneratorKind::video)
       recorder_->track_video(static_cast<uint32_t>(f), flows_[f].frame_period.value());
+  if (connections_) {
+    // The manager owns the list and outlives the recorder's use of it (both live as long as
+    // the Fabric).
+    const OutputConfig& o = scenario_.outputs;
+    recorder_->track_connections(connections_->connections(),
+                                 {o.deadline_thresholds, o.jitter_bins, o.rank_threshold,
+                                  scenario_.connections.stop_after_packets});
+  }
   build_nodes();
   build_links();
   program_switches();

@@ -28,7 +28,7 @@ std::string format_time(uint64_t ps) {
 }
 
 // On a terminal the bar redraws in place; in a log (CI, a pipe) each report is one line.
-void print_progress(uint64_t now_ps, uint64_t end_ps, double wall_s, uint64_t hops) {
+void print_progress(uint64_t now_ps, uint64_t end_ps, double wall_s, uint64_t hops, const std::string& extra) {
   const double frac = end_ps ? static_cast<double>(now_ps) / static_cast<double>(end_ps) : 1.0;
   const int width = 30;
   const int filled = static_cast<int>(frac * width);
@@ -36,9 +36,9 @@ void print_progress(uint64_t now_ps, uint64_t end_ps, double wall_s, uint64_t ho
   bar.resize(width, '.');
   const double rate = wall_s > 0 ? static_cast<double>(now_ps) * 1e-9 / wall_s : 0.0;
   static const bool tty = isatty(fileno(stderr));
-  std::fprintf(stderr, "%s[%s] %5.1f%%  sim %s  %.2f sim-ms/s  %.2f M packet-hops/s%s", tty ? "\r" : "", bar.c_str(),
+  std::fprintf(stderr, "%s[%s] %5.1f%%  sim %s  %.2f sim-ms/s  %.2f M packet-hops/s%s%s", tty ? "\r" : "", bar.c_str(),
                frac * 100.0, format_time(now_ps).c_str(), rate,
-               wall_s > 0 ? static_cast<double>(hops) / wall_s * 1e-6 : 0.0, tty ? "   " : "\n");
+               wall_s > 0 ? static_cast<double>(hops) / wall_s * 1e-6 : 0.0, extra.c_str(), tty ? "   " : "\n");
   std::fflush(stderr);
 }
 
@@ -56,6 +56,20 @@ uint64_t peak_rss_bytes() {
   return kb * 1024;
 }
 
+// Every cabled port's counters now, in (node, port) order (metrics/traffic_metrics.h).
+std::vector<metrics::PortTraffic> read_ports(const Fabric& fabric) {
+  const topo::Topology& t = fabric.scenario().topology;
+  std::vector<metrics::PortTraffic> out;
+  for (uint32_t n = 0; n < t.nodes.size(); ++n)
+    for (uint16_t p = 1; p <= t.nodes[n].num_ports; ++p) {
+      if (t.link_at(n, p) < 0) continue;
+      const link::PortCounters& c = fabric.port_counters(n, p);
+      out.push_back({t.nodes[n].kind == topo::NodeKind::endpoint, fabric.port_rate_bytes_per_s(n, p), c.bytes_tx,
+                     c.bytes_rx, c.busy_ps});
+    }
+  return out;
+}
+
 }  // namespace
 
 RunResult run_scenario(const Scenario& scenario, const RunOptions& options) {
@@ -66,7 +80,16 @@ RunResult run_scenario(const Scenario& scenario, const RunOptions& options) {
     prepare_output_files(scenario, options.out_dir);
   }
   Fabric fabric(scenario, options.out_dir);
+  if (options.on_elaborated) options.on_elaborated(fabric);
   const metrics::Recorder& rec = fabric.recorder();
+  // seed 002 Sec. 4.2's stop rule, when the scenario asks for it and connections are tracked.
+  metrics::ConnectionMetrics* connections = fabric.recorder().connection_metrics();
+  const bool stop_rule = connections && connections->config().stop_after_packets > 0;
+  // Table 2's traffic window opens at the warm-up: nothing has run yet, so these are zeros
+  // when there is none.
+  const uint64_t warmup_ps = scenario.warmup.value();
+  std::vector<metrics::PortTraffic> ports_at_warmup = read_ports(fabric);
+  bool warm = warmup_ps == 0;
   // SystemC's own elaboration (port binding, end_of_elaboration, time-zero activations) runs
   // here, so the wall clock below measures simulation: sim-ms/s and packet-hops/s are rates
   // of the model, not of start-up.
@@ -89,23 +112,49 @@ RunResult run_scenario(const Scenario& scenario, const RunOptions& options) {
   RunResult result;
   DeadlockWatch watch(fabric, watch_ps);
   const apps::Perftest* perftest = fabric.perftest();
+  bool on_grid = true;
   while (sc_core::sc_time_stamp().value() < end_ps) {
-    // A perftest run ends when its last size is measured.
-    if (perftest && perftest->finished()) break;
+    // A perftest run ends when its last size is measured (looked at on the grid only).
+    if (on_grid && perftest && perftest->finished()) break;
     const uint64_t now = sc_core::sc_time_stamp().value();
-    sc_core::sc_start(sc_core::sc_time::from_value(std::min(slice_ps, end_ps - now)));
+    // Slices end on a fixed grid (multiples of slice_ps, and the end), so the watch, the
+    // progress lines and the stop rule look at the same simulated times in every run.
+    uint64_t step = std::min(slice_ps - now % slice_ps, end_ps - now);
+    // One extra slice end at the warm-up, to read the port counters there; the grid is
+    // unchanged and nothing else looks at that moment.
+    const bool to_warmup = !warm && now + step > warmup_ps;
+    if (to_warmup) step = warmup_ps - now;
+    sc_core::sc_start(sc_core::sc_time::from_value(step));
     const uint64_t t = sc_core::sc_time_stamp().value();
+    if (!warm && t >= warmup_ps) {
+      ports_at_warmup = read_ports(fabric);
+      warm = true;
+    }
+    on_grid = !to_warmup;
+    if (to_warmup) continue;
     if (t >= next_progress_ps || t >= end_ps) {
-      if (options.progress) print_progress(t, end_ps, wall(), rec.transmissions());
+      std::string extra;
+      if (stop_rule)
+        extra = "  slowest connection " + std::to_string(connections->slowest_delivered()) + "/" +
+                std::to_string(connections->config().stop_after_packets) + " packets";
+      if (options.progress) print_progress(t, end_ps, wall(), rec.transmissions(), extra);
       if (options.on_progress) options.on_progress(t, end_ps, wall(), rec.transmissions());
       next_progress_ps = t + progress_ps;
     }
     if (std::optional<std::string> report = watch.check(t)) {
       result.deadlock = true;
       result.deadlock_report = std::move(*report);
+      result.stopped_by = "deadlock";
+      break;
+    }
+    // seed 002 Sec. 4.2: the steady state lasts until every connection still sending has
+    // received N packets; `duration` stays the upper bound.
+    if (stop_rule && connections->stop_reached(t)) {
+      result.stopped_by = "connections";
       break;
     }
   }
+  if (perftest && perftest->finished() && !result.deadlock) result.stopped_by = "perftest";
   if (options.progress && isatty(fileno(stderr))) std::fprintf(stderr, "\n");
   fabric.finish();
 
@@ -119,6 +168,11 @@ RunResult run_scenario(const Scenario& scenario, const RunOptions& options) {
   result.sim_seconds = static_cast<double>(sc_core::sc_time_stamp().value()) / 1e12;
   result.wall_seconds = wall();
   result.peak_rss_bytes = peak_rss_bytes();
+  {
+    const uint64_t end = sc_core::sc_time_stamp().value();
+    // A run that ends before its warm-up has no measured span.
+    result.traffic = metrics::summarize_traffic(ports_at_warmup, read_ports(fabric), warm ? end - warmup_ps : 0);
+  }
   if (perftest) result.perftest_table = perftest->table();
   if (!options.out_dir.empty()) metrics::write_results(fabric, result, options.out_dir);
   if (result.deadlock) throw DeadlockError(result.deadlock_report);

@@ -9,9 +9,12 @@
 #include <string>
 
 #include "platform/builder/deadlock_watch.h"
+#include "platform/metrics/traffic_metrics.h"
 #include "platform/scenario/scenario.h"
 
 namespace ibvp {
+
+class Fabric;
 
 struct RunOptions {
   std::string out_dir;   // empty: write nothing
@@ -19,6 +22,9 @@ struct RunOptions {
   // Called between kernel slices (never inside a SystemC process), so it may throw to stop
   // the run: (simulated ps, end ps, wall seconds, packet-hops so far).
   std::function<void(uint64_t, uint64_t, double, uint64_t)> on_progress;
+  // Called once the fabric is elaborated, before the simulation starts: tests attach
+  // sources or tracked connections here that no scenario key builds yet.
+  std::function<void(Fabric&)> on_elaborated;
 };
 
 struct RunResult {
@@ -37,6 +43,11 @@ struct RunResult {
   // deadlock_timeout when the run ended (a deadlock, or a run cut short); empty if none.
   std::optional<StuckReport> stuck;
   std::string perftest_table;  // perftest's table (perftest scenarios), as the tools print it
+  // Why the run ended: "duration" (the upper bound), "connections" (seed 002's stop rule,
+  // connections.stop_after_packets), "perftest" (its last size measured) or "deadlock".
+  std::string stopped_by = "duration";
+  // seed 002 Table 2's traffic metrics from warm-up to the end (metrics/traffic_metrics.h).
+  metrics::TrafficSummary traffic;
 };
 
 // Switch outputs that can never send again (a cycle of credit waits): the message says when,

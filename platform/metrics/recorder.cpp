@@ -52,6 +52,10 @@ size_t Recorder::video_frames_in_progress(uint32_t flow) const {
   return it == video_.end() ? 0 : it->second.frames.in_progress();
 }
 
+void Recorder::track_connections(const workload::CbrConnections& connections, ConnectionMetricsConfig config) {
+  connections_ = std::make_unique<ConnectionMetrics>(connections, warmup_ps_, std::move(config));
+}
+
 PacketRecord* Recorder::record_of(const ib::Packet& p) {
   if (!keep_packets_) return nullptr;
   assert(p.id < packets_.size());
@@ -88,6 +92,11 @@ void Recorder::on_inject(const ib::Packet& p, uint64_t t) {
 void Recorder::on_deliver(const ib::Packet& p, uint32_t node, uint64_t t) {
   (void)node;
   delivered_++;
+  // CBR connections' packets may belong to no flow: judged before the flow's totals.
+  if (p.connection != workload::kNoConnection && connections_) {
+    assert(p.connection < connections_->size());
+    connections_->on_deliver(p.connection, p.created.value(), t);
+  }
   if (p.flow >= flows_.size()) return;
   FlowTotals& f = flows_[p.flow];
   f.delivered++;

@@ -5,11 +5,13 @@
 #include <cstdint>
 #include <limits>
 #include <map>
+#include <memory>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "models/sim/observer.h"
+#include "platform/metrics/connection_metrics.h"
 #include "platform/metrics/frame_metrics.h"
 #include "platform/metrics/latency_histogram.h"
 
@@ -94,6 +96,14 @@ class Recorder : public sim::FabricObserver {
   const FrameStreamStats* video_stats(uint32_t flow) const;
   // Frames begun (some packet delivered) but not complete at the end of the run.
   size_t video_frames_in_progress(uint32_t flow) const;
+  // The run's CBR connections (seed 002): packets whose Packet::connection indexes this
+  // list are judged by ConnectionMetrics (connection_metrics.h). The list is read, not
+  // copied: it must outlive the recorder and keep its size (the Fabric owns both).
+  // std::invalid_argument for a config the scenario loader would refuse.
+  void track_connections(const workload::CbrConnections& connections, ConnectionMetricsConfig config = {});
+  // The connections' metrics, or nullptr when no connections are tracked.
+  const ConnectionMetrics* connection_metrics() const { return connections_.get(); }
+  ConnectionMetrics* connection_metrics() { return connections_.get(); }
 
   void on_inject(const ib::Packet& p, uint64_t t) override;
   void on_deliver(const ib::Packet& p, uint32_t node, uint64_t t) override;
@@ -134,6 +144,7 @@ class Recorder : public sim::FabricObserver {
     FrameStreamStats stats;
   };
   std::map<uint32_t, VideoFlow> video_;  // by flow; few flows, looked up per video packet only
+  std::unique_ptr<ConnectionMetrics> connections_;
 };
 
 }  // namespace ibvp::metrics

@@ -10,6 +10,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "models/sim/params.h"
 #include "platform/builder/fabric.h"
 #include "platform/apps/perftest.h"
 #include "platform/builder/runner.h"
@@ -78,6 +79,126 @@ Json stuck_json(const RunResult& result) {
               {"worst", worst}};
 }
 
+// seed 002 Table 2 (metrics/traffic_metrics.h): the summary's `traffic` block.
+Json traffic_json(const TrafficSummary& tr) {
+  return Json{{"span_seconds", tr.span_s},
+              {"hosts", tr.hosts},
+              {"switch_ports", tr.switch_ports},
+              {"injected_bytes", tr.injected_bytes},
+              {"delivered_bytes", tr.delivered_bytes},
+              {"injected_bytes_per_cycle_per_node", tr.injected_bytes_per_cycle_per_node},
+              {"delivered_bytes_per_cycle_per_node", tr.delivered_bytes_per_cycle_per_node},
+              {"host_utilization", tr.host_utilization},
+              {"switch_port_utilization", tr.switch_port_utilization}};
+}
+
+// Column labels of the CBR connections' intervals: "0.01D" for a threshold, "lt_0.5",
+// "0.5_0.75" and "ge_1.5" for the IAT intervals (edges relative to the nominal IAT).
+std::vector<std::string> threshold_labels(const ConnectionMetricsConfig& c) {
+  std::vector<std::string> out;
+  for (double f : c.deadline_thresholds) out.push_back(sim::format_real(f) + "D");
+  return out;
+}
+std::vector<std::string> iat_labels(const ConnectionMetricsConfig& c) {
+  const std::vector<double>& e = c.jitter_bins;
+  std::vector<std::string> out{"lt_" + sim::format_real(e.front())};
+  for (size_t i = 1; i < e.size(); ++i) out.push_back(sim::format_real(e[i - 1]) + "_" + sim::format_real(e[i]));
+  out.push_back("ge_" + sim::format_real(e.back()));
+  return out;
+}
+
+// The tables connections and service_levels, and the summary's `connections` block (seed
+// 002 Figs. 3-5; docs/realtime_metrics.md). Only when the run has connections.
+Json write_connections(const ConnectionMetrics& cm, const std::vector<std::string>& node_names, const std::string& dir) {
+  const workload::CbrConnections& conns = cm.connections();
+  const std::vector<std::string> tl = threshold_labels(cm.config()), il = iat_labels(cm.config());
+  const size_t T = tl.size();
+  auto ns = [](double ps) { return ps / 1e3; };
+  auto i64 = [](uint64_t v) { return static_cast<int64_t>(v); };
+  {
+    Table tab(conns.size());
+    tab.int64("connection", [](size_t r) { return static_cast<int64_t>(r); })
+        .text("src", [&](size_t r) -> std::string_view { return node_names[conns[r].src_node]; })
+        .text("dst", [&](size_t r) -> std::string_view { return node_names[conns[r].dst_node]; })
+        .int64("sl", [&](size_t r) { return int64_t{conns[r].sl}; })
+        .int64("hops", [&](size_t r) { return int64_t{conns[r].hops}; })
+        .int64("distance", [&](size_t r) { return int64_t{conns[r].distance}; })
+        .int64("payload_bytes", [&](size_t r) { return int64_t{conns[r].payload_bytes}; })
+        .int64("bandwidth_bps", [&](size_t r) { return i64(conns[r].bandwidth_bps); })
+        .int64("reserved_bps", [&](size_t r) { return i64(conns[r].reserved_bps); })
+        .real("interval_ns", [&](size_t r) { return ns(static_cast<double>(conns[r].interval_ps)); })
+        .real("deadline_ns", [&](size_t r) { return ns(static_cast<double>(conns[r].deadline_ps)); })
+        .int64("delivered", [&](size_t r) { return int64_t{cm.state(static_cast<uint32_t>(r)).delivered}; });
+    // Cumulative: packets with delay <= threshold x D (seed 002 Fig. 3 draws them so).
+    for (size_t k = 0; k < T; ++k)
+      tab.int64("within_" + tl[k], [&cm, k](size_t r) { return static_cast<int64_t>(cm.within(static_cast<uint32_t>(r), k)); });
+    tab.int64("late", [&](size_t r) { return i64(cm.late(static_cast<uint32_t>(r))); });
+    for (size_t k = 0; k < il.size(); ++k)
+      tab.int64("iat_" + il[k], [&cm, k](size_t r) { return int64_t{cm.iat_count(static_cast<uint32_t>(r), k)}; });
+    tab.real("delay_mean_ns", [&](size_t r) {
+         const uint32_t c = static_cast<uint32_t>(r);
+         return cm.state(c).delivered ? cm.delay_mean_ps(c) / 1e3 : NAN;
+       })
+        .real("delay_max_ns", [&](size_t r) {
+          const ConnectionState& st = cm.state(static_cast<uint32_t>(r));
+          return st.delivered ? static_cast<double>(st.delay_max_ps) / 1e3 : NAN;
+        });
+    write_table(dir, "connections", tab);
+  }
+  const std::vector<SlConnectionSummary> sls = cm.by_sl();
+  auto frac = [](uint64_t a, uint64_t b) { return b ? static_cast<double>(a) / static_cast<double>(b) : NAN; };
+  auto index = [](uint32_t c) { return c == workload::kNoConnection ? int64_t{-1} : int64_t{c}; };
+  {
+    Table tab(sls.size());
+    tab.int64("sl", [&](size_t r) { return int64_t{sls[r].sl}; })
+        .int64("connections", [&](size_t r) { return int64_t{sls[r].connections}; })
+        .int64("measured_connections", [&](size_t r) { return int64_t{sls[r].measured_connections}; })
+        .int64("packets", [&](size_t r) { return i64(sls[r].packets); })
+        .int64("late", [&](size_t r) { return i64(sls[r].late); });
+    for (size_t k = 0; k < T; ++k)
+      tab.real("within_" + tl[k], [&, k](size_t r) { return frac(sls[r].within[k], sls[r].packets); });
+    tab.int64("iat_samples", [&](size_t r) { return i64(sls[r].iat_samples); });
+    for (size_t k = 0; k < il.size(); ++k)
+      tab.real("iat_" + il[k], [&, k](size_t r) { return frac(sls[r].iat[k], sls[r].iat_samples); });
+    tab.real("delay_mean_ns", [&](size_t r) { return sls[r].packets ? sls[r].delay_mean_ps / 1e3 : NAN; })
+        .real("delay_max_ns", [&](size_t r) { return sls[r].packets ? static_cast<double>(sls[r].delay_max_ps) / 1e3 : NAN; })
+        .int64("best_connection", [&](size_t r) { return index(sls[r].best); })
+        .real("best_fraction", [&](size_t r) { return sls[r].best == workload::kNoConnection ? NAN : sls[r].best_fraction; })
+        .int64("worst_connection", [&](size_t r) { return index(sls[r].worst); })
+        .real("worst_fraction", [&](size_t r) { return sls[r].worst == workload::kNoConnection ? NAN : sls[r].worst_fraction; });
+    write_table(dir, "service_levels", tab);
+  }
+  uint64_t packets = 0, late = 0;
+  Json per_sl = Json::array();
+  for (const SlConnectionSummary& a : sls) {
+    packets += a.packets;
+    late += a.late;
+    Json within = Json::object();
+    for (size_t k = 0; k < T; ++k) within[tl[k]] = a.packets ? Json(frac(a.within[k], a.packets)) : Json(nullptr);
+    Json rank = a.best == workload::kNoConnection
+                    ? Json(nullptr)
+                    : Json{{"best", a.best}, {"best_fraction", a.best_fraction}, {"worst", a.worst},
+                           {"worst_fraction", a.worst_fraction}};
+    per_sl.push_back(Json{{"sl", int{a.sl}},
+                          {"connections", a.connections},
+                          {"measured_connections", a.measured_connections},
+                          {"packets", a.packets},
+                          {"late", a.late},
+                          {"within", within},
+                          {"delay_mean_ns", a.packets ? Json(a.delay_mean_ps / 1e3) : Json(nullptr)},
+                          {"delay_max_ns", a.packets ? Json(static_cast<double>(a.delay_max_ps) / 1e3) : Json(nullptr)},
+                          {"ranked_at", sim::format_real(cm.config().rank_threshold) + "D"},
+                          {"best_worst", rank}});
+  }
+  return Json{{"connections", conns.size()},
+              {"packets", packets},
+              {"late", late},
+              // null when no packet was counted: nothing was judged.
+              {"all_met_deadline", packets > 0 ? Json(late == 0) : Json(nullptr)},
+              {"bytes_per_connection", cm.bytes_per_connection()},
+              {"service_levels", per_sl}};
+}
+
 }  // namespace
 
 void write_results(const Fabric& fabric, const RunResult& result, const std::string& dir) {
@@ -85,7 +206,11 @@ void write_results(const Fabric& fabric, const RunResult& result, const std::str
   const topo::Topology& t = sc.topology;
   Fabric& f = const_cast<Fabric&>(fabric);
   const Recorder& rec = f.recorder();
-  const double measured_s = static_cast<double>(sc.duration.value() - sc.warmup.value()) * 1e-12;
+  // A run that seed 002's stop rule ended early was measured until then, not until duration.
+  const uint64_t end_ps = result.stopped_by == "connections"
+                              ? std::min<uint64_t>(sc.duration.value(), static_cast<uint64_t>(result.sim_seconds * 1e12 + 0.5))
+                              : sc.duration.value();
+  const double measured_s = static_cast<double>(end_ps - std::min<uint64_t>(end_ps, sc.warmup.value())) * 1e-12;
   std::vector<std::string> node_names;
   for (const auto& n : t.nodes) node_names.push_back(utf8_valid(n.name));
 
@@ -109,7 +234,7 @@ void write_results(const Fabric& fabric, const RunResult& result, const std::str
       // Over the part of the measured span in which the flow creates packets: a flow that
       // runs 20 of 100 ms (the seed 004 victim) is judged by those 20 ms.
       const double from_s = static_cast<double>(std::max(sc.warmup.value(), fc.start.value())) * 1e-12;
-      const double to_s = static_cast<double>(std::min(sc.duration.value(), fc.stop.value())) * 1e-12;
+      const double to_s = static_cast<double>(std::min<uint64_t>(end_ps, fc.stop.value())) * 1e-12;
       const double active_s = std::min(measured_s, to_s - from_s);
       const double thr = active_s > 0 ? static_cast<double>(ft.measured_payload_bytes) / active_s : 0.0;
       const uint32_t src = t.find(fc.src);
@@ -258,6 +383,11 @@ void write_results(const Fabric& fabric, const RunResult& result, const std::str
     write_table(dir, "rates", tab);
   }
 
+  // connections and service_levels (CBR connections, seed 002), only when there are some.
+  Json connections_json = nullptr;
+  if (const ConnectionMetrics* cm = rec.connection_metrics(); cm && cm->size() > 0)
+    connections_json = write_connections(*cm, node_names, dir);
+
   // packets.csv
   if (sc.outputs.packets_csv) {
     const std::vector<PacketRecord>& p = rec.packets();
@@ -303,6 +433,7 @@ void write_results(const Fabric& fabric, const RunResult& result, const std::str
     js["seed"] = sc.seed;
     js["routing"] = fabric.routing().engine;
     js["sim_seconds"] = result.sim_seconds;
+    js["stopped_by"] = result.stopped_by;
     js["warmup_seconds"] = static_cast<double>(sc.warmup.value()) / 1e12;
     js["packets"] = Json{{"injected", result.injected}, {"delivered", result.delivered}, {"dropped", result.dropped},
                          {"in_flight", result.in_flight}};
@@ -314,6 +445,8 @@ void write_results(const Fabric& fabric, const RunResult& result, const std::str
     js["stuck"] = stuck_json(result);
     js["flows"] = flows_json;
     js["video"] = video_json;
+    js["traffic"] = traffic_json(result.traffic);
+    js["connections"] = connections_json;
     if (const apps::Perftest* p = fabric.perftest()) js["perftest"] = p->json();
     if (const sm::ConnectionManager* cm = fabric.connections()) js["admission"] = admission_json(*cm);
     write_json(dir + "/summary.json", js);

@@ -109,6 +109,11 @@ struct OutputConfig {
   // Chrome/Perfetto trace of each message's life on HCA hosts, relative to the output
   // directory; "": none (platform/metrics/timeline.h).
   std::string timeline;
+  // CBR connections' metrics (seed 002 Figs. 3-5, platform/metrics/connection_metrics.h;
+  // the same defaults as metrics::ConnectionMetricsConfig, a test keeps them equal).
+  std::vector<double> deadline_thresholds{0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1.0};  // fractions of D
+  std::vector<double> jitter_bins{0.5, 0.75, 0.9, 0.95, 1.05, 1.1, 1.25, 1.5};     // IAT / nominal IAT
+  double rank_threshold = 0.01;  // best and worst connections are ranked at rank_threshold x D
 };
 
 // What each endpoint of the topology is: a fabric-only CA port fed by flows (ep::Endpoint),

@@ -13,6 +13,7 @@
 #include "platform/sm/connection_manager.h"
 #include "platform/sm/routing.h"
 #include "platform/topology/topology.h"
+#include "platform/metrics/connection_metrics.h"
 #include "platform/workload/video_frames.h"
 
 namespace ibvp {
@@ -240,6 +241,27 @@ const sim::ParamGroup& output_params() {
              "packets, ACK, CQE, poll), a relative path inside the output directory; absent: none.");
     b.rule("rate_ports and pcaps name cabled ports of existing nodes; pcap files are distinct; timeline and pcap "
            "files are relative paths that stay inside the output directory (no absolute path, no \"..\").");
+    // seed 002 Sec. 4.3 (docs/realtime_metrics.md): per-connection metrics of CBR connections.
+    b.reals("deadline_thresholds", &OutputConfig::deadline_thresholds, "fraction of D",
+            "CBR connections: delay thresholds as fractions of each connection's deadline D (seed 002 Fig. 3).")
+        .positive();
+    b.reals("jitter_bins", &OutputConfig::jitter_bins, "IAT / nominal IAT",
+            "CBR connections: edges of the inter-arrival-time intervals, relative to the nominal IAT (seed 002 Fig. 4).")
+        .positive();
+    b.real("rank_threshold", &OutputConfig::rank_threshold, "fraction of D",
+           "CBR connections: the threshold at which each SL's best and worst connections are ranked (seed 002 Fig. 5: D/100).");
+    b.rule("deadline_thresholds are strictly increasing, above 0 and include 1 (D); jitter_bins are strictly "
+           "increasing, above 0, with one edge at or below 1 and one above; rank_threshold is one of deadline_thresholds.");
+    b.on_complete([](OutputConfig& c, const std::set<std::string>&) {
+      if (std::string p = metrics::deadline_thresholds_problem(c.deadline_thresholds); !p.empty())
+        throw ParamError("deadline_thresholds", p,
+                         "give fractions of D in increasing order that include 1, e.g. [0.01, 0.1, 0.5, 1]");
+      if (std::string p = metrics::jitter_bins_problem(c.jitter_bins); !p.empty())
+        throw ParamError("jitter_bins", p,
+                         "give increasing edges around 1, e.g. [0.5, 0.9, 1.1, 1.5] (intervals below 0.5, ..., at or above 1.5)");
+      if (std::string p = metrics::rank_threshold_problem(c.rank_threshold, c.deadline_thresholds); !p.empty())
+        throw ParamError("rank_threshold", p, "use one of deadline_thresholds, or add it to them");
+    });
     return b.build();
   }();
   return group;

@@ -2,7 +2,7 @@
 
     ibvp run SCENARIO.yaml [--set key=value ...] [--out DIR] [--timeout S] [--quiet]
     ibvp sweep SCENARIO.yaml --vary key=v1,v2,... [--vary ...] [--set ...] [--jobs N] [--dask ADDRESS] [--out DIR]
-    ibvp plot DIR [--kind rates-over-time|throughput|latency-cdf|latency-vs-load] [--out PREFIX]
+    ibvp plot DIR [--kind rates-over-time|throughput|latency-cdf|latency-vs-load|deadline|jitter|best_worst] [--out PREFIX]
     ibvp topo FILE [--routing minhop] [--roots A,B | --root-guid-file F] [--lfts-file F] [--lmc N]
               [--node-name-map F] [--dump DIR] [--export-ibnetdiscover OUT [--export-node-name-map MAP]] [--json]
     ibvp validate SCENARIO.yaml [--set key=value ...]
@@ -95,6 +95,8 @@ def _parser() -> argparse.ArgumentParser:
                    help="rates-over-time: a legend name for a series (B/7='root link'); repeatable")
     p.add_argument("--window", metavar="START,END",
                    help="rates-over-time: also print each series' mean rate between two times (40ms,60ms)")
+    p.add_argument("--sls", help="deadline, jitter, best_worst: the SLs to draw, comma-separated (default: every SL "
+                                 "with connections; best_worst: 0-3)")
     p.add_argument("--x", help="latency-vs-load: the varied key on the x axis")
     p.add_argument("--y", default="latency_mean_ns", help="latency-vs-load: the sweep.csv column to draw, or the ratio of two (\"rate:remote / rate:local\")")
     p.set_defaults(handler=cmd_plot)
@@ -272,11 +274,25 @@ def cmd_plot(args: argparse.Namespace) -> int:
             options.update(group=args.group, link_Bps=args.link_Bps, labels=_labels(args.label))
         elif kind == "latency-vs-load":
             options.update(x=args.x, y=args.y)
+        elif kind in ("deadline", "jitter", "best_worst"):
+            options.update(sls=_sls(args.sls))
         for path in plots.plot(kind, directory, **options):
             print(path)
     if args.window:
         _print_mean_rates(directory, args)
     return EXIT_OK
+
+
+def _sls(text: str | None) -> list[int] | None:
+    if text is None:
+        return None
+    try:
+        sls = [int(v) for v in text.split(",")]
+    except ValueError:
+        raise ValueError(f"--sls {text!r}: write SLs as numbers separated by commas, e.g. --sls 0,1,2,3") from None
+    if not sls or any(not 0 <= v <= 15 for v in sls):
+        raise ValueError(f"--sls {text!r}: SLs are 0..15")
+    return sls
 
 
 def _labels(assignments: list[str]) -> dict[str, str]:

@@ -1,6 +1,7 @@
 """Figures from a results directory (one run) or a sweep directory, as PNG and SVG.
 
     ibvp plot OUT_DIR --kind rates-over-time|throughput|latency-cdf    (one run)
+    ibvp plot OUT_DIR --kind deadline|jitter|best_worst [--sls 0,1,2,3] (a run with CBR connections)
     ibvp plot SWEEP_DIR --kind latency-vs-load [--x KEY] [--y COLUMN]   (a sweep)
 
 Every function writes `<dir>/<name>.png` and `.svg` (or `<out>.png`/`.svg`) and returns the
@@ -223,6 +224,118 @@ def _parse_time(text: str) -> float | None:
     return float(m.group(1)) * _TIME_UNITS[m.group(2)] if m else None
 
 
+# ---- CBR connections (seed 002 Figs. 3-5; service_levels.csv, connections.csv) ---------------
+
+def _prefixed(table: "pd.DataFrame", prefix: str) -> list[str]:
+    return [c for c in table.columns if c.startswith(prefix)]
+
+
+def _sl_list(sls: "list[int] | None", table: "pd.DataFrame") -> list[int]:
+    present = [int(v) for v in table["sl"]]
+    if sls is None:
+        return present
+    missing = [v for v in sls if v not in present]
+    if missing:
+        raise ValueError(f"--sls: no connections on SL {', '.join(map(str, missing))}; "
+                         f"SLs with connections: {', '.join(map(str, present))}")
+    return list(sls)
+
+
+def _iat_label(column: str) -> str:
+    """iat_lt_0.5 -> "< 0.5", iat_0.5_0.75 -> "[0.5, 0.75)", iat_ge_1.5 -> ">= 1.5"."""
+    name = column.removeprefix("iat_")
+    if name.startswith("lt_"):
+        return "< " + name[3:]
+    if name.startswith("ge_"):
+        return ">= " + name[3:]
+    lo, _, hi = name.partition("_")
+    return f"[{lo}, {hi})"
+
+
+def deadline(out_dir: str | Path, *, out: str | Path | None = None, title: str | None = None,
+             sls: "list[int] | None" = None) -> list[Path]:
+    """seed 002 Fig. 3: per SL, the percentage of packets delivered within each threshold
+    (a fraction of each connection's deadline D)."""
+    out_dir = Path(out_dir)
+    table = _read(out_dir, "service_levels")
+    cols = _prefixed(table, "within_")
+    fig, ax = _figure()
+    for sl in _sl_list(sls, table):
+        row = table[table["sl"] == sl].iloc[0]
+        ax.plot(range(len(cols)), [100 * row[c] for c in cols], marker="o", label=f"SL {sl}")
+    ax.set_xticks(range(len(cols)), [c.removeprefix("within_") for c in cols])
+    ax.set_xlabel("delay threshold (fraction of each connection's deadline D)")
+    ax.set_ylabel("% of packets within")
+    ax.set_ylim(0, 105)
+    ax.set_title(title or f"{_scenario_name(out_dir)}: packet delay per SL")
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=8, ncol=2)
+    return _save(fig, out_dir, "deadline", out)
+
+
+def jitter(out_dir: str | Path, *, out: str | Path | None = None, title: str | None = None,
+           sls: "list[int] | None" = None) -> list[Path]:
+    """seed 002 Fig. 4: per SL, the percentage of inter-arrival times in each interval around
+    the connection's nominal IAT."""
+    import numpy as np
+
+    out_dir = Path(out_dir)
+    table = _read(out_dir, "service_levels")
+    cols = _prefixed(table, "iat_")
+    cols = [c for c in cols if c != "iat_samples"]
+    chosen = _sl_list(sls, table)
+    fig, ax = _figure()
+    width = 0.8 / max(len(chosen), 1)
+    for i, sl in enumerate(chosen):
+        row = table[table["sl"] == sl].iloc[0]
+        ax.bar(np.arange(len(cols)) + (i - (len(chosen) - 1) / 2) * width, [100 * row[c] for c in cols], width,
+               label=f"SL {sl}")
+    ax.set_xticks(range(len(cols)), [_iat_label(c) for c in cols], fontsize=8)
+    ax.set_xlabel("inter-arrival time / nominal IAT")
+    ax.set_ylabel("% of packets")
+    ax.set_ylim(0, 105)
+    ax.set_title(title or f"{_scenario_name(out_dir)}: packet jitter per SL")
+    ax.grid(alpha=0.3, axis="y")
+    ax.legend(fontsize=8, ncol=2)
+    return _save(fig, out_dir, "jitter", out)
+
+
+def best_worst(out_dir: str | Path, *, out: str | Path | None = None, title: str | None = None,
+               sls: "list[int] | None" = None) -> list[Path]:
+    """seed 002 Fig. 5: for each SL (default 0-3, the strictest), the percentage of packets
+    of its best and worst connection (ranked at rank_threshold x D, D/100 by default) within
+    each threshold."""
+    from matplotlib.figure import Figure
+
+    out_dir = Path(out_dir)
+    table = _read(out_dir, "service_levels")
+    conns = _read(out_dir, "connections").set_index("connection")
+    if sls is None:
+        sls = [v for v in (0, 1, 2, 3) if v in set(int(x) for x in table["sl"])] or [int(table["sl"].iloc[0])]
+    chosen = _sl_list(sls, table)
+    cols = _prefixed(conns, "within_")
+    fig = Figure(figsize=(4.2 * len(chosen), 4.2))
+    axes = fig.subplots(1, len(chosen), squeeze=False)[0]
+    for ax, sl in zip(axes, chosen):
+        row = table[table["sl"] == sl].iloc[0]
+        for which, style in (("best", "o-"), ("worst", "s--")):
+            index = int(row[f"{which}_connection"])
+            if index < 0:
+                continue
+            c = conns.loc[index]
+            ax.plot(range(len(cols)), [100 * c[k] / c["delivered"] for k in cols], style,
+                    label=f"{which} (connection {index})")
+        ax.set_xticks(range(len(cols)), [k.removeprefix("within_") for k in cols], fontsize=7, rotation=45)
+        ax.set_ylim(0, 105)
+        ax.set_title(f"SL {sl}")
+        ax.set_xlabel("threshold")
+        ax.grid(alpha=0.3)
+        ax.legend(fontsize=7)
+    axes[0].set_ylabel("% of packets within")
+    fig.suptitle(title or f"{_scenario_name(out_dir)}: best and worst connection per SL")
+    return _save(fig, out_dir, "best_worst", out)
+
+
 # ---- shared -------------------------------------------------------------------------------
 
 def _summary(out_dir: Path) -> dict:
@@ -240,6 +353,9 @@ KINDS: dict[str, Callable[..., list[Path]]] = {
     "throughput": throughput,
     "latency-cdf": latency_cdf,
     "latency-vs-load": latency_vs_load,
+    "deadline": deadline,
+    "jitter": jitter,
+    "best_worst": best_worst,
 }
 
 

@@ -1,7 +1,8 @@
 """The files of one run, as Python objects.
 
 `ibvp-sim` and `ibvp.run` write summary.json, run.json and the tables flows, ports, packets
-(unless outputs.packets_csv is false), rates and admission (with a connections section), each as NAME.csv and NAME.parquet with the
+(unless outputs.packets_csv is false), rates, and with CBR connections admission, connections
+and service_levels, each as NAME.csv and NAME.parquet with the
 same cells (columns: platform/metrics/report.cpp). `Results` reads each table from its
 Parquet file when first asked for it (typed, exact, and much faster than CSV for packets);
 a directory written before ibvp-sim wrote Parquet is read from its CSVs.
@@ -20,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     import pandas as pd
 
-TABLES = ("flows", "ports", "packets", "rates", "admission")
+TABLES = ("flows", "ports", "packets", "rates", "admission", "connections", "service_levels")
 
 # Columns whose text must stay text: a port's VL is "all" or a number, node and flow names
 # may look like numbers.
@@ -30,6 +31,8 @@ _TEXT_COLUMNS = {
     "packets": ["src", "dst", "status", "drop_node"],
     "rates": ["series"],
     "admission": ["node", "kind"],
+    "connections": ["src", "dst"],
+    "service_levels": [],
 }
 
 
@@ -50,7 +53,8 @@ def read_table(out_dir: str | os.PathLike, name: str) -> "pd.DataFrame":
                            na_values=["", "null", "nan"])
     hint = (" (the scenario sets outputs.packets_csv: false; set it to true to keep every packet)"
             if name == "packets" else
-            " (only runs with a connections section write it)" if name == "admission" else "")
+            " (only runs with a connections section write it)"
+            if name in ("admission", "connections", "service_levels") else "")
     raise FileNotFoundError(f"{pq_path}: the run wrote no {name} table{hint}")
 
 
@@ -81,7 +85,9 @@ class Results:
         """summary.json: scenario, seed, routing, sim_seconds, warmup_seconds, packets
         {injected, delivered, dropped, in_flight}, drops by reason, packet_hops, deadlock
         (null or the report), stuck (null or {packets, outputs, longest_wait_ns, worst}), flows
-        [{name, src, dst, injected, ..., latency_ns {...}}]."""
+        [{name, src, dst, injected, ..., latency_ns {...}}], stopped_by (duration, connections,
+        perftest or deadlock), traffic (seed 002 Table 2: bytes per cycle per node, host and
+        switch port utilization) and connections (null, or the CBR connections' per-SL summary)."""
         return json.loads((self.out_dir / "summary.json").read_text())
 
     @cached_property
@@ -137,8 +143,25 @@ class Results:
         connections, sequences and free_entries of its high-priority table (docs/qos.md)."""
         return self.table("admission")
 
+    @cached_property
+    def connections(self) -> "pd.DataFrame":
+        """connections.csv (runs with CBR connections, seed 002): one row per connection with its
+        parameters (sl, hops, bandwidth_bps, reserved_bps, interval_ns = nominal IAT, deadline_ns =
+        D), delivered packets (created after warm-up), within_<f>D (packets with delay <= f x D,
+        cumulative), late, iat_<interval> counts and delay_mean_ns / delay_max_ns
+        (docs/realtime_metrics.md)."""
+        return self.table("connections")
+
+    @cached_property
+    def service_levels(self) -> "pd.DataFrame":
+        """service_levels.csv (runs with CBR connections): one row per SL: connections, packets,
+        late, within_<f>D and iat_<interval> as fractions, delay, and the best and worst
+        connection (index, fraction of its packets within rank_threshold x D; seed 002 Fig. 5)."""
+        return self.table("service_levels")
+
     def table(self, name: str) -> "pd.DataFrame":
-        """A table by name (flows, ports, packets, rates), from the Parquet file the run wrote."""
+        """A table by name (flows, ports, packets, rates, admission, connections, service_levels), from the
+        Parquet file the run wrote."""
         return read_table(self.out_dir, name)
 
     def rate_series(self, name: str) -> "pd.Series":
