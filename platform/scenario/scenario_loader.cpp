@@ -553,7 +553,22 @@ void check_name(ScenarioDocument& sd, const Document& doc) {
 
 // Parsing, --set overrides, flow_defaults and the declared keys: the part of loading that
 // needs nothing but the document.
+// Issue 11: switch.crossbar names the crossbar (non_multiplexed, multiplexed); the request
+// order it used to name (fifo, fifo_bypass) is switch.request_order. A document written
+// before is told where its value went, not only which values are allowed now.
+void refuse_old_crossbar_value(const Document& doc) {
+  YAML::Node value;
+  if (!doc.find(key("switch", "crossbar"), value) || !value.IsScalar()) return;
+  const std::string old = value.Scalar();
+  if (old != "fifo" && old != "fifo_bypass") return;
+  doc.fail(key("switch", "crossbar"),
+           "crossbar: " + old + " is a request order, which moved to its own key; crossbar is now "
+           "non_multiplexed (the switch as before) or multiplexed",
+           "now `switch.request_order: " + old + "`; leave crossbar out for the non-multiplexed crossbar");
+}
+
 ScenarioDocument read_document(const Document& doc) {
+  refuse_old_crossbar_value(doc);
   merge_flow_defaults(doc);
   ScenarioDocument sd;
   params::apply(scenario_params(), doc, {}, sd);
