@@ -19,12 +19,14 @@
 #include "platform/metrics/timeline.h"
 #include "platform/scenario/scenario.h"
 #include "platform/sm/routing.h"
+#include "platform/workload/control_source.h"
 #include "platform/workload/flow_source.h"
 #include "platform/workload/trace_source.h"
 
 namespace ibvp {
 
 namespace apps {
+class ControlAgents;
 class FlowStreams;
 class Perftest;
 }
@@ -56,7 +58,8 @@ class Fabric {
   link::Link* link_at(size_t index) const { return links_.at(index).get(); }
   // Data rate of the cable at (node, port), bytes per second.
   double port_rate_bytes_per_s(uint32_t node, uint16_t port) const;
-  // The flows as simulated: the scenario's flows followed by the expanded traffic streams.
+  // The flows as simulated: the scenario's flows followed by the expanded traffic streams,
+  // the trace's flows and the control section's senders (FlowConfig::control).
   const std::vector<FlowConfig>& flows() const { return flows_; }
 
   // Packets injected and neither delivered nor dropped: the pool's live packets less those
@@ -75,6 +78,7 @@ class Fabric {
   void program_switches();
   void build_flows();
   void build_trace_flows();
+  void build_control_flows();
   void attach_captures(const std::string& out_dir);
   void build_programs();
   void spawn_unwinder();
@@ -95,6 +99,10 @@ class Fabric {
   std::vector<std::unique_ptr<link::LinkTap>> taps_;
   std::unique_ptr<apps::Perftest> perftest_;
   std::unique_ptr<apps::FlowStreams> flow_streams_;
+  // The control section on HCA hosts: its sources feed the HCAs' VL15 queues (on fabric-only
+  // endpoints they are in sources_, pulled by the endpoints).
+  std::vector<std::unique_ptr<workload::ControlSource>> hca_control_sources_;
+  std::unique_ptr<apps::ControlAgents> control_agents_;
   std::unique_ptr<metrics::Timeline> timeline_;
   sc_core::sc_event unwind_event_;  // ~Fabric: kill the threads still suspended
 };

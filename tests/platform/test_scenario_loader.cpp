@@ -516,6 +516,41 @@ TEST(ScenarioLoader, OldCrossbarRequestOrderValuesAreRefusedPointingAtRequestOrd
   EXPECT_EQ(load(kBase, {"switch.crossbar=multiplexed"}).switch_cfg.crossbar, sw::Crossbar::multiplexed);
 }
 
+TEST(ScenarioLoader, ControlSectionLoadsWithSeed000DefaultsAndIsEnoughToRun) {
+  const Scenario s = load("name: t\nduration: 1ms\ntopology: {generator: single_switch, hosts: 4}\ncontrol: {}\n");
+  EXPECT_TRUE(s.control.enabled);
+  EXPECT_EQ(s.control.period.value(), 33'333'333'333u);  // 1/30 s
+  EXPECT_EQ(s.control.payload_bytes, 256u);             // one MAD
+  EXPECT_TRUE(s.control.senders.empty());
+  EXPECT_TRUE(s.control.dst.empty());
+  EXPECT_FALSE(load(kBase).control.enabled);
+}
+
+TEST(ScenarioLoader, ControlSectionErrorsNameTheKeyAndTheFix) {
+  const std::string base = "name: t\nduration: 1ms\ntopology: {generator: single_switch, hosts: 4}\n";
+  ConfigError e = error_of(base + "control: {senders: [h1, h9]}\n");
+  EXPECT_EQ(e.key(), "control.senders[1]");
+  EXPECT_NE(e.problem().find("no endpoint named \"h9\""), std::string::npos) << e.what();
+  e = error_of(base + "control: {senders: [h1, h2], dst: h2}\n");
+  EXPECT_EQ(e.key(), "control.senders[1]");
+  EXPECT_NE(e.fix().find("remove it from senders"), std::string::npos) << e.what();
+  e = error_of(base + "control: {senders: [h1, h1]}\n");
+  EXPECT_EQ(e.key(), "control.senders[1]");
+  e = error_of(base + "control: {dst: sw}\n");
+  EXPECT_EQ(e.key(), "control.dst");
+  EXPECT_NE(e.problem().find("is a switch"), std::string::npos) << e.what();
+  // 1024 + 34 header bytes do not fit the default VL15 buffers of two MADs (640 bytes).
+  e = error_of(base + "control: {payload_bytes: 1024}\n");
+  EXPECT_EQ(e.key(), "control.payload_bytes");
+  EXPECT_NE(e.fix().find("at most 604-byte payloads"), std::string::npos) << e.what();
+  e = error_of(base + "control: {start: 2ms}\n");
+  EXPECT_EQ(e.key(), "control.start");
+  e = error_of(base + "control: {start: 500us, stop: 100us}\n");
+  EXPECT_EQ(e.key(), "control.stop");
+  e = error_of(base + "control: {period: 1ns}\n");
+  EXPECT_EQ(e.key(), "control.period");
+}
+
 TEST(ScenarioOverrides, BadValuesAndCrossFieldErrorsAtTheOverriddenKeyNameSet) {
   ConfigError e = error_of(kBase, {"switch.bypass_limit=four"});
   EXPECT_EQ(e.file(), "--set");
