@@ -754,6 +754,8 @@ void Hca::try_send() {
     any_blocked |= blocked;
     if (!blocked) ready |= static_cast<uint16_t>(1u << vl);
   }
+  // VL15 needs no credits and no pacing (IBA 7.9.4); the arbiter serves it first (7.6.9).
+  if (!txq_[ib::kVl15].empty()) ready |= static_cast<uint16_t>(1u << ib::kVl15);
   credit_wait_.sample_port(ready == 0 && any_blocked, now, counters_);
   if (ready == 0) {
     if (any_blocked) earliest = std::min(earliest, credits_.next_arrival_ps());
@@ -811,7 +813,37 @@ void Hca::send(uint8_t vl) {
   schedule_wake(end);
 }
 
+void Hca::send_management(uint16_t dlid, uint32_t dst_node, uint32_t payload_bytes, uint32_t flow,
+                          uint64_t created_ps) {
+  ib::Packet* p = packets_.acquire();
+  ++tx_built_;
+  p->lrh.vl = ib::kVl15;
+  p->lrh.sl = 0;
+  p->lrh.lnh = ib::Lnh::iba_local;
+  p->lrh.dlid = dlid;
+  p->lrh.slid = lid_;
+  p->bth.opcode = ib::Opcode::ud_send_only;
+  p->bth.dest_qp = 0;   // the SMI (IBA 3.5.1)
+  p->deth.src_qp = 0;
+  p->payload_bytes = payload_bytes;
+  p->finalize_lengths();
+  p->flow = flow;
+  p->src_node = node_;
+  p->dst_node = dst_node;
+  p->created = sc_core::sc_time::from_value(created_ps);
+  auto* t = new TxPacket{p, 0, 0, dlid, 0, 0, p->size, ib::kVl15, false, 0, false};
+  tx_live_.insert(t);
+  txq_[ib::kVl15].push_back(t);
+  schedule_wake(agenda_.now_ps());
+}
+
 void Hca::tx_end(TxPacket* t) {
+  if (t->vl == ib::kVl15) {
+    // A management packet took no room of the data VLs' tx buffers.
+    tx_live_.erase(t);
+    delete t;
+    return;
+  }
   // The tail has left: its bytes leave the tx buffer.
   const bool was_full = tx_reserved_[t->vl] >= cfg_.tx_vl_buffer_bytes;
   tx_reserved_[t->vl] -= t->bytes;
@@ -854,9 +886,9 @@ void Hca::rx_head(ib::Packet* p) {
   const uint8_t vl = p->lrh.vl;
   counters_.packets_rx++;
   counters_.bytes_rx += p->size;
-  if (vl == ib::kVl15) {
-    // No subnet management agent yet: VL15 packets are counted and dropped (VL15 carries
-    // no credits, so nothing is returned).
+  if (vl == ib::kVl15 && !buffers_.fits(vl, ib::blocks_for(p->size))) {
+    // IBA 7.9.4: VL15 is not flow controlled; a packet that does not fit is dropped (and
+    // no credit is returned).
     counters_.vl15_dropped++;
     ++rx_dropped_;
     p->drop = ib::DropReason::vl15_overflow;
@@ -869,6 +901,15 @@ void Hca::rx_head(ib::Packet* p) {
 }
 
 void Hca::rx_ready(ib::Packet* p) {
+  if (p->lrh.vl == ib::kVl15) {
+    // The port's management agent takes the MAD after the rx pipeline (counted, not
+    // answered: docs/hca.md). Its VL15 space frees then; VL15 returns no credit.
+    ++management_received_;
+    probe_.deliver(*p, node_, p->hop_tail_ps);
+    buffers_.release(ib::kVl15, ib::blocks_for(p->size));
+    packets_.release(p);
+    return;
+  }
   // The fabric carries decoded packets; the rx engine rebuilds the bytes of this one (as
   // the last hop sent them) and checks them as hardware does: lengths, header layout,
   // VCRC, and the ICRC against the one the source CA sent (Packet::icrc).

@@ -123,6 +123,15 @@ class Hca : public sc_core::sc_module {
   // a switch had marked them (tests/hca/test_congestion.cpp).
   void set_test_rx_mark(std::function<bool(const ibvp_rx_packet&)> mark) { test_rx_mark_ = std::move(mark); }
 
+  // The CA port's VL15 queue (issue 11; docs/hca.md, Management packets): a subnet
+  // management packet (a MAD: a UD SEND Only to QP0, IBA 13.5.1) handed to the port as the
+  // HCA's subnet management interface would, without host, driver or firmware. It leaves
+  // before every data VL (IBA 7.6.9), without credits (7.9.4). `flow` and `dst_node` tag it
+  // for the recorder; `created_ps` is when its sender made it (latency counts from then).
+  void send_management(uint16_t dlid, uint32_t dst_node, uint32_t payload_bytes, uint32_t flow, uint64_t created_ps);
+  // Management packets received on VL15 and consumed by the port's management agent.
+  uint64_t management_received() const { return management_received_; }
+
   // Observers' bookkeeping, invisible to the firmware: the packets QP `qpn` sends belong to
   // scenario flow `flow` (Packet::flow), so results read per flow as with fabric-only
   // endpoints. Packets of other QPs (ACKs, CNPs, perftest) carry ib::kNoFlow.
@@ -271,6 +280,7 @@ class Hca : public sc_core::sc_module {
   uint64_t busy_until_ = 0;
   uint64_t wake_ps_ = ~uint64_t{0};
   uint64_t rx_dropped_ = 0;
+  uint64_t management_received_ = 0;
   uint64_t tx_built_ = 0, rx_held_ = 0;  // packets_held()
   std::function<bool(const ibvp_rx_packet&)> test_rx_drop_;
   uint64_t test_rx_dropped_ = 0;

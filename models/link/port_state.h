@@ -50,11 +50,14 @@ class RxBuffers {
     used_[vl] -= blocks;
   }
   // Space that frees at a known future time (a tail leaving through the crossbar): counted
-  // as used until then. Releases of one input come in time order (its crossbar connection
-  // carries one packet at a time).
+  // as used until then. Through a non-multiplexed crossbar the releases of one input come in
+  // time order (its connection carries one packet at a time) and the insertion below is a
+  // push_back; through a multiplexed one a packet to a fast output may free before one to a
+  // slower output that started earlier, so it is inserted from the back in time order.
   void release_at(uint8_t vl, uint32_t blocks, uint64_t at_ps) {
-    assert(pending_.empty() || pending_.back().at_ps <= at_ps);
     pending_.push_back({at_ps, vl, blocks});
+    for (size_t i = pending_.size() - 1; i > head_ && pending_[i - 1].at_ps > at_ps; --i)
+      std::swap(pending_[i - 1], pending_[i]);
   }
   void absorb(uint64_t now_ps) {
     while (head_ < pending_.size() && pending_[head_].at_ps <= now_ps) {

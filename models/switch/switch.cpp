@@ -17,10 +17,18 @@ const char* marking_policy_name(MarkingPolicy p) {
   return "?";
 }
 
-const char* crossbar_policy_name(CrossbarPolicy p) {
-  switch (p) {
-    case CrossbarPolicy::fifo: return "fifo";
-    case CrossbarPolicy::fifo_bypass: return "fifo_bypass";
+const char* crossbar_name(Crossbar c) {
+  switch (c) {
+    case Crossbar::non_multiplexed: return "non_multiplexed";
+    case Crossbar::multiplexed: return "multiplexed";
+  }
+  return "unknown";
+}
+
+const char* request_order_name(RequestOrder o) {
+  switch (o) {
+    case RequestOrder::fifo: return "fifo";
+    case RequestOrder::fifo_bypass: return "fifo_bypass";
   }
   return "unknown";
 }
@@ -44,6 +52,7 @@ Switch::Switch(sc_core::sc_module_name name, uint32_t node, const SwitchConfig& 
       ports_(cfg.num_ports + 1u),
       sl2vl_(cfg.num_ports + 1u, std::vector<Sl2VlTable>(cfg.num_ports + 1u, cfg.sl2vl)),
       requests_from_((cfg.num_ports + 1u) * (cfg.num_ports + 1u), 0),
+      multiplexed_(cfg.crossbar == Crossbar::multiplexed),
       ecn_(cfg.ecn, cfg.num_ports) {
   for (const Cable& c : cables) attach_port(c.port, c.rate);
 }
@@ -297,7 +306,7 @@ int Switch::candidate(const Port& out, uint8_t vl, bool& credit_blocked, OnBusyI
     credit_blocked = true;  // the whole VL waits: a packet may not pass its VL's head for credits
     return -1;
   }
-  if (cfg_.crossbar == CrossbarPolicy::fifo || head.bypassed >= cfg_.bypass_limit) return -1;
+  if (cfg_.request_order == RequestOrder::fifo || head.bypassed >= cfg_.bypass_limit) return -1;
   // Bypass: the oldest request whose input is free. Requests from one input keep their
   // order: a request is not eligible if an older one from the same input is still queued.
   std::bitset<256> seen;
@@ -416,7 +425,10 @@ void Switch::start_transmit(uint16_t out_port, uint8_t vl, int index) {
   out.credit_wait.sample(vl, false, start, out.counters);
   out.credit_wait.sample_port(false, start, out.counters);
   Port& in = ports_[r.in_port];
-  in.feeding_until = end;
+  // Non-multiplexed: the input is connected to this output until the tail has left. The
+  // multiplexed crossbar leaves it free (feeding_until stays 0), so candidate() never finds
+  // an input busy and the hot path needs no test of the crossbar kind.
+  if (!multiplexed_) in.feeding_until = end;
   out.busy_until = end;
   out.credit_blocked = false;
   p->hops++;
@@ -445,7 +457,13 @@ void Switch::start_transmit(uint16_t out_port, uint8_t vl, int index) {
   assert(buffered_ > 0);
   buffered_--;
   return_credit(r.in_port, r.in_vl, r.blocks, end - start);
-  if (out.requested_vls || in.queued) {
+  if (multiplexed_) {
+    // No request waits for this input: only the output's own requests need the end.
+    if (out.requested_vls) {
+      out.retry_at = end;
+      agenda_.push_at(end, kRetry, out_port);
+    }
+  } else if (out.requested_vls || in.queued) {
     // One action at the end serves both the output's and the input's waiting requests.
     out.retry_at = end;
     in.offer_at = end;
@@ -462,7 +480,8 @@ bool Switch::vl_waits_for_credits(uint16_t port, uint8_t vl) const {
   // A head without credits blocks its VL (candidate()); with bypass, a younger request may
   // pass it while its input feeds another output, if that request fits. Whether the head's
   // input is busy at this instant does not matter: it frees after one packet.
-  if (cfg_.crossbar == CrossbarPolicy::fifo) return true;
+  // With the multiplexed crossbar no input is ever busy, so nothing passes the head.
+  if (cfg_.request_order == RequestOrder::fifo || cfg_.crossbar == Crossbar::multiplexed) return true;
   for (const Request& r : q)
     if (r.blocks <= credits) return false;
   return true;

@@ -1,15 +1,19 @@
 #pragma once
-// The IBA switch: input-buffered, virtual cut-through, with a non-multiplexed crossbar.
+// The IBA switch: input-buffered, virtual cut-through, with a non-multiplexed or a
+// multiplexed crossbar (`switch.crossbar`).
 //
 // A packet's header arrives on an input port and takes its VL buffer space (the sender
 // checked credits for the whole packet). After the pipeline delay (header decode, LFT
 // lookup, SL2VL; seed 000 Sec. 2.2 pipelines it in 5 stages, seed 001 uses 100 ns) the packet
 // requests its output. Each output keeps one request FIFO per output VL; the output's VL
-// arbiter chooses the VL and the crossbar policy chooses the request within it. A request
-// can go when its input is not already feeding another output (non-multiplexed crossbar),
-// the output is idle, and the next hop has credits for the whole packet. The input buffer
-// space is freed, and the credit returned upstream, when the tail has left through the
-// output.
+// arbiter chooses the VL and the request order (`switch.request_order`) chooses the request
+// within it. A request can go when the output is idle, the next hop has credits for the
+// whole packet and, with the non-multiplexed crossbar, its input is not already feeding
+// another output. With the multiplexed crossbar (seed 002 Sec. 4.1: "each switch has a
+// multiplexed crossbar") an input is never busy: packets of one input buffer may leave
+// through different outputs at the same time, each at its output's rate. The input buffer
+// space is freed, and the credit returned upstream, packet by packet when its tail has left
+// through the output.
 //
 // What is abstracted: header decode and crossbar traversal are folded into the pipeline
 // delay; the crossbar runs at the output link's rate; flow-control packets are
@@ -37,12 +41,20 @@
 
 namespace ibvp::sw {
 
-enum class CrossbarPolicy : uint8_t {
+enum class Crossbar : uint8_t {
+  non_multiplexed,  // an input feeds one output at a time (seeds 001, 004)
+  multiplexed,      // an input feeds any number of outputs at once (seed 002 Sec. 4.1)
+};
+const char* crossbar_name(Crossbar c);
+
+// Which request of an output VL goes next. The two differ only when a head's input is busy,
+// which only the non-multiplexed crossbar has.
+enum class RequestOrder : uint8_t {
   fifo,         // per-output FIFO of requests; a head whose input is busy blocks the VL (seed 001)
   fifo_bypass,  // younger requests may pass a head whose input is busy, at most bypass_limit
                 // times per head (seed 004 Table 1: max bypass 4)
 };
-const char* crossbar_policy_name(CrossbarPolicy p);
+const char* request_order_name(RequestOrder o);
 
 using Sl2VlTable = std::array<uint8_t, 16>;  // SL -> VL
 
@@ -52,7 +64,8 @@ struct SwitchConfig {
   uint32_t vl_buffer_bytes = 4 * 2112;  // per input port per data VL
   uint32_t vl15_buffer_bytes = 2 * 320; // two MADs (256-byte MAD + headers) per input port
   uint8_t data_vls = 1;                 // operational data VLs 1..15
-  CrossbarPolicy crossbar = CrossbarPolicy::fifo_bypass;
+  Crossbar crossbar = Crossbar::non_multiplexed;
+  RequestOrder request_order = RequestOrder::fifo_bypass;
   uint32_t bypass_limit = 4;
   link::VlArbConfig vlarb = link::VlArbConfig::round_robin(1);
   Sl2VlTable sl2vl = default_sl2vl(1);  // for every (input, output) pair unless set per pair
@@ -151,7 +164,8 @@ class Switch : public sc_core::sc_module {
     // Blocks admitted (a data packet takes its space as it is sent) whose tail is not in yet,
     // per VL: the buffer's content as a receiver sees it is used - arriving.
     std::array<uint32_t, ib::kMaxVls> arriving_blocks{};
-    // The crossbar connects this input to an output until then (non-multiplexed).
+    // The crossbar connects this input to an output until then (non-multiplexed; stays 0
+    // with the multiplexed crossbar, whose inputs are never busy).
     uint64_t feeding_until = 0;
     uint32_t queued = 0;   // requests of packets from this input, at any output
     uint64_t offer_at = ~uint64_t{0};  // a pending offer of this input to its outputs
@@ -191,7 +205,7 @@ class Switch : public sc_core::sc_module {
   void drop(uint16_t in_port, ib::Packet* p, ib::DropReason why);
   void arbitrate(uint16_t out_port);
   void offer_input(uint16_t in_port);
-  // Index into requests[vl] of the request the crossbar policy would serve, or -1.
+  // Index into requests[vl] of the request the request order would serve, or -1.
   // Requests whose input feeds another output are passed over; `on_busy_input(in, until)` is
   // told about each.
   template <class OnBusyInput>
@@ -215,6 +229,7 @@ class Switch : public sc_core::sc_module {
   std::vector<std::vector<Sl2VlTable>> sl2vl_;  // [in][out]
   std::vector<uint32_t> requests_from_;     // [in * (ports + 1) + out]: requests queued
   uint16_t rr_start_ = 1;                   // rotates which output is offered a freed input first
+  bool multiplexed_;                        // cfg_.crossbar == Crossbar::multiplexed
   EcnMarker ecn_;
   uint64_t dropped_ = 0;
   uint64_t buffered_ = 0;

@@ -66,7 +66,8 @@ const sim::ParamGroup& switch_params() {
   static const sim::ParamGroup group = [] {
     // num_ports is not here: every switch has the ports its topology node declares.
     sim::GroupBuilder<SwitchConfig> b(
-        "switch", "Every switch of the fabric: input-buffered, virtual cut-through, non-multiplexed crossbar.");
+        "switch", "Every switch of the fabric: input-buffered, virtual cut-through, with a non-multiplexed or "
+                  "multiplexed crossbar.");
     // Real switches take 100-200 ns; 1 ms (10^4 times that) bounds typos without limiting studies.
     b.time("pipeline_delay", &SwitchConfig::pipeline_delay,
            "From header arrival to the output request: header decode, LFT lookup, SL2VL (at most 1 ms).")
@@ -74,9 +75,15 @@ const sim::ParamGroup& switch_params() {
     link::declare_port_params(b, "Input buffer per port and data VL; credits advertise it upstream.",
                               &SwitchConfig::default_sl2vl);
     b.choice("crossbar", &SwitchConfig::crossbar,
-             {{crossbar_policy_name(CrossbarPolicy::fifo), CrossbarPolicy::fifo},
-              {crossbar_policy_name(CrossbarPolicy::fifo_bypass), CrossbarPolicy::fifo_bypass}},
-             "Which request of an output VL goes next: fifo (head only) or fifo_bypass (younger may pass a blocked head).");
+             {{crossbar_name(Crossbar::non_multiplexed), Crossbar::non_multiplexed},
+              {crossbar_name(Crossbar::multiplexed), Crossbar::multiplexed}},
+             "non_multiplexed: an input feeds one output at a time; multiplexed (seed 002 Sec. 4.1): an input's "
+             "packets may leave through several outputs at once, each at its output's rate.");
+    b.choice("request_order", &SwitchConfig::request_order,
+             {{request_order_name(RequestOrder::fifo), RequestOrder::fifo},
+              {request_order_name(RequestOrder::fifo_bypass), RequestOrder::fifo_bypass}},
+             "Which request of an output VL goes next: fifo (head only) or fifo_bypass (younger may pass a head "
+             "whose input feeds another output; the same as fifo with the multiplexed crossbar).");
     // A request counts its bypasses in 8 bits (Switch::Request::bypassed).
     b.integer("bypass_limit", &SwitchConfig::bypass_limit, "requests",
               "fifo_bypass: how often younger requests may pass one head request.")

@@ -6,6 +6,7 @@
 #include <set>
 
 #include "models/link/link_params.h"
+#include "platform/apps/control_agents.h"
 #include "platform/apps/flow_streams.h"
 #include "platform/apps/perftest.h"
 #include "platform/params/config_error.h"
@@ -77,6 +78,7 @@ Fabric::Fabric(const Scenario& scenario, const std::string& out_dir) : scenario_
   build_flows();
   build_trace_flows();
   if (scenario_.connections.enabled) admit_connections();
+  build_control_flows();
   // HCA hosts' packets carry their flow but not their destination node (docs/hca.md): no
   // packet records for them.
   const bool hca_hosts = scenario_.endpoint_model == EndpointModel::hca;
@@ -173,6 +175,12 @@ void Fabric::build_programs() {
     perftest_ = std::make_unique<apps::Perftest>(scenario_.perftest, *hosts_.at(t.find(scenario_.perftest.client)),
                                                  *hosts_.at(t.find(scenario_.perftest.server)));
   }
+  if (!hca_control_sources_.empty()) {
+    std::vector<apps::ControlAgents::Sender> senders;
+    for (const auto& c : hca_control_sources_)
+      senders.push_back({c.get(), &hosts_.at(scenario_.topology.find(flows_[c->flow].src))->hca});
+    control_agents_ = std::make_unique<apps::ControlAgents>("control_agents", std::move(senders));
+  }
   if (!scenario_.flows.empty()) {
     std::vector<driver::HostNode*> hosts;
     for (const auto& h : hosts_) hosts.push_back(h.get());
@@ -262,6 +270,52 @@ void Fabric::build_trace_flows() {
     const uint32_t index = static_cast<uint32_t>(flows_.size());
     flows_.push_back(f);
     sources_.push_back(std::make_unique<workload::TraceSource>(index, key.second, std::move(items)));
+  }
+}
+
+// The control section (docs/control.md): one VL15 flow per sender, control/<sender>, after
+// every other flow, so that adding control traffic leaves the other flows' indices and
+// random streams as they were.
+void Fabric::build_control_flows() {
+  const ControlConfig& cc = scenario_.control;
+  if (!cc.enabled) return;
+  const topo::Topology& t = scenario_.topology;
+  const uint32_t dst = cc.dst.empty() ? topo::Topology::npos : t.find(cc.dst);
+  std::vector<uint32_t> senders;
+  if (cc.senders.empty()) {
+    for (uint32_t e : t.endpoints())
+      if (e != dst) senders.push_back(e);
+  } else {
+    for (const std::string& n : cc.senders) senders.push_back(t.find(n));
+  }
+  for (uint32_t src : senders) {
+    FlowConfig f;
+    f.name = "control/" + t.nodes[src].name;
+    f.src = t.nodes[src].name;
+    f.pattern = cc.dst.empty() ? DestinationPattern::uniform : DestinationPattern::fixed;
+    f.dst = cc.dst;
+    f.generator = GeneratorKind::constant;
+    f.payload_bytes = cc.payload_bytes;
+    f.start = cc.start;
+    f.stop = cc.stop;
+    f.vl15 = true;
+    f.control = true;
+    const uint32_t index = static_cast<uint32_t>(flows_.size());
+    flows_.push_back(f);
+    std::optional<workload::Destination> fixed;
+    std::vector<workload::Destination> others;
+    if (dst != topo::Topology::npos) {
+      fixed = workload::Destination{dst, t.nodes[dst].lid};
+    } else {
+      for (uint32_t e : t.endpoints())
+        if (e != src) others.push_back({e, t.nodes[e].lid});
+    }
+    auto source = std::make_unique<workload::ControlSource>(cc, index, fixed, std::move(others),
+                                                            sim::Rng(scenario_.seed, "control/" + t.nodes[src].name));
+    if (scenario_.endpoint_model == EndpointModel::hca)
+      hca_control_sources_.push_back(std::move(source));
+    else
+      sources_.push_back(std::move(source));
   }
 }
 

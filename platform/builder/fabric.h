@@ -21,12 +21,14 @@
 #include "platform/sm/connection_manager.h"
 #include "platform/sm/routing.h"
 #include "platform/workload/cbr_source.h"
+#include "platform/workload/control_source.h"
 #include "platform/workload/flow_source.h"
 #include "platform/workload/trace_source.h"
 
 namespace ibvp {
 
 namespace apps {
+class ControlAgents;
 class FlowStreams;
 class Perftest;
 }
@@ -61,7 +63,8 @@ class Fabric {
   // The connection manager (a connections section), or null: the admitted connections,
   // their paths and every output port's admission state.
   const sm::ConnectionManager* connections() const { return connections_.get(); }
-  // The flows as simulated: the scenario's flows followed by the expanded traffic streams.
+  // The flows as simulated: the scenario's flows followed by the expanded traffic streams,
+  // the trace's flows and the control section's senders (FlowConfig::control).
   const std::vector<FlowConfig>& flows() const { return flows_; }
 
   // Packets injected and neither delivered nor dropped: the pool's live packets less those
@@ -84,6 +87,7 @@ class Fabric {
   void schedule_releases();
   void build_flows();
   void build_trace_flows();
+  void build_control_flows();
   void attach_captures(const std::string& out_dir);
   void build_programs();
   void spawn_unwinder();
@@ -114,6 +118,10 @@ class Fabric {
   void release_due();
   std::unique_ptr<apps::Perftest> perftest_;
   std::unique_ptr<apps::FlowStreams> flow_streams_;
+  // The control section on HCA hosts: its sources feed the HCAs' VL15 queues (on fabric-only
+  // endpoints they are in sources_, pulled by the endpoints).
+  std::vector<std::unique_ptr<workload::ControlSource>> hca_control_sources_;
+  std::unique_ptr<apps::ControlAgents> control_agents_;
   std::unique_ptr<metrics::Timeline> timeline_;
   sc_core::sc_event unwind_event_;  // ~Fabric: kill the threads still suspended
 };

@@ -199,6 +199,38 @@ Json write_connections(const ConnectionMetrics& cm, const std::vector<std::strin
               {"service_levels", per_sl}};
 }
 
+// The control section's packets as one class (docs/control.md): totals over its senders'
+// flows, latency over those created after the warm-up. VL15 is not credited, so a control
+// packet is lost only where a VL15 buffer overflows. Null without a control section.
+Json control_class_json(const Fabric& fabric, const Recorder& rec) {
+  uint64_t senders = 0, sent = 0, delivered = 0, dropped = 0, measured = 0, max_ps = 0;
+  double sum_ps = 0;
+  const auto& flows = fabric.flows();
+  for (size_t i = 0; i < flows.size(); ++i) {
+    if (!flows[i].control) continue;
+    const FlowTotals& ft = rec.flows()[i];
+    ++senders;
+    sent += ft.injected;
+    delivered += ft.delivered;
+    dropped += ft.dropped;
+    if (ft.latency_ps.empty()) continue;
+    measured += ft.latency_ps.count();
+    sum_ps += ft.latency_ps.mean() * static_cast<double>(ft.latency_ps.count());
+    max_ps = std::max(max_ps, ft.latency_ps.max());
+  }
+  if (senders == 0) return Json(nullptr);
+  const ControlConfig& c = fabric.scenario().control;
+  return Json{{"senders", senders},
+              {"period_ns", static_cast<double>(c.period.value()) / 1e3},
+              {"payload_bytes", c.payload_bytes},
+              {"sent", sent},
+              {"delivered", delivered},
+              {"dropped_vl15_overflow", dropped},
+              {"in_flight", sent - delivered - dropped},
+              {"latency_ns", Json{{"mean", measured ? sum_ps / static_cast<double>(measured) / 1e3 : NAN},
+                                  {"max", measured ? static_cast<double>(max_ps) / 1e3 : NAN}}}};
+}
+
 }  // namespace
 
 void write_results(const Fabric& fabric, const RunResult& result, const std::string& dir) {
@@ -217,6 +249,7 @@ void write_results(const Fabric& fabric, const RunResult& result, const std::str
   // flows.csv and the flows section of summary.json.
   Json flows_json = Json::array();
   Json video_json = nullptr;  // the video flows' class totals; null without video flows
+  Json control_json = nullptr;  // the control section's class totals; left out without one
   {
     struct FlowRow {
       std::string name, src, dst;
@@ -265,6 +298,7 @@ void write_results(const Fabric& fabric, const RunResult& result, const std::str
         fj["inter_frame_sd_ns"] = video->inter_frame_sd_ps() / 1e3;
       }
     }
+    control_json = control_class_json(fabric, rec);
     if (video_class.streams() > 0)
       video_json = Json{{"streams", video_class.streams()},
                         {"frames", video_class.frames()},
@@ -447,6 +481,7 @@ void write_results(const Fabric& fabric, const RunResult& result, const std::str
     js["video"] = video_json;
     js["traffic"] = traffic_json(result.traffic);
     js["connections"] = connections_json;
+    if (!control_json.is_null()) js["control"] = control_json;
     if (const apps::Perftest* p = fabric.perftest()) js["perftest"] = p->json();
     if (const sm::ConnectionManager* cm = fabric.connections()) js["admission"] = admission_json(*cm);
     write_json(dir + "/summary.json", js);

@@ -60,6 +60,7 @@ struct FlowConfig {
   double video_bit_rate = 0.0;              // b/s; 0: not given
   std::string video_gop = "IBBPBBPBBPBB";
   sc_core::sc_time frame_period = sc_core::sc_time::from_value(33'333'333'333);  // 1/30 s in ps
+  bool control = false;  // one of the control section's senders (not a key: the builder sets it)
 };
 
 // Traffic on every endpoint at once (the pattern-based studies of seed 001): expands into
@@ -188,6 +189,20 @@ struct ConnectionsConfig {
   sc_core::sc_time hold_time = sc_core::SC_ZERO_TIME;
 };
 
+// The `control:` section (issue 11; seed 000 Sec. 4, seed 003 Sec. 4.2): control
+// (management) traffic. Every sender sends one packet every period on VL15, the highest
+// priority, uncredited and dropped where a VL15 buffer overflows (IBA 7.6.9, 7.9.4). It
+// expands into one flow per sender, named control/<sender>.
+struct ControlConfig {
+  bool enabled = false;
+  sc_core::sc_time period = sc_core::sc_time::from_value(33'333'333'333);  // seed 000: 33.3 ms (1/30 s in ps)
+  uint32_t payload_bytes = 256;      // one MAD (IBA 13.4.1)
+  std::vector<std::string> senders;  // endpoint names; empty: every endpoint (but dst)
+  std::string dst;                   // endpoint name; empty: a uniformly random other endpoint per packet
+  sc_core::sc_time start = sc_core::SC_ZERO_TIME;  // the first packet of every sender
+  sc_core::sc_time stop = sc_core::sc_max_time();  // no packet at or after
+};
+
 struct Scenario {
   std::string source = "<memory>";  // file it came from
   std::string name;
@@ -208,6 +223,7 @@ struct Scenario {
   HcaHostConfig hca_host;
   PerftestConfig perftest;
   ConnectionsConfig connections;
+  ControlConfig control;
 };
 
 }  // namespace ibvp

@@ -198,11 +198,11 @@ class ScenarioChecker {
                     sim::format_time(s_.duration) + ")",
                 "give a warmup shorter than duration");
     if (s_.flows.empty() && !s_.traffic.enabled && s_.trace.file.empty() && !s_.perftest.enabled &&
-        !s_.connections.enabled)
+        !s_.connections.enabled && !s_.control.enabled)
       doc_.fail(key("flows"), "nothing would be sent: the scenario has neither flows nor a traffic section nor a trace "
-                    "nor connections nor a perftest",
-                "add flows: [...], traffic: {...}, trace: {file: ...}, connections: {...} or (with endpoint_model: "
-                "hca) perftest: {...}");
+                    "nor connections nor a perftest nor control traffic",
+                "add flows: [...], traffic: {...}, trace: {file: ...}, connections: {...}, control: {} or (with "
+                "endpoint_model: hca) perftest: {...}");
     if (s_.connections.enabled && s_.endpoint_model == EndpointModel::hca)
       doc_.fail(key("connections"), "CBR connections are sent by fabric-only endpoints; HCA hosts do not run them yet",
                 "use endpoint_model: fabric, or remove the connections section");
@@ -211,6 +211,7 @@ class ScenarioChecker {
     if (s_.connections.enabled) connections();
     flows();
     if (s_.traffic.enabled) traffic();
+    if (s_.control.enabled) control();
     buffers();
     outputs();
   }
@@ -242,8 +243,8 @@ class ScenarioChecker {
       if (doc_.find(key(k), written))
         doc_.fail(key(k), std::string(k) + " drives fabric-only endpoints; HCA hosts run flows or a perftest",
                   "write the streams as flows: [...], or use endpoint_model: fabric");
-    if (!s_.perftest.enabled && s_.flows.empty())
-      doc_.fail(key("endpoint_model"), "HCA hosts have nothing to run", "add a perftest section or flows");
+    if (!s_.perftest.enabled && s_.flows.empty() && !s_.control.enabled)
+      doc_.fail(key("endpoint_model"), "HCA hosts have nothing to run", "add a perftest section, flows or control");
     if (s_.perftest.enabled && !s_.flows.empty())
       doc_.fail(key("perftest"), "a perftest and flows in one run: the perftest's numbers would include the flows' load",
                 "run the perftest in a scenario of its own");
@@ -299,8 +300,9 @@ class ScenarioChecker {
       doc_.fail(child(at, "pattern"), "on HCA hosts a flow is one QP to one destination",
                 "use pattern: fixed with a dst, one flow per destination");
     if (f.vl15)
-      doc_.fail(child(at, "vl15"), "HCA hosts send management packets from their firmware, not from flows",
-                "remove vl15 or use endpoint_model: fabric");
+      doc_.fail(child(at, "vl15"), "a flow on HCA hosts is a QP on a data VL; management packets go to the HCA's "
+                "VL15 queue from the control section",
+                "remove vl15 and describe the traffic in control: {...}, or use endpoint_model: fabric");
     const uint32_t mtu = s_.hca_host.flow_mtu;
     if (s_.hca_host.flow_transport == FlowTransport::ud && f.payload_bytes > mtu)
       doc_.fail(child(at, "payload_bytes"),
@@ -466,6 +468,48 @@ class ScenarioChecker {
     served(s_.traffic.sl, child(at, "sl"));
   }
 
+  // The control section (docs/control.md): its senders and destination are endpoints, and
+  // its packet fits every VL15 buffer (a larger one would be dropped at the first hop).
+  void control() const {
+    const ControlConfig& c = s_.control;
+    const Path at = key("control");
+    starts_in_run(c.start, child(at, "start"));
+    uint32_t dst = topo::Topology::npos;
+    if (!c.dst.empty()) dst = endpoint(c.dst, child(at, "dst"));
+    std::map<uint32_t, size_t> seen;
+    for (size_t i = 0; i < c.senders.size(); ++i) {
+      const Path sat = item(child(at, "senders"), i);
+      const uint32_t n = endpoint(c.senders[i], sat);
+      if (!seen.emplace(n, i).second)
+        doc_.fail(sat, c.senders[i] + " is listed twice", "list each sender once");
+      if (n == dst)
+        doc_.fail(sat, c.senders[i] + " is dst itself; its packets would never enter the fabric",
+                  "remove it from senders (left out, senders are every endpoint but dst)");
+    }
+    if (c.dst.empty() && endpoints_.size() < 2)
+      doc_.fail(at, "the topology has fewer than two endpoints to send control packets between",
+                "use a topology with more endpoints");
+    if (!c.dst.empty() && c.senders.empty() && endpoints_.size() < 2)
+      doc_.fail(child(at, "dst"), "dst is the only endpoint: no other endpoint would send to it",
+                "use a topology with more endpoints");
+    ib::Packet p;  // a MAD: UD SEND Only to QP0 (workload/control_source.h)
+    p.bth.opcode = ib::Opcode::ud_send_only;
+    p.payload_bytes = c.payload_bytes;
+    const uint32_t need = p.credit_blocks() * ib::kCreditBlockBytes;
+    ib::Packet empty = p;
+    empty.payload_bytes = 0;
+    const uint32_t header = empty.wire_bytes();
+    for (const auto& [port, bytes] : {std::pair<const char*, uint32_t>{"switch", s_.switch_cfg.vl15_buffer_bytes},
+                                      {"endpoint", s_.endpoint_cfg.vl15_buffer_bytes}})
+      if (bytes < need)
+        doc_.fail(child(at, "payload_bytes"),
+                  std::to_string(c.payload_bytes) + "-byte control packets (" + std::to_string(p.wire_bytes()) +
+                      " bytes on the wire, " + std::to_string(need) + " in 64-byte blocks) do not fit " + port +
+                      ".vl15_buffer_bytes (" + std::to_string(bytes) + "): every one would be dropped",
+                  "send at most " + std::to_string((bytes - header) / 4 * 4) + "-byte payloads (256: one MAD), or raise " +
+                      std::string(port) + ".vl15_buffer_bytes");
+  }
+
   void buffers() const {
     // The largest packet any source sends; virtual cut-through needs room for all of it.
     uint32_t payload = 0;
@@ -599,7 +643,22 @@ void check_name(ScenarioDocument& sd, const Document& doc) {
 
 // Parsing, --set overrides, flow_defaults and the declared keys: the part of loading that
 // needs nothing but the document.
+// Issue 11: switch.crossbar names the crossbar (non_multiplexed, multiplexed); the request
+// order it used to name (fifo, fifo_bypass) is switch.request_order. A document written
+// before is told where its value went, not only which values are allowed now.
+void refuse_old_crossbar_value(const Document& doc) {
+  YAML::Node value;
+  if (!doc.find(key("switch", "crossbar"), value) || !value.IsScalar()) return;
+  const std::string old = value.Scalar();
+  if (old != "fifo" && old != "fifo_bypass") return;
+  doc.fail(key("switch", "crossbar"),
+           "crossbar: " + old + " is a request order, which moved to its own key; crossbar is now "
+           "non_multiplexed (the switch as before) or multiplexed",
+           "now `switch.request_order: " + old + "`; leave crossbar out for the non-multiplexed crossbar");
+}
+
 ScenarioDocument read_document(const Document& doc) {
+  refuse_old_crossbar_value(doc);
   merge_flow_defaults(doc);
   ScenarioDocument sd;
   params::apply(scenario_params(), doc, {}, sd);

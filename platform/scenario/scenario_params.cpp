@@ -189,6 +189,42 @@ const sim::ParamGroup& traffic_params() {
   return group;
 }
 
+// Issue 11, seed 000 Sec. 4: "We generate a control packet every 33.3 msec. This traffic has
+// the highest priority in our model, and always uses VL15"; seed 003 Sec. 4.2 sends it to
+// uniformly distributed destinations.
+const sim::ParamGroup& control_params() {
+  static const sim::ParamGroup group = [] {
+    GroupBuilder<ControlConfig> b(
+        "control",
+        "Control (management) traffic on VL15 from every sender, one packet per period; present means enabled.");
+    b.time("period", &ControlConfig::period,
+           "Time between two packets of one sender (seed 000: 33.3 ms; default 1/30 s in whole ps).")
+        .real_range(1e6, 3600e12);
+    b.integer("payload_bytes", &ControlConfig::payload_bytes, "bytes",
+              "Payload of every control packet (256: one MAD); the packet must fit the VL15 buffers.")
+        .range(0, 4096);
+    b.strings("senders", &ControlConfig::senders, "Endpoints that send; empty: every endpoint except dst.");
+    b.string("dst", &ControlConfig::dst,
+             "Endpoint every control packet goes to (a subnet manager's node); empty: a uniformly random other "
+             "endpoint per packet, drawn from the seed.")
+        .defaults_to("uniform");
+    b.time("start", &ControlConfig::start, "Every sender's first packet.");
+    b.time("stop", &ControlConfig::stop, "No packet is sent at or after this time.").defaults_to("end of run");
+    b.rule("start is before stop and before duration; senders and dst name endpoints, each sender once, dst not "
+           "among them; each sends to itself never.");
+    b.on_begin([](ControlConfig& c) { c.enabled = true; });
+    b.on_complete([](ControlConfig& c, const std::set<std::string>& given) {
+      if (c.enabled && given.count("stop") && c.stop <= c.start)
+        throw ParamError("stop", "stop " + sim::format_time(c.stop) + " is not after start " + sim::format_time(c.start),
+                         "give a stop after start, or leave stop out");
+      if (given.count("dst") && c.dst.empty())
+        throw ParamError("dst", "dst is empty", "name an endpoint, or leave dst out for uniform destinations");
+    });
+    return b.build();
+  }();
+  return group;
+}
+
 const sim::ParamGroup& trace_params() {
   static const sim::ParamGroup group = [] {
     GroupBuilder<TraceConfig> b("trace", "Packets listed one by one: a trace file, or a Python generator's output.");
@@ -659,6 +695,8 @@ const sim::ParamGroup& scenario_params() {
     b.object("traffic", &Scenario::traffic, traffic_params(), "Traffic from every endpoint.")
         .defaults_to("absent: disabled");
     b.object("trace", &Scenario::trace, trace_params(), "Packets from a trace file.").defaults_to("absent: none");
+    b.object("control", &Scenario::control, control_params(), "Control traffic on VL15 (docs/control.md).")
+        .defaults_to("absent: none");
     b.object("outputs", &Scenario::outputs, output_params(), "What the run writes.");
     b.object("qos", &ScenarioDocument::qos_spec, qos_params(), "QoS policy in OpenSM's syntax.")
         .defaults_to("absent: the switch and endpoint tables");

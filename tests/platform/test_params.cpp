@@ -105,7 +105,8 @@ TEST(ParamsVocabulary, NumbersAreStrictDecimal) {
 TEST(ParamsVocabulary, EveryModelFieldIsDeclaredOnceWithDocAndDefault) {
   const auto keys = [](const sim::ParamGroup& g) { return g.key_list(); };
   EXPECT_EQ(keys(sw::switch_params()),
-            "pipeline_delay, data_vls, vl_buffer_bytes, vl15_buffer_bytes, vlarb, sl2vl, crossbar, bypass_limit, ecn");
+            "pipeline_delay, data_vls, vl_buffer_bytes, vl15_buffer_bytes, vlarb, sl2vl, crossbar, request_order, bypass_limit, "
+            "ecn");
   EXPECT_EQ(keys(sw::ecn_params()),
             "policy, output_threshold, max_packet_bytes, threshold, marking_rate, packet_size, victim_mask");
   EXPECT_EQ(keys(ep::endpoint_params()), "data_vls, vl_buffer_bytes, vl15_buffer_bytes, vlarb, sl2vl");
@@ -123,7 +124,9 @@ TEST(ParamsVocabulary, DefaultsInTheDeclarationsAreTheStructDefaults) {
   const sim::ParamGroup& g = sw::switch_params();
   EXPECT_EQ(g.find("pipeline_delay")->default_text, sim::format_time(sw::SwitchConfig{}.pipeline_delay));
   EXPECT_EQ(g.find("vl_buffer_bytes")->default_text, std::to_string(sw::SwitchConfig{}.vl_buffer_bytes));
-  EXPECT_EQ(g.find("crossbar")->default_text, sw::crossbar_policy_name(sw::SwitchConfig{}.crossbar));
+  EXPECT_EQ(g.find("crossbar")->default_text, sw::crossbar_name(sw::SwitchConfig{}.crossbar));
+  EXPECT_EQ(g.find("crossbar")->default_text, "non_multiplexed");
+  EXPECT_EQ(g.find("request_order")->default_text, sw::request_order_name(sw::SwitchConfig{}.request_order));
   EXPECT_EQ(link::link_params().find("width")->default_text, "4X");
   EXPECT_EQ(link::link_params().find("speed")->default_text, "SDR");
 }
@@ -159,14 +162,16 @@ TEST(ParamsValidate, WrittenValuesReachTheConfigStruct) {
       "  pipeline_delay: 40ns\n"
       "  vl_buffer_bytes: 8320\n"
       "  data_vls: 2\n"
-      "  crossbar: fifo\n"
+      "  crossbar: multiplexed\n"
+      "  request_order: fifo\n"
       "  bypass_limit: 2\n"
       "  vlarb: {high: [{vl: 1, weight: 10}], low: [{vl: 0, weight: 255}], high_limit: 3}\n"
       "  sl2vl: [0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1]\n");
   EXPECT_EQ(c.pipeline_delay, sc_time(40, SC_NS));
   EXPECT_EQ(c.vl_buffer_bytes, 8320u);
   EXPECT_EQ(c.data_vls, 2);
-  EXPECT_EQ(c.crossbar, sw::CrossbarPolicy::fifo);
+  EXPECT_EQ(c.crossbar, sw::Crossbar::multiplexed);
+  EXPECT_EQ(c.request_order, sw::RequestOrder::fifo);
   EXPECT_EQ(c.bypass_limit, 2u);
   ASSERT_EQ(c.vlarb.high.size(), 1u);
   EXPECT_EQ(c.vlarb.high[0].vl, 1);
@@ -222,8 +227,8 @@ TEST(ParamsValidate, BufferSizesAreWholeCreditBlocks) {
 }
 
 TEST(ParamsValidate, UnknownChoiceListsTheAllowedValues) {
-  const ConfigError e = switch_error("switch:\n  crossbar: fifo_bypas\n");
-  EXPECT_EQ(e.key(), "switch.crossbar");
+  const ConfigError e = switch_error("switch:\n  request_order: fifo_bypas\n");
+  EXPECT_EQ(e.key(), "switch.request_order");
   EXPECT_EQ(e.problem(), "unknown value \"fifo_bypas\"");
   EXPECT_EQ(e.fix(), "did you mean fifo_bypass? allowed values are fifo, fifo_bypass");
 }

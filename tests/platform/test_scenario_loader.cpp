@@ -62,7 +62,8 @@ TEST(ScenarioLoader, ExampleMinimalLoadsWithItsValues) {
     EXPECT_EQ(l.cfg.width, link::Width::x4);
   }
   EXPECT_EQ(s.switch_cfg.pipeline_delay, sc_time(40, SC_NS));
-  EXPECT_EQ(s.switch_cfg.crossbar, sw::CrossbarPolicy::fifo);
+  EXPECT_EQ(s.switch_cfg.crossbar, sw::Crossbar::non_multiplexed);
+  EXPECT_EQ(s.switch_cfg.request_order, sw::RequestOrder::fifo);
   ASSERT_EQ(s.flows.size(), 2u);
   EXPECT_EQ(s.flows[0].name, "f1");
   EXPECT_EQ(s.flows[0].generator, GeneratorKind::constant);
@@ -86,6 +87,7 @@ TEST(ScenarioLoader, KeysLeftOutTakeTheDeclaredDefaults) {
   EXPECT_EQ(s.switch_cfg.pipeline_delay, d.switch_cfg.pipeline_delay);
   EXPECT_EQ(s.switch_cfg.vl_buffer_bytes, d.switch_cfg.vl_buffer_bytes);
   EXPECT_EQ(s.switch_cfg.crossbar, d.switch_cfg.crossbar);
+  EXPECT_EQ(s.switch_cfg.request_order, d.switch_cfg.request_order);
   EXPECT_EQ(s.endpoint_cfg.vl_buffer_bytes, d.endpoint_cfg.vl_buffer_bytes);
   const FlowConfig& f = s.flows[0];
   EXPECT_EQ(f.generator, GeneratorKind::saturating);
@@ -495,6 +497,58 @@ TEST(ScenarioOverrides, UnknownKeyIsRefusedNamingSet) {
   EXPECT_EQ(e.problem(), "unknown key");
   EXPECT_NE(e.fix().find("did you mean crossbar?"), std::string::npos);
   EXPECT_EQ(std::string(e.what()).rfind("--set: switch.crosbar: unknown key", 0), 0u) << e.what();
+}
+
+TEST(ScenarioLoader, OldCrossbarRequestOrderValuesAreRefusedPointingAtRequestOrder) {
+  // Before issue 11, switch.crossbar held the request order.
+  for (const std::string old : {"fifo", "fifo_bypass"}) {
+    const ConfigError e = error_of(
+        "name: t\nduration: 1ms\ntopology: {generator: single_switch, hosts: 4}\nswitch:\n  crossbar: " + old + "\n");
+    EXPECT_EQ(e.file(), "test.yaml");
+    EXPECT_EQ(e.key(), "switch.crossbar");
+    EXPECT_EQ(e.line(), 5);
+    EXPECT_NE(e.fix().find("now `switch.request_order: " + old + "`"), std::string::npos) << e.what();
+    // The same through --set.
+    const ConfigError o = error_of(kBase, {"switch.crossbar=" + old});
+    EXPECT_EQ(o.file(), "--set");
+    EXPECT_NE(o.fix().find("switch.request_order: " + old), std::string::npos) << o.what();
+  }
+  EXPECT_EQ(load(kBase, {"switch.crossbar=multiplexed"}).switch_cfg.crossbar, sw::Crossbar::multiplexed);
+}
+
+TEST(ScenarioLoader, ControlSectionLoadsWithSeed000DefaultsAndIsEnoughToRun) {
+  const Scenario s = load("name: t\nduration: 1ms\ntopology: {generator: single_switch, hosts: 4}\ncontrol: {}\n");
+  EXPECT_TRUE(s.control.enabled);
+  EXPECT_EQ(s.control.period.value(), 33'333'333'333u);  // 1/30 s
+  EXPECT_EQ(s.control.payload_bytes, 256u);             // one MAD
+  EXPECT_TRUE(s.control.senders.empty());
+  EXPECT_TRUE(s.control.dst.empty());
+  EXPECT_FALSE(load(kBase).control.enabled);
+}
+
+TEST(ScenarioLoader, ControlSectionErrorsNameTheKeyAndTheFix) {
+  const std::string base = "name: t\nduration: 1ms\ntopology: {generator: single_switch, hosts: 4}\n";
+  ConfigError e = error_of(base + "control: {senders: [h1, h9]}\n");
+  EXPECT_EQ(e.key(), "control.senders[1]");
+  EXPECT_NE(e.problem().find("no endpoint named \"h9\""), std::string::npos) << e.what();
+  e = error_of(base + "control: {senders: [h1, h2], dst: h2}\n");
+  EXPECT_EQ(e.key(), "control.senders[1]");
+  EXPECT_NE(e.fix().find("remove it from senders"), std::string::npos) << e.what();
+  e = error_of(base + "control: {senders: [h1, h1]}\n");
+  EXPECT_EQ(e.key(), "control.senders[1]");
+  e = error_of(base + "control: {dst: sw}\n");
+  EXPECT_EQ(e.key(), "control.dst");
+  EXPECT_NE(e.problem().find("is a switch"), std::string::npos) << e.what();
+  // 1024 + 34 header bytes do not fit the default VL15 buffers of two MADs (640 bytes).
+  e = error_of(base + "control: {payload_bytes: 1024}\n");
+  EXPECT_EQ(e.key(), "control.payload_bytes");
+  EXPECT_NE(e.fix().find("at most 604-byte payloads"), std::string::npos) << e.what();
+  e = error_of(base + "control: {start: 2ms}\n");
+  EXPECT_EQ(e.key(), "control.start");
+  e = error_of(base + "control: {start: 500us, stop: 100us}\n");
+  EXPECT_EQ(e.key(), "control.stop");
+  e = error_of(base + "control: {period: 1ns}\n");
+  EXPECT_EQ(e.key(), "control.period");
 }
 
 TEST(ScenarioOverrides, BadValuesAndCrossFieldErrorsAtTheOverriddenKeyNameSet) {

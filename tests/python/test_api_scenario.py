@@ -38,7 +38,7 @@ def test_attribute_and_item_access(minimal_yaml: Path) -> None:
     sc = ibvp.Scenario.from_yaml(minimal_yaml)
     assert sc.duration == "2ms"
     assert sc.name == "minimal"
-    assert sc["switch.crossbar"] == "fifo"
+    assert sc["switch.request_order"] == "fifo"
     assert sc["flows[1].name"] == "f2"
     assert sc.traffic is None  # a declared key left out takes its default
     sc.duration = "1ms"
@@ -72,7 +72,7 @@ def test_set_uses_the_key_paths_of_ibvp_sim_set(minimal_yaml: Path) -> None:
 
 def test_validation_error_from_cpp_names_file_key_and_line(minimal_yaml: Path, tmp_path: Path) -> None:
     lines = minimal_yaml.read_text().splitlines()
-    at = next(i for i, line in enumerate(lines) if "crossbar: fifo" in line)
+    at = next(i for i, line in enumerate(lines) if "request_order: fifo" in line)
     lines[at] = lines[at].replace("fifo", "fofo")
     bad = tmp_path / "bad.yaml"
     bad.write_text("\n".join(lines) + "\n")
@@ -81,10 +81,19 @@ def test_validation_error_from_cpp_names_file_key_and_line(minimal_yaml: Path, t
     e = err.value
     assert isinstance(e, ValueError)
     assert e.file == str(bad)
-    assert e.key == "switch.crossbar"
+    assert e.key == "switch.request_order"
     assert e.line == at + 1
     assert "fofo" in e.problem and "fifo" in e.fix
-    assert str(e).startswith(f"{bad}:{at + 1}: switch.crossbar:")
+    assert str(e).startswith(f"{bad}:{at + 1}: switch.request_order:")
+
+
+def test_old_crossbar_value_points_at_request_order(minimal_yaml: Path) -> None:
+    # Before issue 11, switch.crossbar held the request order.
+    sc = ibvp.Scenario.from_yaml(minimal_yaml).set("switch.crossbar", "fifo_bypass")
+    with pytest.raises(ibvp.ConfigError) as err:
+        sc.validate()
+    assert err.value.key == "switch.crossbar"
+    assert "now `switch.request_order: fifo_bypass`" in err.value.fix
 
 
 def test_override_error_names_the_key(minimal_yaml: Path) -> None:

@@ -21,15 +21,15 @@ def _short(minimal_yaml: Path) -> ibvp.Scenario:
 
 
 def test_sweep_2x2_writes_four_rows_and_a_rerun_skips_them(minimal_yaml: Path, tmp_path: Path) -> None:
-    vary = {"flows[0].load": [0.2, 0.6], "switch.crossbar": ["fifo", "fifo_bypass"]}
+    vary = {"flows[0].load": [0.2, 0.6], "switch.request_order": ["fifo", "fifo_bypass"]}
     df = ibvp.sweep(_short(minimal_yaml), vary, tmp_path, jobs=4)
     assert len(df) == 4 and (df["status"] == "ok").all()
-    assert sorted(zip(df["flows[0].load"], df["switch.crossbar"])) == [
+    assert sorted(zip(df["flows[0].load"], df["switch.request_order"])) == [
         (0.2, "fifo"), (0.2, "fifo_bypass"), (0.6, "fifo"), (0.6, "fifo_bypass")]
     assert (df["delivered"] > 0).all() and df["latency_mean_ns"].notna().all()
     rows = _rows(tmp_path / "sweep.csv")
     assert len(rows) == 4
-    assert list(rows[0])[:5] == ["flows[0].load", "switch.crossbar", "point", "status", "error"]
+    assert list(rows[0])[:5] == ["flows[0].load", "switch.request_order", "point", "status", "error"]
     for row in rows:
         point = tmp_path / row["point"]
         assert (point / "done.json").exists() and (point / "summary.json").exists()
@@ -105,7 +105,7 @@ def test_sweep_on_a_dask_cluster(minimal_yaml: Path, tmp_path: Path) -> None:
 def test_sweep_gathers_every_points_tables_into_one_parquet_dataset(minimal_yaml: Path, tmp_path: Path) -> None:
     import pandas as pd
 
-    vary = {"flows[0].load": [0.2, 0.6], "switch.crossbar": ["fifo"], "switch.bypass_limit": [2, 999]}
+    vary = {"flows[0].load": [0.2, 0.6], "switch.request_order": ["fifo"], "switch.bypass_limit": [2, 999]}
     df = ibvp.sweep(_short(minimal_yaml), vary, tmp_path, jobs=2)
     ok = df[df["status"] == "ok"]
     assert len(ok) == 2  # bypass_limit 999 is refused: those points have no tables

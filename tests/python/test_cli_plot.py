@@ -39,7 +39,7 @@ def test_plot_latency_cdf_to_a_chosen_file(cli, run_dir: Path, tmp_path: Path) -
 
 def test_plot_latency_vs_load_from_a_sweep(cli, minimal_yaml: Path, tmp_path: Path) -> None:
     code, _out, err = cli("sweep", minimal_yaml, "--set", "duration=500us", "--vary", "flows[0].load=0.2,0.5,0.8",
-                          "--vary", "switch.crossbar=fifo,fifo_bypass", "--out", tmp_path)
+                          "--vary", "switch.request_order=fifo,fifo_bypass", "--out", tmp_path)
     assert code == 0, err
     code, out, err = cli("plot", tmp_path, "--kind", "latency-vs-load")
     assert code == 0, err

@@ -10,7 +10,7 @@ from ibvp import _yaml
 
 
 def test_run_writes_results_and_prints_a_summary(cli, minimal_yaml: Path, tmp_path: Path) -> None:
-    code, out, err = cli("run", minimal_yaml, "--set", "switch.crossbar=fifo_bypass", "--out", tmp_path)
+    code, out, err = cli("run", minimal_yaml, "--set", "switch.request_order=fifo_bypass", "--out", tmp_path)
     assert code == 0, err
     for name in ("summary.json", "flows.csv", "ports.csv", "rates.csv", "run.json", "scenario.yaml"):
         assert (tmp_path / name).exists(), name
@@ -22,13 +22,13 @@ def test_run_writes_results_and_prints_a_summary(cli, minimal_yaml: Path, tmp_pa
     assert table[0][1:4] == ["h1", "->", "h3"]
     assert "sim-ms" in err  # the progress bar, in simulated time
     # The override reached the run.
-    assert ibvp.Scenario.from_yaml(tmp_path / "scenario.yaml")["switch.crossbar"] == "fifo_bypass"
+    assert ibvp.Scenario.from_yaml(tmp_path / "scenario.yaml")["switch.request_order"] == "fifo_bypass"
 
 
 def test_run_config_error_exits_2_with_the_message(cli, minimal_yaml: Path, tmp_path: Path) -> None:
-    code, out, err = cli("run", minimal_yaml, "--set", "switch.crossbar=fofo", "--out", tmp_path, "--quiet")
+    code, out, err = cli("run", minimal_yaml, "--set", "switch.request_order=fofo", "--out", tmp_path, "--quiet")
     assert code == 2
-    assert "switch.crossbar" in err and "fofo" in err and "fix:" in err
+    assert "switch.request_order" in err and "fofo" in err and "fix:" in err
     assert out == ""
 
 

@@ -112,12 +112,12 @@ def test_a_refused_run_leaves_no_summary_of_the_previous_run(cli, minimal_yaml: 
     out = tmp_path / "out"
     code, _out, _err = cli("run", minimal_yaml, "--set", "duration=300us", "--out", out, "--quiet")
     assert code == 0 and (out / "summary.json").exists()
-    code, _out, _err = cli("run", minimal_yaml, "--set", "switch.crossbar=fofo", "--out", out, "--quiet")
+    code, _out, _err = cli("run", minimal_yaml, "--set", "switch.request_order=fofo", "--out", out, "--quiet")
     assert code == 2 and not (out / "summary.json").exists()
     # ibvp-sim follows the same rule.
     assert _sim(minimal_yaml, "--set", "duration=300us", "--out", out).returncode == 0
     assert (out / "summary.json").exists()
-    assert _sim(minimal_yaml, "--set", "switch.crossbar=fofo", "--out", out).returncode == 2
+    assert _sim(minimal_yaml, "--set", "switch.request_order=fofo", "--out", out).returncode == 2
     assert not (out / "summary.json").exists()
 
 

@@ -2,7 +2,7 @@
 
     import ibvp
     sc = ibvp.Scenario.from_yaml("configs/examples/minimal.yaml")
-    sc.set("switch.crossbar", "fifo_bypass")
+    sc.set("switch.request_order", "fifo_bypass")
     res = ibvp.run(sc, "out/minimal", progress=True)   # a fresh child process per run
     res.flows                                           # pandas DataFrame
 

@@ -1,7 +1,7 @@
 """Parameter sweeps: one run per point of a cross product of values.
 
     df = ibvp.sweep("configs/examples/minimal.yaml",
-                    {"flows[0].load": [0.2, 0.5, 0.8], "switch.crossbar": ["fifo", "fifo_bypass"]},
+                    {"flows[0].load": [0.2, 0.5, 0.8], "switch.request_order": ["fifo", "fifo_bypass"]},
                     out="out/sweep", jobs=4)
 
 Each point runs with `ibvp.run` (so in its own child process) in its own directory
