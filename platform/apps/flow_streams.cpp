@@ -8,6 +8,8 @@
 #include "models/ib/packet.h"
 #include "models/link/link_rate.h"
 #include "platform/workload/on_off.h"
+#include "platform/workload/video_frames.h"
+#include "platform/workload/video_source.h"
 
 namespace ibvp::apps {
 
@@ -61,6 +63,7 @@ FlowStreams::FlowStreams(const Scenario& s, const std::vector<driver::HostNode*>
     // The stream fabric-only sources draw from (Fabric::build_flows), so the ON/OFF periods
     // and Poisson arrivals are the same under either endpoint model.
     f.rng = sim::Rng(s.seed, "flow/" + std::to_string(i) + "/" + fc.name);
+    f.seed = s.seed;
     ib::Packet shape;
     shape.bth.opcode = ib::Opcode::ud_send_only;
     shape.payload_bytes = fc.payload_bytes;
@@ -272,13 +275,14 @@ void FlowStreams::flow_program(Flow& f) {
   if (!error_.empty()) return;
   wait_until(f.cfg.start.value());
   if (f.cfg.generator == GeneratorKind::saturating) run_saturating(f);
+  else if (f.cfg.generator == GeneratorKind::video) run_video(f);
   else run_open_loop(f);
 }
 
-bool FlowStreams::post_message(Flow& f) {
+bool FlowStreams::post_message(Flow& f, uint32_t bytes) {
   SendWr wr;
   wr.wr_id = f.completed + f.outstanding;
-  wr.sg = {f.src->plan.buffer_address(), f.cfg.payload_bytes, f.src->mr->lkey};
+  wr.sg = {f.src->plan.buffer_address(), bytes > 0 ? bytes : f.cfg.payload_bytes, f.src->mr->lkey};
   wr.opcode = WrOpcode::send;
   wr.send_flags = SEND_SIGNALED;
   if (f.ah) {
@@ -303,6 +307,9 @@ bool FlowStreams::reap(Flow& f, bool wait) {
     }
     ++f.completed;
     --f.outstanding;
+    // A video piece is one packet, its PSN its sequence number (run_video): done with its tag.
+    if (f.cfg.generator == GeneratorKind::video)
+      f.src->node->hca.untag_frame(f.send_qp->qp_num, static_cast<uint32_t>(wc[i].wr_id));
   }
   return true;
 }
@@ -342,6 +349,35 @@ void FlowStreams::run_open_loop(Flow& f) {
       if (!reap(f, true)) return;
     if (!post_message(f)) return;
     next += poisson ? f.rng.exponential(mean) : mean;
+  }
+}
+
+// Frame k is created at start + k * frame_period and posted then as SENDs of at most
+// payload_bytes, one packet each: RTP's packetization of a video frame (RFC 2250 Sec. 3,
+// RFC 3550), which is also what UD allows (a datagram fits the path MTU). The frame is
+// delivered when its last packet reaches the destination's port, as on fabric-only
+// endpoints. A host that is still posting an earlier frame posts the next one late, never
+// skips it: the lateness shows in the deadline metrics.
+void FlowStreams::run_video(Flow& f) {
+  const uint64_t start = f.cfg.start.value(), stop = f.cfg.stop.value(), period = f.cfg.frame_period.value();
+  workload::VideoFrameSizes sizes(f.cfg, f.seed);
+  hca::Hca& hca = f.src->node->hca;
+  // The default firmware numbers a QP's packets from sq_psn 0, one PSN per packet (IBA
+  // 9.7.1 for RC and UC; UD alike): a one-packet message's PSN is its sequence number.
+  uint64_t posted = 0;
+  for (uint32_t k = 0; k != ib::kNoFrame; ++k) {
+    const uint64_t created = start + uint64_t{k} * period;
+    if (created >= stop || !error_.empty()) return;
+    wait_until(created);
+    if (!reap(f, false)) return;
+    const workload::FrameSplit split = workload::split_frame(sizes.next(), f.cfg.payload_bytes);
+    for (uint32_t i = 0; i < split.packets; ++i) {
+      while (f.outstanding >= hca_.flow_depth)
+        if (!reap(f, true)) return;
+      hca.tag_frame(f.send_qp->qp_num, static_cast<uint32_t>(posted), {k, split.packets, created});
+      if (!post_message(f, i + 1 < split.packets ? split.full_packet_bytes : split.last_packet_bytes)) return;
+      ++posted;
+    }
   }
 }
 

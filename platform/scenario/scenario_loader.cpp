@@ -286,9 +286,6 @@ class ScenarioChecker {
 
   // What a flow on HCA hosts can be: one QP to one destination, carrying SENDs.
   void hca_flow(const FlowConfig& f, const Path& at) const {
-    if (f.generator == GeneratorKind::video)
-      doc_.fail(child(at, "generator"), "video flows run on fabric-only endpoints; HCA hosts do not run them yet",
-                "use endpoint_model: fabric, or another generator");
     if (f.pattern != DestinationPattern::fixed)
       doc_.fail(child(at, "pattern"), "on HCA hosts a flow is one QP to one destination",
                 "use pattern: fixed with a dst, one flow per destination");
@@ -301,6 +298,14 @@ class ScenarioChecker {
                 "a UD message of " + std::to_string(f.payload_bytes) + " bytes does not fit one " +
                     std::to_string(mtu) + "-byte MTU packet (hca.flow_mtu)",
                 "use at most " + std::to_string(mtu) + " bytes, a larger hca.flow_mtu, or hca.flow_transport: RC");
+    // A video frame goes out as one-packet SENDs (apps::FlowStreams::run_video), whose PSNs
+    // tag the packets with their frame.
+    if (f.generator == GeneratorKind::video && f.payload_bytes > mtu)
+      doc_.fail(child(at, "payload_bytes"),
+                "a video flow on HCA hosts sends each piece of a frame as one packet, and " +
+                    std::to_string(f.payload_bytes) + " bytes do not fit one " + std::to_string(mtu) +
+                    "-byte MTU packet (hca.flow_mtu)",
+                "use payload_bytes of at most " + std::to_string(mtu) + ", or a larger hca.flow_mtu");
   }
 
   void perftest() const {

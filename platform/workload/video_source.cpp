@@ -4,26 +4,32 @@
 
 namespace ibvp::workload {
 
+VideoFrameSizes::VideoFrameSizes(const FlowConfig& cfg, uint64_t seed) : trace_(cfg.video_frame_bytes) {
+  if (trace_.empty()) generator_.emplace(cfg.video_bit_rate, seed, "video/" + cfg.name, cfg.video_gop);
+}
+
+uint32_t VideoFrameSizes::next() {
+  const uint64_t k = frame_++;
+  return trace_.empty() ? generator_->next().size_bytes : trace_[static_cast<size_t>(k % trace_.size())];
+}
+
 VideoSource::VideoSource(const FlowConfig& cfg, uint32_t flow_index, Destination dst, uint64_t seed)
     : dst_(dst),
       start_ps_(cfg.start.value()),
       stop_ps_(cfg.stop.value()),
       period_ps_(cfg.frame_period.value()),
-      trace_(cfg.video_frame_bytes) {
+      sizes_(cfg, seed) {
   flow = flow_index;
   sl = cfg.sl;
   payload_bytes = cfg.payload_bytes;
   ipd = cfg.ipd;
   vl15 = cfg.vl15;
   assert(period_ps_ > 0 && payload_bytes > 0);
-  if (trace_.empty()) generator_.emplace(cfg.video_bit_rate, seed, "video/" + cfg.name, cfg.video_gop);
   load_frame();
 }
 
 void VideoSource::load_frame() {
-  const uint32_t bytes =
-      trace_.empty() ? generator_->next().size_bytes : trace_[static_cast<size_t>(frame_) % trace_.size()];
-  split_ = split_frame(bytes, payload_bytes);
+  split_ = split_frame(sizes_.next(), payload_bytes);
   sent_ = 0;
 }
 

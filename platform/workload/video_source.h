@@ -16,6 +16,21 @@
 
 namespace ibvp::workload {
 
+// The frame sizes of one video flow, in order: its trace (looping when it ends) or the
+// MPEG-2 generator on the stream "video/<flow name>" of the scenario's seed. Fabric-only
+// sources (VideoSource) and HCA hosts' programs (apps::FlowStreams) draw from it, so a
+// flow's frames are the same under either endpoint model.
+class VideoFrameSizes {
+ public:
+  VideoFrameSizes(const FlowConfig& cfg, uint64_t seed);
+  uint32_t next();  // the size of the next frame in bytes
+
+ private:
+  std::vector<uint32_t> trace_;  // empty: the generator
+  std::optional<Mpeg2FrameGenerator> generator_;
+  uint64_t frame_ = 0;
+};
+
 class VideoSource : public ep::TrafficSource {
  public:
   // `seed`: the scenario's; the generator's stream is named after the flow ("video/<name>"),
@@ -34,8 +49,7 @@ class VideoSource : public ep::TrafficSource {
 
   Destination dst_;
   uint64_t start_ps_, stop_ps_, period_ps_;
-  std::vector<uint32_t> trace_;                 // empty: the generator
-  std::optional<Mpeg2FrameGenerator> generator_;
+  VideoFrameSizes sizes_;
   uint32_t frame_ = 0;   // index of the frame being sent
   FrameSplit split_{};   // its packets
   uint32_t sent_ = 0;    // of them, handed out
