@@ -308,6 +308,7 @@ void write_results(const Fabric& fabric, const RunResult& result, const std::str
     js["flows"] = flows_json;
     js["video"] = video_json;
     if (const apps::Perftest* p = fabric.perftest()) js["perftest"] = p->json();
+    if (const MixMetrics* m = fabric.mix_metrics()) js["mix"] = m->json();
     write_json(dir + "/summary.json", js);
   }
 

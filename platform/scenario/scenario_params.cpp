@@ -13,6 +13,7 @@
 #include "platform/sm/routing.h"
 #include "platform/topology/topology.h"
 #include "platform/workload/video_frames.h"
+#include "platform/workload/mix.h"
 
 namespace ibvp {
 
@@ -561,6 +562,9 @@ const sim::ParamGroup& scenario_params() {
              "and a programmable HCA running firmware; docs/hca.md).");
     b.object("hca", &Scenario::hca_host, hca_host_params(), "Every HCA host (endpoint_model: hca).");
     b.object("perftest", &Scenario::perftest, perftest_params(), "A perftest-style test (endpoint_model: hca).")
+        .defaults_to("absent: none");
+    b.object("mix", &Scenario::mix, workload::mix_params(),
+             "Real-time (video) and best-effort flows whose ratio changes in phases (docs/mix.md).")
         .defaults_to("absent: none");
     b.rule("endpoint_model: hca takes a perftest section or flows (fixed destinations), not both, and no traffic or trace; hca and perftest need it.");
     b.rule("warmup is before duration; flows, traffic, a trace or a perftest are given; flows and traffic start before duration.");

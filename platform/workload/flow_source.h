@@ -22,12 +22,22 @@ struct Destination {
   uint16_t dlid;
 };
 
+// A phase of an open-loop source's offered load (the mix's best-effort flows, workload/mix.h):
+// until end_ps, packets are generated with this mean interval; 0: none.
+struct LoadPhase {
+  uint64_t end_ps;
+  double mean_interval_ps;
+};
+
 class FlowSource : public ep::TrafficSource {
  public:
   // `packet_time_ps`: serialization time of one packet on the source's link, from which an
   // offered load becomes an inter-arrival time. `others` are the uniform-pattern candidates.
+  // `phases` (constant and Poisson only): the load changes at each phase's end instead of
+  // being cfg.load throughout.
   FlowSource(const FlowConfig& cfg, uint32_t flow_index, uint64_t packet_time_ps, Destination fixed,
-             std::vector<Destination> others, std::vector<Destination> hotspots, sim::Rng rng);
+             std::vector<Destination> others, std::vector<Destination> hotspots, sim::Rng rng,
+             std::vector<LoadPhase> phases = {});
 
   uint64_t next_ready_ps(uint64_t now_ps) override;
   void take(uint64_t now_ps, ep::PacketSpec& out) override;
@@ -43,6 +53,10 @@ class FlowSource : public ep::TrafficSource {
 
  private:
   Destination pick_destination();
+  // The generation time after `from` under the phases' rates; `fresh`: `from` is a start
+  // (a constant source sends at once). A phase boundary restarts the arrival process there:
+  // exact for Poisson (memoryless), a constant source sends its first packet at the boundary.
+  double next_phased(double from, bool fresh);
 
   GeneratorKind generator_;
   DestinationPattern pattern_;
@@ -58,6 +72,7 @@ class FlowSource : public ep::TrafficSource {
   uint64_t taken_ = 0;
   std::optional<OnOffPeriods> periods_;  // FlowConfig::on_off_mean > 0
   std::vector<uint8_t> path_sl_;
+  std::vector<LoadPhase> phases_;
   bool next_drawn_ = false;  // next_ holds the destination of the next packet
   Destination next_{};
 };

@@ -35,11 +35,25 @@ void VideoSource::load_frame() {
 
 uint64_t VideoSource::next_ready_ps(uint64_t now_ps) {
   (void)now_ps;
-  // The frame's index times the period: no rounding drift however long the run.
-  const uint64_t created = start_ps_ + uint64_t{frame_} * period_ps_;
-  // A frame's index must stay below ib::kNoFrame (~136 years of 30 frames/s).
-  if (created >= stop_ps_ || frame_ == ~uint32_t{0}) return kNever;
-  return created;
+  for (;;) {
+    // The frame's index times the period: no rounding drift however long the run.
+    const uint64_t created = start_ps_ + uint64_t{frame_} * period_ps_;
+    // A frame's index must stay below ib::kNoFrame (~136 years of 30 frames/s).
+    if (created >= stop_ps_ || frame_ == ~uint32_t{0}) return kNever;
+    if (sent_ > 0 || active_at(created)) return created;
+    // Off after the last phase (the end of the run): never again. Before it, the frames
+    // skipped are at most the run's duration / frame_period.
+    if (!phase_end_ps_.empty() && created >= phase_end_ps_.back()) return kNever;
+    ++frame_;  // created while the mix has the stream off: skipped
+    load_frame();
+  }
+}
+
+bool VideoSource::active_at(uint64_t t_ps) const {
+  if (active_.empty()) return true;
+  for (size_t p = 0; p < phase_end_ps_.size(); ++p)
+    if (t_ps < phase_end_ps_[p]) return active_[p];
+  return active_.back();
 }
 
 uint32_t VideoSource::next_payload_bytes() const {

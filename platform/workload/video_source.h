@@ -43,6 +43,13 @@ class VideoSource : public ep::TrafficSource {
   uint8_t next_sl() override;
   // As FlowSource::set_path_sl: the SL the subnet manager gave the path to each DLID.
   void set_path_sl(std::vector<uint8_t> sl_by_dlid) { path_sl_ = std::move(sl_by_dlid); }
+  // The mix's plan for this stream (workload/mix.h): phase p ends at phase_end_ps[p], and
+  // frames created in a phase where active[p] is false are not sent (a live stream that is
+  // off: its frame index and sizes go on with time).
+  void set_active_phases(std::vector<uint64_t> phase_end_ps, std::vector<bool> active) {
+    phase_end_ps_ = std::move(phase_end_ps);
+    active_ = std::move(active);
+  }
 
  private:
   void load_frame();  // size and split of frame_ from the trace or the generator
@@ -54,6 +61,9 @@ class VideoSource : public ep::TrafficSource {
   FrameSplit split_{};   // its packets
   uint32_t sent_ = 0;    // of them, handed out
   std::vector<uint8_t> path_sl_;
+  std::vector<uint64_t> phase_end_ps_;
+  std::vector<bool> active_;  // empty: always
+  bool active_at(uint64_t t_ps) const;
 };
 
 }  // namespace ibvp::workload
