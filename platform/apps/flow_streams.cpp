@@ -75,6 +75,24 @@ FlowStreams::FlowStreams(const Scenario& s, const std::vector<driver::HostNode*>
     f.src->out.push_back(&f);
     f.dst->in.push_back(&f);
   }
+  if (s.mix.enabled) {
+    std::vector<double> link;
+    for (const FlowConfig& fc : s.flows)
+      link.push_back(link::LinkRate(t.links.at(static_cast<size_t>(t.link_at(t.find(fc.src), 1))).cfg).data_bits_per_s() /
+                     8.0);
+    const std::vector<workload::MixPhase> phases = workload::mix_phases(s.mix, s.duration.value());
+    const std::vector<workload::FlowMix> mix = workload::plan_mix(s.mix, s.flows, link, s.duration.value());
+    for (Flow& f : flows_) {
+      const workload::FlowMix& m = mix[f.index];
+      for (size_t p = 0; p < phases.size(); ++p) {
+        f.phase_end_ps.push_back(phases[p].end_ps);
+        if (m.cls == workload::MixClass::best_effort)
+          f.load_phases.push_back(
+              {phases[p].end_ps, m.load[p] > 0 ? static_cast<double>(f.packet_time_ps) / m.load[p] : 0.0});
+      }
+      if (m.cls == workload::MixClass::real_time) f.active = m.active;
+    }
+  }
   for (auto& h : hosts_) h->plan = plan(hca_, h->out.size(), h->in.size(), buffer_bytes_);
   // The programs never return (a receiver waits for its next completion, a sender for its
   // next send slot): the Fabric unwinds them when the run is over (Fabric::~Fabric).
@@ -333,14 +351,26 @@ void FlowStreams::run_saturating(Flow& f) {
   }
 }
 
+bool FlowStreams::Flow::active_at(uint64_t t_ps) const {
+  if (active.empty()) return true;
+  for (size_t p = 0; p < phase_end_ps.size(); ++p)
+    if (t_ps < phase_end_ps[p]) return active[p];
+  return false;  // past the last phase: the end of the run
+}
+
 // One message per generation time (constant spacing or exponential), as fabric-only
-// sources generate packets; a full send queue delays the post until a slot frees.
+// sources generate packets; a full send queue delays the post until a slot frees. Under a
+// mix the rate follows the phases (workload::next_phased_time, as FlowSource).
 void FlowStreams::run_open_loop(Flow& f) {
   const uint64_t stop = f.cfg.stop.value();
   const double mean = static_cast<double>(f.packet_time_ps) / f.cfg.load;
   const bool poisson = f.cfg.generator == GeneratorKind::poisson;
-  double next = static_cast<double>(f.cfg.start.value()) + (poisson ? f.rng.exponential(mean) : 0.0);
+  const bool phased = !f.load_phases.empty();
+  double next = phased ? workload::next_phased_time(f.load_phases, static_cast<double>(f.cfg.start.value()), true,
+                                                    poisson, f.rng)
+                       : static_cast<double>(f.cfg.start.value()) + (poisson ? f.rng.exponential(mean) : 0.0);
   for (;;) {
+    if (!(next < static_cast<double>(stop))) return;
     const uint64_t g = static_cast<uint64_t>(std::ceil(next));
     if (g >= stop || !error_.empty()) return;
     wait_until(g);
@@ -348,7 +378,8 @@ void FlowStreams::run_open_loop(Flow& f) {
     while (f.outstanding >= hca_.flow_depth)
       if (!reap(f, true)) return;
     if (!post_message(f)) return;
-    next += poisson ? f.rng.exponential(mean) : mean;
+    if (phased) next = workload::next_phased_time(f.load_phases, next, false, poisson, f.rng);
+    else next += poisson ? f.rng.exponential(mean) : mean;
   }
 }
 
@@ -368,9 +399,15 @@ void FlowStreams::run_video(Flow& f) {
   for (uint32_t k = 0; k != ib::kNoFrame; ++k) {
     const uint64_t created = start + uint64_t{k} * period;
     if (created >= stop || !error_.empty()) return;
+    const uint32_t frame_bytes = sizes.next();
+    if (!f.active_at(created)) {
+      // The mix has the stream off: the frame is not sent; after the last phase, none is.
+      if (created >= f.phase_end_ps.back()) return;
+      continue;
+    }
     wait_until(created);
     if (!reap(f, false)) return;
-    const workload::FrameSplit split = workload::split_frame(sizes.next(), f.cfg.payload_bytes);
+    const workload::FrameSplit split = workload::split_frame(frame_bytes, f.cfg.payload_bytes);
     for (uint32_t i = 0; i < split.packets; ++i) {
       while (f.outstanding >= hca_.flow_depth)
         if (!reap(f, true)) return;

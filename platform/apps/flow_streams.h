@@ -13,6 +13,8 @@
 //   datagrams (RFC 2250, RFC 3550); each packet is tagged with its frame (Hca::tag_frame)
 //   so the recorder reassembles frames and judges their deadlines as on fabric-only
 //   endpoints. A full send queue delays the rest of the frame (docs/video.md).
+// - With a phased mix (scenario key mix, docs/mix.md) open-loop flows change their rate and
+//   video flows turn on and off at the phase boundaries, as fabric-only sources do.
 // - The destination's program keeps receives posted on every incoming QP and reposts each
 //   one as it completes (the firmware has no RNR retry, so it must never run dry).
 // - Packets carry their flow (Hca::tag_flow), so flows.csv and the rate series are read as
@@ -31,6 +33,7 @@
 #include "platform/driver/host_node.h"
 #include "platform/driver/verbs.h"
 #include "platform/scenario/scenario.h"
+#include "platform/workload/mix.h"
 
 namespace ibvp::apps {
 
@@ -63,6 +66,12 @@ class FlowStreams {
     uint16_t dlid = 0;
     uint64_t packet_time_ps = 0;  // one message's packets on the source link (open-loop loads)
     uint64_t seed = 0;            // the scenario's (video frame sizes)
+    // The phased mix (workload/mix.h): a best-effort flow's load per phase, a stream's
+    // phases on; empty without a mix.
+    std::vector<workload::LoadPhase> load_phases;
+    std::vector<uint64_t> phase_end_ps;
+    std::vector<bool> active;
+    bool active_at(uint64_t t_ps) const;
     sim::Rng rng{0, ""};  // the flow's stream (set by the constructor)
     verbs::CompletionQueue* send_cq = nullptr;
     verbs::QueuePair* send_qp = nullptr;

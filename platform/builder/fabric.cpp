@@ -207,9 +207,6 @@ void Fabric::build_flows() {
       flows_.push_back(f);
     }
   }
-  // On HCA hosts the flows are programs (build_programs), not packet sources.
-  if (scenario_.endpoint_model == EndpointModel::hca) return;
-  const std::vector<uint32_t> endpoints = t.endpoints();
   // The phased mix (workload/mix.h): each flow's load or activity per phase.
   std::vector<workload::MixPhase> phases;
   std::vector<double> link_bytes_per_s;
@@ -220,6 +217,10 @@ void Fabric::build_flows() {
     phases = workload::mix_phases(scenario_.mix, scenario_.duration.value());
     mix_plan_ = workload::plan_mix(scenario_.mix, flows_, link_bytes_per_s, scenario_.duration.value());
   }
+  // On HCA hosts the flows are programs (build_programs, which plan the mix alike), not
+  // packet sources.
+  if (scenario_.endpoint_model == EndpointModel::hca) return;
+  const std::vector<uint32_t> endpoints = t.endpoints();
   std::vector<uint64_t> phase_end_ps;
   for (const workload::MixPhase& ph : phases) phase_end_ps.push_back(ph.end_ps);
   for (size_t i = 0; i < flows_.size(); ++i) {

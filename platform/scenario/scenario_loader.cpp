@@ -746,9 +746,6 @@ void mix_phase_list(ScenarioDocument& sd, const Document& doc) {
 // stream's mean rate is its trace's).
 void check_mix(const Scenario& s, const Document& doc) {
   if (!s.mix.enabled) return;
-  if (s.endpoint_model == EndpointModel::hca)
-    doc.fail(key("mix"), "the phased mix drives fabric-only endpoints; HCA hosts do not run it yet",
-             "use endpoint_model: fabric, or give the flows start and stop times");
   YAML::Node written;
   if (doc.find(key("traffic"), written))
     doc.fail(key("traffic"), "with a mix, best-effort traffic is the poisson and constant flows",

@@ -29,7 +29,7 @@ FlowSource::FlowSource(const FlowConfig& cfg, uint32_t flow_index, uint64_t pack
   assert(cfg.load > 0.0);
   if (!phases_.empty()) {
     assert(generator_ != GeneratorKind::saturating);
-    next_gen_ps_ = next_phased(static_cast<double>(start_ps_), true);
+    next_gen_ps_ = next_phased_time(phases_, static_cast<double>(start_ps_), true, generator_ == GeneratorKind::poisson, rng_);
     return;
   }
   // A Poisson process observed from `start` has its first arrival one interval later; a
@@ -74,27 +74,11 @@ void FlowSource::take(uint64_t now_ps, ep::PacketSpec& out) {
   } else {
     out.created_ps = static_cast<uint64_t>(std::ceil(next_gen_ps_));
     assert(out.created_ps <= now_ps);
-    if (!phases_.empty()) next_gen_ps_ = next_phased(next_gen_ps_, false);
+    if (!phases_.empty())
+      next_gen_ps_ = next_phased_time(phases_, next_gen_ps_, false, generator_ == GeneratorKind::poisson, rng_);
     else next_gen_ps_ += generator_ == GeneratorKind::poisson ? rng_.exponential(mean_interval_ps_) : mean_interval_ps_;
   }
   ++taken_;
-}
-
-double FlowSource::next_phased(double from, bool fresh) {
-  for (const LoadPhase& ph : phases_) {
-    const double end = static_cast<double>(ph.end_ps);
-    if (from >= end) continue;
-    if (ph.mean_interval_ps > 0) {
-      const double t = from + (generator_ == GeneratorKind::poisson ? rng_.exponential(ph.mean_interval_ps)
-                               : fresh                               ? 0.0
-                                                                     : ph.mean_interval_ps);
-      if (t < end) return t;
-    }
-    from = end;
-    fresh = true;
-  }
-  // After the last phase (the end of the run): nothing more.
-  return std::numeric_limits<double>::infinity();
 }
 
 Destination FlowSource::pick_destination() {

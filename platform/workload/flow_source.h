@@ -12,6 +12,7 @@
 
 #include "models/endpoint/traffic_source.h"
 #include "models/sim/rng.h"
+#include "platform/workload/mix.h"
 #include "platform/workload/on_off.h"
 #include "platform/scenario/scenario.h"
 
@@ -20,13 +21,6 @@ namespace ibvp::workload {
 struct Destination {
   uint32_t node;
   uint16_t dlid;
-};
-
-// A phase of an open-loop source's offered load (the mix's best-effort flows, workload/mix.h):
-// until end_ps, packets are generated with this mean interval; 0: none.
-struct LoadPhase {
-  uint64_t end_ps;
-  double mean_interval_ps;
 };
 
 class FlowSource : public ep::TrafficSource {
@@ -53,10 +47,6 @@ class FlowSource : public ep::TrafficSource {
 
  private:
   Destination pick_destination();
-  // The generation time after `from` under the phases' rates; `fresh`: `from` is a start
-  // (a constant source sends at once). A phase boundary restarts the arrival process there:
-  // exact for Poisson (memoryless), a constant source sends its first packet at the boundary.
-  double next_phased(double from, bool fresh);
 
   GeneratorKind generator_;
   DestinationPattern pattern_;

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <map>
 #include <stdexcept>
 
@@ -53,6 +54,20 @@ size_t phase_at(const std::vector<MixPhase>& phases, uint64_t t_ps) {
   for (size_t p = 0; p + 1 < phases.size(); ++p)
     if (t_ps < phases[p].end_ps) return p;
   return phases.empty() ? 0 : phases.size() - 1;
+}
+
+double next_phased_time(const std::vector<LoadPhase>& phases, double from, bool fresh, bool poisson, sim::Rng& rng) {
+  for (const LoadPhase& ph : phases) {
+    const double end = static_cast<double>(ph.end_ps);
+    if (from >= end) continue;
+    if (ph.mean_interval_ps > 0) {
+      const double t = from + (poisson ? rng.exponential(ph.mean_interval_ps) : fresh ? 0.0 : ph.mean_interval_ps);
+      if (t < end) return t;
+    }
+    from = end;
+    fresh = true;
+  }
+  return std::numeric_limits<double>::infinity();
 }
 
 double video_mean_rate_bytes_per_s(const FlowConfig& f) {

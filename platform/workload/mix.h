@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "models/sim/params.h"
+#include "models/sim/rng.h"
 #include "platform/scenario/scenario.h"
 
 namespace ibvp::workload {
@@ -52,6 +53,21 @@ struct FlowMix {
 // A video flow's mean rate: its trace's mean frame (or the generator's, video_bit_rate / 8
 // / 30 bytes) per frame_period.
 double video_mean_rate_bytes_per_s(const FlowConfig& f);
+
+// A phase of an open-loop source's offered load (the mix's best-effort flows): until end_ps,
+// packets are generated with this mean interval; 0: none.
+struct LoadPhase {
+  uint64_t end_ps;
+  double mean_interval_ps;
+};
+
+// The generation time after `from` under the phases' rates (Poisson: exponential intervals
+// drawn from `rng`; else constant); `fresh`: `from` is a start (a constant source sends at
+// once). A phase boundary restarts the arrival process there: exact for Poisson
+// (memoryless), a constant source sends its first packet of the phase at the boundary.
+// After the last phase: infinity. Fabric-only sources (FlowSource) and HCA hosts' programs
+// (apps::FlowStreams) share it.
+double next_phased_time(const std::vector<LoadPhase>& phases, double from, bool fresh, bool poisson, sim::Rng& rng);
 
 // The plan of every flow (`flows`: the scenario's flows and the traffic section's streams,
 // as the Fabric builds them). `link_bytes_per_s[i]`: data rate of flow i's source link.
