@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <limits>
 #include <map>
 #include <stdexcept>
@@ -82,6 +83,15 @@ double video_mean_rate_bytes_per_s(const FlowConfig& f) {
   return frame_bytes / (static_cast<double>(f.frame_period.value()) * 1e-12);
 }
 
+namespace {
+// Bytes per second as Mb/s with one decimal, for messages.
+std::string mbps(double bytes_per_s) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.1f", bytes_per_s * 8.0 / 1e6);
+  return buf;
+}
+}  // namespace
+
 std::vector<FlowMix> plan_mix(const MixConfig& mix, const std::vector<FlowConfig>& flows,
                               const std::vector<double>& link_bytes_per_s, uint64_t duration_ps) {
   const std::vector<MixPhase> phases = mix_phases(mix, duration_ps);
@@ -122,9 +132,9 @@ std::vector<FlowMix> plan_mix(const MixConfig& mix, const std::vector<FlowConfig
     for (size_t p = 0; p < n; ++p) {
       const double target = mix.total_load * phases[p].real_time_percent / 100.0 * link;
       if (!rt.empty() && target > prefix.back() * (1.0 + 1e-9))
-        throw std::invalid_argument(
-            "the video flows of " + src + " offer " + std::to_string(prefix.back() * 8.0 / 1e6) + " Mb/s together; phase " +
-            std::to_string(p) + " asks for " + std::to_string(target * 8.0 / 1e6) + " Mb/s of real-time traffic");
+        throw std::invalid_argument("the video flows of " + src + " offer " + mbps(prefix.back()) +
+                                    " Mb/s together; phase " + std::to_string(p) + " asks for " + mbps(target) +
+                                    " Mb/s of real-time traffic");
       // The first k streams whose summed mean rate is nearest the target (the fewer on a tie).
       size_t k = 0;
       for (size_t j = 1; j < prefix.size(); ++j)
