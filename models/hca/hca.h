@@ -136,6 +136,18 @@ class Hca : public sc_core::sc_module {
   // scenario flow `flow` (Packet::flow), so results read per flow as with fabric-only
   // endpoints. Packets of other QPs (ACKs, CNPs, perftest) carry ib::kNoFlow.
   void tag_flow(uint32_t qpn, uint32_t flow) { flow_of_qp_[qpn] = flow; }
+  // Observers' bookkeeping for video flows (issue 11): the packet QP `qpn` sends with PSN
+  // `psn` carries a piece of video frame `frame` (Packet::frame, frame_packets), created at
+  // `created_ps` (Packet::created, so the recorder measures the frame from its creation, as
+  // for fabric-only sources). A retransmission has the same PSN and gets the same tag; the
+  // host program removes it when the message has completed (untag_frame).
+  struct FrameTag {
+    uint32_t frame;
+    uint32_t frame_packets;
+    uint64_t created_ps;
+  };
+  void tag_frame(uint32_t qpn, uint32_t psn, const FrameTag& tag) { frame_tags_[frame_key(qpn, psn)] = tag; }
+  void untag_frame(uint32_t qpn, uint32_t psn) { frame_tags_.erase(frame_key(qpn, psn)); }
 
   // Reports doorbells, firmware DMA, packets out and in (hca_observer.h); null: none.
   void set_observer(HcaObserver* o) { observer_ = o; }
@@ -275,6 +287,8 @@ class Hca : public sc_core::sc_module {
   static uint64_t flow_key(uint32_t src_qp, uint16_t dlid) { return uint64_t{src_qp} << 16 | dlid; }
   std::unordered_map<uint64_t, uint64_t> flow_next_allowed_ps_;  // congestion control per (QP, DLID)
   std::unordered_map<uint32_t, uint32_t> flow_of_qp_;  // tag_flow
+  static uint64_t frame_key(uint32_t qpn, uint32_t psn) { return uint64_t{qpn} << 24 | (psn & 0xFFFFFF); }
+  std::unordered_map<uint64_t, FrameTag> frame_tags_;  // tag_frame, by (QPN, PSN)
   std::unordered_set<TxPacket*> tx_live_;            // every TxPacket built and not yet freed
   std::unordered_map<uint32_t, uint32_t> releases_;    // tx_release: held packets of a QP that may go
   uint64_t busy_until_ = 0;

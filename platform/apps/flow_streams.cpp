@@ -8,6 +8,8 @@
 #include "models/ib/packet.h"
 #include "models/link/link_rate.h"
 #include "platform/workload/on_off.h"
+#include "platform/workload/video_frames.h"
+#include "platform/workload/video_source.h"
 
 namespace ibvp::apps {
 
@@ -61,6 +63,7 @@ FlowStreams::FlowStreams(const Scenario& s, const std::vector<driver::HostNode*>
     // The stream fabric-only sources draw from (Fabric::build_flows), so the ON/OFF periods
     // and Poisson arrivals are the same under either endpoint model.
     f.rng = sim::Rng(s.seed, "flow/" + std::to_string(i) + "/" + fc.name);
+    f.seed = s.seed;
     ib::Packet shape;
     shape.bth.opcode = ib::Opcode::ud_send_only;
     shape.payload_bytes = fc.payload_bytes;
@@ -71,6 +74,24 @@ FlowStreams::FlowStreams(const Scenario& s, const std::vector<driver::HostNode*>
   for (Flow& f : flows_) {
     f.src->out.push_back(&f);
     f.dst->in.push_back(&f);
+  }
+  if (s.mix.enabled) {
+    std::vector<double> link;
+    for (const FlowConfig& fc : s.flows)
+      link.push_back(link::LinkRate(t.links.at(static_cast<size_t>(t.link_at(t.find(fc.src), 1))).cfg).data_bits_per_s() /
+                     8.0);
+    const std::vector<workload::MixPhase> phases = workload::mix_phases(s.mix, s.duration.value());
+    const std::vector<workload::FlowMix> mix = workload::plan_mix(s.mix, s.flows, link, s.duration.value());
+    for (Flow& f : flows_) {
+      const workload::FlowMix& m = mix[f.index];
+      for (size_t p = 0; p < phases.size(); ++p) {
+        f.phase_end_ps.push_back(phases[p].end_ps);
+        if (m.cls == workload::MixClass::best_effort)
+          f.load_phases.push_back(
+              {phases[p].end_ps, m.load[p] > 0 ? static_cast<double>(f.packet_time_ps) / m.load[p] : 0.0});
+      }
+      if (m.cls == workload::MixClass::real_time) f.active = m.active;
+    }
   }
   for (auto& h : hosts_) h->plan = plan(hca_, h->out.size(), h->in.size(), buffer_bytes_);
   // The programs never return (a receiver waits for its next completion, a sender for its
@@ -272,13 +293,14 @@ void FlowStreams::flow_program(Flow& f) {
   if (!error_.empty()) return;
   wait_until(f.cfg.start.value());
   if (f.cfg.generator == GeneratorKind::saturating) run_saturating(f);
+  else if (f.cfg.generator == GeneratorKind::video) run_video(f);
   else run_open_loop(f);
 }
 
-bool FlowStreams::post_message(Flow& f) {
+bool FlowStreams::post_message(Flow& f, uint32_t bytes) {
   SendWr wr;
   wr.wr_id = f.completed + f.outstanding;
-  wr.sg = {f.src->plan.buffer_address(), f.cfg.payload_bytes, f.src->mr->lkey};
+  wr.sg = {f.src->plan.buffer_address(), bytes > 0 ? bytes : f.cfg.payload_bytes, f.src->mr->lkey};
   wr.opcode = WrOpcode::send;
   wr.send_flags = SEND_SIGNALED;
   if (f.ah) {
@@ -303,6 +325,9 @@ bool FlowStreams::reap(Flow& f, bool wait) {
     }
     ++f.completed;
     --f.outstanding;
+    // A video piece is one packet, its PSN its sequence number (run_video): done with its tag.
+    if (f.cfg.generator == GeneratorKind::video)
+      f.src->node->hca.untag_frame(f.send_qp->qp_num, static_cast<uint32_t>(wc[i].wr_id));
   }
   return true;
 }
@@ -326,14 +351,26 @@ void FlowStreams::run_saturating(Flow& f) {
   }
 }
 
+bool FlowStreams::Flow::active_at(uint64_t t_ps) const {
+  if (active.empty()) return true;
+  for (size_t p = 0; p < phase_end_ps.size(); ++p)
+    if (t_ps < phase_end_ps[p]) return active[p];
+  return false;  // past the last phase: the end of the run
+}
+
 // One message per generation time (constant spacing or exponential), as fabric-only
-// sources generate packets; a full send queue delays the post until a slot frees.
+// sources generate packets; a full send queue delays the post until a slot frees. Under a
+// mix the rate follows the phases (workload::next_phased_time, as FlowSource).
 void FlowStreams::run_open_loop(Flow& f) {
   const uint64_t stop = f.cfg.stop.value();
   const double mean = static_cast<double>(f.packet_time_ps) / f.cfg.load;
   const bool poisson = f.cfg.generator == GeneratorKind::poisson;
-  double next = static_cast<double>(f.cfg.start.value()) + (poisson ? f.rng.exponential(mean) : 0.0);
+  const bool phased = !f.load_phases.empty();
+  double next = phased ? workload::next_phased_time(f.load_phases, static_cast<double>(f.cfg.start.value()), true,
+                                                    poisson, f.rng)
+                       : static_cast<double>(f.cfg.start.value()) + (poisson ? f.rng.exponential(mean) : 0.0);
   for (;;) {
+    if (!(next < static_cast<double>(stop))) return;
     const uint64_t g = static_cast<uint64_t>(std::ceil(next));
     if (g >= stop || !error_.empty()) return;
     wait_until(g);
@@ -341,7 +378,43 @@ void FlowStreams::run_open_loop(Flow& f) {
     while (f.outstanding >= hca_.flow_depth)
       if (!reap(f, true)) return;
     if (!post_message(f)) return;
-    next += poisson ? f.rng.exponential(mean) : mean;
+    if (phased) next = workload::next_phased_time(f.load_phases, next, false, poisson, f.rng);
+    else next += poisson ? f.rng.exponential(mean) : mean;
+  }
+}
+
+// Frame k is created at start + k * frame_period and posted then as SENDs of at most
+// payload_bytes, one packet each: RTP's packetization of a video frame (RFC 2250 Sec. 3,
+// RFC 3550), which is also what UD allows (a datagram fits the path MTU). The frame is
+// delivered when its last packet reaches the destination's port, as on fabric-only
+// endpoints. A host that is still posting an earlier frame posts the next one late, never
+// skips it: the lateness shows in the deadline metrics.
+void FlowStreams::run_video(Flow& f) {
+  const uint64_t start = f.cfg.start.value(), stop = f.cfg.stop.value(), period = f.cfg.frame_period.value();
+  workload::VideoFrameSizes sizes(f.cfg, f.seed);
+  hca::Hca& hca = f.src->node->hca;
+  // The default firmware numbers a QP's packets from sq_psn 0, one PSN per packet (IBA
+  // 9.7.1 for RC and UC; UD alike): a one-packet message's PSN is its sequence number.
+  uint64_t posted = 0;
+  for (uint32_t k = 0; k != ib::kNoFrame; ++k) {
+    const uint64_t created = start + uint64_t{k} * period;
+    if (created >= stop || !error_.empty()) return;
+    const uint32_t frame_bytes = sizes.next();
+    if (!f.active_at(created)) {
+      // The mix has the stream off: the frame is not sent; after the last phase, none is.
+      if (created >= f.phase_end_ps.back()) return;
+      continue;
+    }
+    wait_until(created);
+    if (!reap(f, false)) return;
+    const workload::FrameSplit split = workload::split_frame(frame_bytes, f.cfg.payload_bytes);
+    for (uint32_t i = 0; i < split.packets; ++i) {
+      while (f.outstanding >= hca_.flow_depth)
+        if (!reap(f, true)) return;
+      hca.tag_frame(f.send_qp->qp_num, static_cast<uint32_t>(posted), {k, split.packets, created});
+      if (!post_message(f, i + 1 < split.packets ? split.full_packet_bytes : split.last_packet_bytes)) return;
+      ++posted;
+    }
   }
 }
 

@@ -8,6 +8,13 @@
 //   hca.flow_depth messages posted while it is on (its ON periods, Sec. 6.3.2 of seed 004,
 //   are those a fabric-only source draws: workload/on_off.h); constant and Poisson flows post
 //   one message per generation time, waiting for a free send slot if the QP is full.
+// - A video flow (generator video) posts each frame at its creation time as SENDs of at most
+//   payload_bytes (<= hca.flow_mtu, so each is one packet), the way RTP cuts a frame into
+//   datagrams (RFC 2250, RFC 3550); each packet is tagged with its frame (Hca::tag_frame)
+//   so the recorder reassembles frames and judges their deadlines as on fabric-only
+//   endpoints. A full send queue delays the rest of the frame (docs/video.md).
+// - With a phased mix (scenario key mix, docs/mix.md) open-loop flows change their rate and
+//   video flows turn on and off at the phase boundaries, as fabric-only sources do.
 // - The destination's program keeps receives posted on every incoming QP and reposts each
 //   one as it completes (the firmware has no RNR retry, so it must never run dry).
 // - Packets carry their flow (Hca::tag_flow), so flows.csv and the rate series are read as
@@ -26,6 +33,7 @@
 #include "platform/driver/host_node.h"
 #include "platform/driver/verbs.h"
 #include "platform/scenario/scenario.h"
+#include "platform/workload/mix.h"
 
 namespace ibvp::apps {
 
@@ -57,6 +65,13 @@ class FlowStreams {
     Host* dst = nullptr;
     uint16_t dlid = 0;
     uint64_t packet_time_ps = 0;  // one message's packets on the source link (open-loop loads)
+    uint64_t seed = 0;            // the scenario's (video frame sizes)
+    // The phased mix (workload/mix.h): a best-effort flow's load per phase, a stream's
+    // phases on; empty without a mix.
+    std::vector<workload::LoadPhase> load_phases;
+    std::vector<uint64_t> phase_end_ps;
+    std::vector<bool> active;
+    bool active_at(uint64_t t_ps) const;
     sim::Rng rng{0, ""};  // the flow's stream (set by the constructor)
     verbs::CompletionQueue* send_cq = nullptr;
     verbs::QueuePair* send_qp = nullptr;
@@ -92,7 +107,9 @@ class FlowStreams {
   void receive_loop(Host& h);
   void run_saturating(Flow& f);
   void run_open_loop(Flow& f);
-  bool post_message(Flow& f);
+  void run_video(Flow& f);
+  // A SEND of `bytes` (0: the flow's payload_bytes).
+  bool post_message(Flow& f, uint32_t bytes = 0);
   bool reap(Flow& f, bool wait);  // false on a completion in error
   // Every host reaches `phase` (0: QPs created, 1: connected and receives posted).
   void barrier(int phase);

@@ -85,6 +85,19 @@ Fabric::Fabric(const Scenario& scenario, const std::string& out_dir) : scenario_
   recorder_ = std::make_unique<metrics::Recorder>(static_cast<uint32_t>(flows_.size()), scenario_.warmup.value(),
                                                   scenario_.outputs.packets_csv && !hca_hosts);
   probe_.attach(recorder_.get());
+  if (!mix_plan_.empty()) {
+    std::vector<uint64_t> periods;
+    std::vector<double> links;
+    for (const FlowConfig& f : flows_) {
+      periods.push_back(f.frame_period.value());
+      links.push_back(link::LinkRate(t.links.at(static_cast<size_t>(t.link_at(t.find(f.src), 1))).cfg).data_bits_per_s() /
+                      8.0);
+    }
+    mix_metrics_ = std::make_unique<metrics::MixMetrics>(
+        workload::mix_phases(scenario_.mix, scenario_.duration.value()), mix_plan_, periods, links,
+        scenario_.mix.total_load, scenario_.warmup.value());
+    probe_.attach(mix_metrics_.get());
+  }
   for (size_t f = 0; f < flows_.size(); ++f)
     if (flows_[f].generator == GeneratorKind::video)
       recorder_->track_video(static_cast<uint32_t>(f), flows_[f].frame_period.value());
@@ -215,9 +228,22 @@ void Fabric::build_flows() {
       flows_.push_back(f);
     }
   }
-  // On HCA hosts the flows are programs (build_programs), not packet sources.
+  // The phased mix (workload/mix.h): each flow's load or activity per phase.
+  std::vector<workload::MixPhase> phases;
+  std::vector<double> link_bytes_per_s;
+  if (scenario_.mix.enabled) {
+    for (const FlowConfig& f : flows_)
+      link_bytes_per_s.push_back(
+          link::LinkRate(t.links.at(static_cast<size_t>(t.link_at(t.find(f.src), 1))).cfg).data_bits_per_s() / 8.0);
+    phases = workload::mix_phases(scenario_.mix, scenario_.duration.value());
+    mix_plan_ = workload::plan_mix(scenario_.mix, flows_, link_bytes_per_s, scenario_.duration.value());
+  }
+  // On HCA hosts the flows are programs (build_programs, which plan the mix alike), not
+  // packet sources.
   if (scenario_.endpoint_model == EndpointModel::hca) return;
   const std::vector<uint32_t> endpoints = t.endpoints();
+  std::vector<uint64_t> phase_end_ps;
+  for (const workload::MixPhase& ph : phases) phase_end_ps.push_back(ph.end_ps);
   for (size_t i = 0; i < flows_.size(); ++i) {
     const FlowConfig& f = flows_[i];
     const uint32_t src = t.find(f.src);
@@ -241,15 +267,24 @@ void Fabric::build_flows() {
     if (f.generator == GeneratorKind::video) {
       auto video = std::make_unique<workload::VideoSource>(f, static_cast<uint32_t>(i), fixed, scenario_.seed);
       if (path_sl_layers_ > 1) video->set_path_sl(routing_.path_sl.at(src));
+      if (!mix_plan_.empty() && mix_plan_[i].cls == workload::MixClass::real_time)
+        video->set_active_phases(phase_end_ps, mix_plan_[i].active);
       sources_.push_back(std::move(video));
       continue;
     }
     ib::Packet shape;
     shape.bth.opcode = ib::Opcode::ud_send_only;
     shape.payload_bytes = f.payload_bytes;
+    const uint64_t packet_time_ps = rate.serialization_ps(shape.wire_bytes());
+    std::vector<workload::LoadPhase> load_phases;
+    if (!mix_plan_.empty() && mix_plan_[i].cls == workload::MixClass::best_effort)
+      for (size_t p = 0; p < phases.size(); ++p)
+        load_phases.push_back({phases[p].end_ps, mix_plan_[i].load[p] > 0
+                                                     ? static_cast<double>(packet_time_ps) / mix_plan_[i].load[p]
+                                                     : 0.0});
     auto source = std::make_unique<workload::FlowSource>(
-        f, static_cast<uint32_t>(i), rate.serialization_ps(shape.wire_bytes()), fixed, std::move(others),
-        std::move(hot), sim::Rng(scenario_.seed, "flow/" + std::to_string(i) + "/" + f.name));
+        f, static_cast<uint32_t>(i), packet_time_ps, fixed, std::move(others), std::move(hot),
+        sim::Rng(scenario_.seed, "flow/" + std::to_string(i) + "/" + f.name), std::move(load_phases));
     if (path_sl_layers_ > 1) source->set_path_sl(routing_.path_sl.at(src));
     sources_.push_back(std::move(source));
   }
@@ -610,6 +645,7 @@ void Fabric::finish() {
     if (s) s->finish();
   for (auto& e : endpoints_)
     if (e) e->finish();
+  if (mix_metrics_) mix_metrics_->finish();
 }
 
 }  // namespace ibvp

@@ -15,6 +15,7 @@
 #include "models/sim/observer.h"
 #include "models/switch/switch.h"
 #include "platform/driver/host_node.h"
+#include "platform/metrics/mix_metrics.h"
 #include "platform/metrics/recorder.h"
 #include "platform/metrics/timeline.h"
 #include "platform/scenario/scenario.h"
@@ -55,6 +56,8 @@ class Fabric {
   apps::Perftest* perftest() const { return perftest_.get(); }
   // The flows' programs on HCA hosts, or null (fabric-only endpoints, or no flows).
   apps::FlowStreams* flow_streams() const { return flow_streams_.get(); }
+  // The phased mix's per-phase results (scenario key mix), or null.
+  metrics::MixMetrics* mix_metrics() const { return mix_metrics_.get(); }
   // The message timeline (outputs.timeline on HCA hosts), or null.
   const metrics::Timeline* timeline() const { return timeline_.get(); }
   link::Link* link_at(size_t index) const { return links_.at(index).get(); }
@@ -99,6 +102,8 @@ class Fabric {
   link::PayloadPool payloads_;
   sim::Probe probe_;
   std::unique_ptr<metrics::Recorder> recorder_;
+  std::vector<workload::FlowMix> mix_plan_;  // scenario key mix: each flow's phases
+  std::unique_ptr<metrics::MixMetrics> mix_metrics_;
   std::vector<std::unique_ptr<sw::Switch>> switches_;     // by node; null for endpoints
   std::vector<std::unique_ptr<ep::Endpoint>> endpoints_;  // by node; null for switches and HCA hosts
   std::vector<std::unique_ptr<driver::HostNode>> hosts_;  // by node; null unless an HCA host

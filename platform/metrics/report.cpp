@@ -484,6 +484,7 @@ void write_results(const Fabric& fabric, const RunResult& result, const std::str
     if (!control_json.is_null()) js["control"] = control_json;
     if (const apps::Perftest* p = fabric.perftest()) js["perftest"] = p->json();
     if (const sm::ConnectionManager* cm = fabric.connections()) js["admission"] = admission_json(*cm);
+    if (const MixMetrics* m = fabric.mix_metrics()) js["mix"] = m->json();
     write_json(dir + "/summary.json", js);
   }
 

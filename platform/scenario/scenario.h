@@ -2,6 +2,7 @@
 // A scenario: everything one simulation run needs, as loaded and validated from a YAML
 // document (scenario_loader.h) or built in code. Units are in the types (sc_time) or in
 // the names (_bytes, _m).
+#include <array>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -202,6 +203,15 @@ struct ControlConfig {
   sc_core::sc_time start = sc_core::SC_ZERO_TIME;  // the first packet of every sender
   sc_core::sc_time stop = sc_core::sc_max_time();  // no packet at or after
 };
+// A traffic mix whose real-time to best-effort ratio changes in phases (seed 003 Sec. 4.2;
+// platform/workload/mix.h, docs/mix.md).
+struct MixConfig {
+  bool enabled = false;
+  double total_load = 0.8;  // both classes, fraction of each source's link
+  // Per phase, in order: {real-time, best-effort} percent of total_load (they sum to 100).
+  std::vector<std::array<uint32_t, 2>> phases;
+  sc_core::sc_time phase_length = sc_core::SC_ZERO_TIME;  // 0: duration / phases
+};
 
 struct Scenario {
   std::string source = "<memory>";  // file it came from
@@ -224,6 +234,7 @@ struct Scenario {
   PerftestConfig perftest;
   ConnectionsConfig connections;
   ControlConfig control;
+  MixConfig mix;
 };
 
 }  // namespace ibvp

@@ -19,6 +19,7 @@
 #include "platform/scenario/output_paths.h"
 #include "platform/scenario/deadlock_timeout.h"
 #include "platform/topology/generators.h"
+#include "platform/workload/mix.h"
 #include "platform/workload/video_frames.h"
 #include "platform/sm/qos_policy.h"
 #include "platform/sm/updn.h"
@@ -293,9 +294,6 @@ class ScenarioChecker {
 
   // What a flow on HCA hosts can be: one QP to one destination, carrying SENDs.
   void hca_flow(const FlowConfig& f, const Path& at) const {
-    if (f.generator == GeneratorKind::video)
-      doc_.fail(child(at, "generator"), "video flows run on fabric-only endpoints; HCA hosts do not run them yet",
-                "use endpoint_model: fabric, or another generator");
     if (f.pattern != DestinationPattern::fixed)
       doc_.fail(child(at, "pattern"), "on HCA hosts a flow is one QP to one destination",
                 "use pattern: fixed with a dst, one flow per destination");
@@ -309,6 +307,14 @@ class ScenarioChecker {
                 "a UD message of " + std::to_string(f.payload_bytes) + " bytes does not fit one " +
                     std::to_string(mtu) + "-byte MTU packet (hca.flow_mtu)",
                 "use at most " + std::to_string(mtu) + " bytes, a larger hca.flow_mtu, or hca.flow_transport: RC");
+    // A video frame goes out as one-packet SENDs (apps::FlowStreams::run_video), whose PSNs
+    // tag the packets with their frame.
+    if (f.generator == GeneratorKind::video && f.payload_bytes > mtu)
+      doc_.fail(child(at, "payload_bytes"),
+                "a video flow on HCA hosts sends each piece of a frame as one packet, and " +
+                    std::to_string(f.payload_bytes) + " bytes do not fit one " + std::to_string(mtu) +
+                    "-byte MTU packet (hca.flow_mtu)",
+                "use payload_bytes of at most " + std::to_string(mtu) + ", or a larger hca.flow_mtu");
   }
 
   void perftest() const {
@@ -815,6 +821,74 @@ void perftest_sizes(ScenarioDocument& sd, const Document& doc) {
   for (uint64_t n = p.min_bytes; n <= p.max_bytes; n *= 2) p.sizes.push_back(n);
 }
 
+// mix.phases: a list of [real-time, best-effort] percent pairs summing to 100 (docs/mix.md).
+void mix_phase_list(ScenarioDocument& sd, const Document& doc) {
+  const Path at = key("mix", "phases");
+  const std::string fix = "write each phase as [real-time %, best-effort %], e.g. phases: [[20, 80], [50, 50]]";
+  YAML::Node list;
+  sd.mix.phases.clear();
+  if (!doc.find(at, list) || !list.IsSequence() || list.size() == 0)
+    doc.fail(at, "the mix needs at least one phase", fix);
+  if (list.size() > 10000) doc.fail(at, std::to_string(list.size()) + " phases", "give at most 10000 phases");
+  for (size_t i = 0; i < list.size(); ++i) {
+    const YAML::Node ph = list[i];
+    int64_t v[2] = {-1, -1};
+    if (!ph.IsSequence() || ph.size() != 2 || !ph[0].IsScalar() || !ph[1].IsScalar() ||
+        !sim::parse_integer(ph[0].Scalar(), v[0]) || !sim::parse_integer(ph[1].Scalar(), v[1]) || v[0] < 0 ||
+        v[1] < 0 || v[0] > 100 || v[1] > 100)
+      doc.fail(item(at, i), "a phase is a pair of whole percentages in 0..100", fix);
+    if (v[0] + v[1] != 100)
+      doc.fail(item(at, i),
+               "real-time " + std::to_string(v[0]) + " % and best-effort " + std::to_string(v[1]) + " % sum to " +
+                   std::to_string(v[0] + v[1]) + " %, not 100",
+               "give shares of total_load that sum to 100, e.g. [" + std::to_string(v[0]) + ", " +
+                   std::to_string(100 - v[0]) + "]");
+    sd.mix.phases.push_back({static_cast<uint32_t>(v[0]), static_cast<uint32_t>(v[1])});
+  }
+}
+
+// What the mix needs of the rest of the scenario; after the video traces are read (a
+// stream's mean rate is its trace's).
+void check_mix(const Scenario& s, const Document& doc) {
+  if (!s.mix.enabled) return;
+  YAML::Node written;
+  if (doc.find(key("traffic"), written))
+    doc.fail(key("traffic"), "with a mix, best-effort traffic is the poisson and constant flows",
+             "write the best-effort streams as flows, or remove mix");
+  const uint64_t n = s.mix.phases.size(), len = s.mix.phase_length.value(), duration = s.duration.value();
+  if (len > 0 && len * n > duration)
+    doc.fail(key("mix", "phase_length"),
+             std::to_string(n) + " phases of " + sim::format_time(s.mix.phase_length) + " take longer than duration " +
+                 sim::format_time(s.duration),
+             "give phase_length at most duration / " + std::to_string(n) + ", or leave it out for duration / phases");
+  if (len == 0 && duration / n == 0)
+    doc.fail(key("mix", "phases"), std::to_string(n) + " phases do not fit in " + sim::format_time(s.duration),
+             "give fewer phases or a longer duration");
+  for (size_t i = 0; i < s.flows.size(); ++i) {
+    const FlowConfig& f = s.flows[i];
+    const Path at = item(key("flows"), i);
+    if (f.generator == GeneratorKind::saturating)
+      doc.fail(child(at, "generator"),
+               "with a mix, a flow is real-time (generator video) or best-effort (poisson or constant)",
+               "use generator video, poisson or constant, or remove mix");
+    if (f.generator != GeneratorKind::video && doc.find(child(at, "load"), written))
+      doc.fail(child(at, "load"), "with a mix, total_load and the phases set the best-effort flows' load",
+               "remove load from the flow (mix.total_load sets it)");
+  }
+  std::vector<double> link;
+  const topo::Topology& t = s.topology;
+  for (const FlowConfig& f : s.flows)
+    link.push_back(link::LinkRate(t.links.at(static_cast<size_t>(t.link_at(t.find(f.src), 1))).cfg).data_bits_per_s() /
+                   8.0);
+  try {
+    workload::plan_mix(s.mix, s.flows, link, duration);
+  } catch (const std::invalid_argument& e) {
+    doc.fail(key("mix", "phases"), e.what(),
+             "give every source enough video flows (each is one stream) and some poisson or constant flows, or "
+             "lower mix.total_load");
+  }
+}
+
 // hca.firmware_image relative to the scenario's directory; "" is the build's default image.
 // The image is loaded here once (ELF header, dlopen, HAL version, entry points), so that a
 // run and `ibvp validate` refuse a wrong file alike, before anything is built.
@@ -913,6 +987,7 @@ Scenario scenario_from_yaml(const std::string& yaml_text, const std::string& sou
     }
 
   if (sd.perftest.enabled) perftest_sizes(sd, doc);
+  if (sd.mix.enabled) mix_phase_list(sd, doc);
   if (sd.endpoint_model == EndpointModel::hca) firmware_path(sd, doc, base_dir);
 
   topo::Topology topology = build_topology(sd, doc, base_dir);
@@ -934,6 +1009,7 @@ Scenario scenario_from_yaml(const std::string& yaml_text, const std::string& sou
     for (const workload::VideoFrame& v : workload::parse_video_frames(text, file))
       f.video_frame_bytes.push_back(v.size_bytes);
   }
+  check_mix(s, doc);
   // The floor and why: platform/scenario/deadlock_timeout.h.
   const uint64_t floor_ns = (deadlock_timeout_floor_ps(s) + 999) / 1000;
   if (s.deadlock_timeout < sc_core::sc_time(static_cast<double>(floor_ns), sc_core::SC_NS))

@@ -15,6 +15,7 @@
 #include "platform/topology/topology.h"
 #include "platform/metrics/connection_metrics.h"
 #include "platform/workload/video_frames.h"
+#include "platform/workload/mix.h"
 
 namespace ibvp {
 
@@ -709,6 +710,9 @@ const sim::ParamGroup& scenario_params() {
         .defaults_to("absent: none");
     b.object("connections", &Scenario::connections, connections_params(),
              "CBR connections admitted into the VL arbitration tables (seed 002, docs/qos.md).")
+        .defaults_to("absent: none");
+    b.object("mix", &Scenario::mix, workload::mix_params(),
+             "Real-time (video) and best-effort flows whose ratio changes in phases (docs/mix.md).")
         .defaults_to("absent: none");
     b.rule("endpoint_model: hca takes a perftest section or flows (fixed destinations), not both, and no traffic or trace; hca and perftest need it.");
     b.rule("warmup is before duration; flows, traffic, a trace, connections or a perftest are given; flows and traffic start before duration.");

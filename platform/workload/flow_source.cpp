@@ -3,11 +3,13 @@
 #include <algorithm>
 #include <cassert>
 #include <cmath>
+#include <limits>
 
 namespace ibvp::workload {
 
 FlowSource::FlowSource(const FlowConfig& cfg, uint32_t flow_index, uint64_t packet_time_ps, Destination fixed,
-                       std::vector<Destination> others, std::vector<Destination> hotspots, sim::Rng rng)
+                       std::vector<Destination> others, std::vector<Destination> hotspots, sim::Rng rng,
+                       std::vector<LoadPhase> phases)
     : generator_(cfg.generator),
       pattern_(cfg.pattern),
       start_ps_(cfg.start.value()),
@@ -17,13 +19,19 @@ FlowSource::FlowSource(const FlowConfig& cfg, uint32_t flow_index, uint64_t pack
       others_(std::move(others)),
       hotspots_(std::move(hotspots)),
       hotspot_fraction_(cfg.hotspot_fraction),
-      rng_(rng) {
+      rng_(rng),
+      phases_(std::move(phases)) {
   flow = flow_index;
   sl = cfg.sl;
   payload_bytes = cfg.payload_bytes;
   ipd = cfg.ipd;
   vl15 = cfg.vl15;
   assert(cfg.load > 0.0);
+  if (!phases_.empty()) {
+    assert(generator_ != GeneratorKind::saturating);
+    next_gen_ps_ = next_phased_time(phases_, static_cast<double>(start_ps_), true, generator_ == GeneratorKind::poisson, rng_);
+    return;
+  }
   // A Poisson process observed from `start` has its first arrival one interval later; a
   // constant-rate source sends its first packet at `start`.
   next_gen_ps_ = static_cast<double>(start_ps_) +
@@ -39,6 +47,8 @@ uint64_t FlowSource::next_ready_ps(uint64_t now_ps) {
     const uint64_t ready = periods_->on_at(now_ps) ? now_ps : periods_->period_end_ps();  // OFF: when it ends
     return ready < stop_ps_ ? ready : kNever;
   }
+  // At or past the stop (a phased source's last phase is over: infinity): never again.
+  if (!(next_gen_ps_ < static_cast<double>(stop_ps_))) return kNever;
   const uint64_t g = static_cast<uint64_t>(std::ceil(next_gen_ps_));
   return g < stop_ps_ ? g : kNever;
 }
@@ -64,7 +74,9 @@ void FlowSource::take(uint64_t now_ps, ep::PacketSpec& out) {
   } else {
     out.created_ps = static_cast<uint64_t>(std::ceil(next_gen_ps_));
     assert(out.created_ps <= now_ps);
-    next_gen_ps_ += generator_ == GeneratorKind::poisson ? rng_.exponential(mean_interval_ps_) : mean_interval_ps_;
+    if (!phases_.empty())
+      next_gen_ps_ = next_phased_time(phases_, next_gen_ps_, false, generator_ == GeneratorKind::poisson, rng_);
+    else next_gen_ps_ += generator_ == GeneratorKind::poisson ? rng_.exponential(mean_interval_ps_) : mean_interval_ps_;
   }
   ++taken_;
 }

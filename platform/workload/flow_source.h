@@ -12,6 +12,7 @@
 
 #include "models/endpoint/traffic_source.h"
 #include "models/sim/rng.h"
+#include "platform/workload/mix.h"
 #include "platform/workload/on_off.h"
 #include "platform/scenario/scenario.h"
 
@@ -26,8 +27,11 @@ class FlowSource : public ep::TrafficSource {
  public:
   // `packet_time_ps`: serialization time of one packet on the source's link, from which an
   // offered load becomes an inter-arrival time. `others` are the uniform-pattern candidates.
+  // `phases` (constant and Poisson only): the load changes at each phase's end instead of
+  // being cfg.load throughout.
   FlowSource(const FlowConfig& cfg, uint32_t flow_index, uint64_t packet_time_ps, Destination fixed,
-             std::vector<Destination> others, std::vector<Destination> hotspots, sim::Rng rng);
+             std::vector<Destination> others, std::vector<Destination> hotspots, sim::Rng rng,
+             std::vector<LoadPhase> phases = {});
 
   uint64_t next_ready_ps(uint64_t now_ps) override;
   void take(uint64_t now_ps, ep::PacketSpec& out) override;
@@ -58,6 +62,7 @@ class FlowSource : public ep::TrafficSource {
   uint64_t taken_ = 0;
   std::optional<OnOffPeriods> periods_;  // FlowConfig::on_off_mean > 0
   std::vector<uint8_t> path_sl_;
+  std::vector<LoadPhase> phases_;
   bool next_drawn_ = false;  // next_ holds the destination of the next packet
   Destination next_{};
 };

@@ -4,36 +4,56 @@
 
 namespace ibvp::workload {
 
+VideoFrameSizes::VideoFrameSizes(const FlowConfig& cfg, uint64_t seed) : trace_(cfg.video_frame_bytes) {
+  if (trace_.empty()) generator_.emplace(cfg.video_bit_rate, seed, "video/" + cfg.name, cfg.video_gop);
+}
+
+uint32_t VideoFrameSizes::next() {
+  const uint64_t k = frame_++;
+  return trace_.empty() ? generator_->next().size_bytes : trace_[static_cast<size_t>(k % trace_.size())];
+}
+
 VideoSource::VideoSource(const FlowConfig& cfg, uint32_t flow_index, Destination dst, uint64_t seed)
     : dst_(dst),
       start_ps_(cfg.start.value()),
       stop_ps_(cfg.stop.value()),
       period_ps_(cfg.frame_period.value()),
-      trace_(cfg.video_frame_bytes) {
+      sizes_(cfg, seed) {
   flow = flow_index;
   sl = cfg.sl;
   payload_bytes = cfg.payload_bytes;
   ipd = cfg.ipd;
   vl15 = cfg.vl15;
   assert(period_ps_ > 0 && payload_bytes > 0);
-  if (trace_.empty()) generator_.emplace(cfg.video_bit_rate, seed, "video/" + cfg.name, cfg.video_gop);
   load_frame();
 }
 
 void VideoSource::load_frame() {
-  const uint32_t bytes =
-      trace_.empty() ? generator_->next().size_bytes : trace_[static_cast<size_t>(frame_) % trace_.size()];
-  split_ = split_frame(bytes, payload_bytes);
+  split_ = split_frame(sizes_.next(), payload_bytes);
   sent_ = 0;
 }
 
 uint64_t VideoSource::next_ready_ps(uint64_t now_ps) {
   (void)now_ps;
-  // The frame's index times the period: no rounding drift however long the run.
-  const uint64_t created = start_ps_ + uint64_t{frame_} * period_ps_;
-  // A frame's index must stay below ib::kNoFrame (~136 years of 30 frames/s).
-  if (created >= stop_ps_ || frame_ == ~uint32_t{0}) return kNever;
-  return created;
+  for (;;) {
+    // The frame's index times the period: no rounding drift however long the run.
+    const uint64_t created = start_ps_ + uint64_t{frame_} * period_ps_;
+    // A frame's index must stay below ib::kNoFrame (~136 years of 30 frames/s).
+    if (created >= stop_ps_ || frame_ == ~uint32_t{0}) return kNever;
+    if (sent_ > 0 || active_at(created)) return created;
+    // Off after the last phase (the end of the run): never again. Before it, the frames
+    // skipped are at most the run's duration / frame_period.
+    if (!phase_end_ps_.empty() && created >= phase_end_ps_.back()) return kNever;
+    ++frame_;  // created while the mix has the stream off: skipped
+    load_frame();
+  }
+}
+
+bool VideoSource::active_at(uint64_t t_ps) const {
+  if (active_.empty()) return true;
+  for (size_t p = 0; p < phase_end_ps_.size(); ++p)
+    if (t_ps < phase_end_ps_[p]) return active_[p];
+  return active_.back();
 }
 
 uint32_t VideoSource::next_payload_bytes() const {

@@ -16,6 +16,21 @@
 
 namespace ibvp::workload {
 
+// The frame sizes of one video flow, in order: its trace (looping when it ends) or the
+// MPEG-2 generator on the stream "video/<flow name>" of the scenario's seed. Fabric-only
+// sources (VideoSource) and HCA hosts' programs (apps::FlowStreams) draw from it, so a
+// flow's frames are the same under either endpoint model.
+class VideoFrameSizes {
+ public:
+  VideoFrameSizes(const FlowConfig& cfg, uint64_t seed);
+  uint32_t next();  // the size of the next frame in bytes
+
+ private:
+  std::vector<uint32_t> trace_;  // empty: the generator
+  std::optional<Mpeg2FrameGenerator> generator_;
+  uint64_t frame_ = 0;
+};
+
 class VideoSource : public ep::TrafficSource {
  public:
   // `seed`: the scenario's; the generator's stream is named after the flow ("video/<name>"),
@@ -28,18 +43,27 @@ class VideoSource : public ep::TrafficSource {
   uint8_t next_sl() override;
   // As FlowSource::set_path_sl: the SL the subnet manager gave the path to each DLID.
   void set_path_sl(std::vector<uint8_t> sl_by_dlid) { path_sl_ = std::move(sl_by_dlid); }
+  // The mix's plan for this stream (workload/mix.h): phase p ends at phase_end_ps[p], and
+  // frames created in a phase where active[p] is false are not sent (a live stream that is
+  // off: its frame index and sizes go on with time).
+  void set_active_phases(std::vector<uint64_t> phase_end_ps, std::vector<bool> active) {
+    phase_end_ps_ = std::move(phase_end_ps);
+    active_ = std::move(active);
+  }
 
  private:
   void load_frame();  // size and split of frame_ from the trace or the generator
 
   Destination dst_;
   uint64_t start_ps_, stop_ps_, period_ps_;
-  std::vector<uint32_t> trace_;                 // empty: the generator
-  std::optional<Mpeg2FrameGenerator> generator_;
+  VideoFrameSizes sizes_;
   uint32_t frame_ = 0;   // index of the frame being sent
   FrameSplit split_{};   // its packets
   uint32_t sent_ = 0;    // of them, handed out
   std::vector<uint8_t> path_sl_;
+  std::vector<uint64_t> phase_end_ps_;
+  std::vector<bool> active_;  // empty: always
+  bool active_at(uint64_t t_ps) const;
 };
 
 }  // namespace ibvp::workload

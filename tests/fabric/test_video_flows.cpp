@@ -145,13 +145,6 @@ TEST(VideoFlowLoader, RefusesBothOrNeitherFrameSource) {
   EXPECT_EQ(e.key(), "flows[0].video_gop") << e.what();
 }
 
-TEST(VideoFlowLoader, RefusesVideoOnHcaHosts) {
-  const ConfigError e = error_of(kFabric + "endpoint_model: hca\n"
-                                           "flows: [{src: h1, dst: h2, generator: video, video_bit_rate: 1e6}]\n");
-  EXPECT_EQ(e.key(), "flows[0].generator") << e.what();
-  EXPECT_NE(std::string(e.what()).find("endpoint_model: fabric"), std::string::npos) << e.what();
-}
-
 TEST(VideoFlowLoader, ABadTraceNamesTheFileAndLine) {
   const auto dir = std::filesystem::temp_directory_path() / ("ibvp_video_" + std::to_string(::getpid()));
   std::filesystem::create_directories(dir);
