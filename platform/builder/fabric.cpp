@@ -106,7 +106,7 @@ Fabric::Fabric(const Scenario& scenario, const std::string& out_dir) : scenario_
     // the Fabric).
     const OutputConfig& o = scenario_.outputs;
     recorder_->track_connections(connections_->connections(),
-                                 {o.deadline_thresholds, o.jitter_bins, o.rank_threshold,
+                                 {o.deadline_thresholds, o.jitter_bins, o.rank_threshold, o.rank_min_packets,
                                   scenario_.connections.stop_after_packets});
   }
   build_nodes();

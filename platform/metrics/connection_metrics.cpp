@@ -148,6 +148,7 @@ std::vector<SlConnectionSummary> ConnectionMetrics::by_sl() const {
     delay_sum[l] += static_cast<double>(s.delay_sum_ps);
     a.delay_max_ps = std::max(a.delay_max_ps, s.delay_max_ps);
     const uint64_t in = within(c, rank_index_), n = s.delivered;
+    if (n < config_.rank_min_packets) continue;
     if (a.best == workload::kNoConnection || in * best_n[l] > best_in[l] * n) {
       a.best = c;
       best_in[l] = in;

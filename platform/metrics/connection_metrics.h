@@ -37,6 +37,10 @@ struct ConnectionMetricsConfig {
   // The threshold (one of deadline_thresholds) at which connections are ranked best and
   // worst: D/100 (seed 002 Fig. 5).
   double rank_threshold = 0.01;
+  // A connection is ranked only with at least this many packets: the paper ranks connections
+  // that received 100 packets or more (Sec. 4.2's stop rule); with one packet every
+  // connection is 0 % or 100 % and best and worst say nothing.
+  uint64_t rank_min_packets = 10;
   // The stop rule's N (scenario connections.stop_after_packets); 0: no stop rule.
   uint64_t stop_after_packets = 0;
 };

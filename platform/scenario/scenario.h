@@ -115,7 +115,8 @@ struct OutputConfig {
   // the same defaults as metrics::ConnectionMetricsConfig, a test keeps them equal).
   std::vector<double> deadline_thresholds{0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1.0};  // fractions of D
   std::vector<double> jitter_bins{0.5, 0.75, 0.9, 0.95, 1.05, 1.1, 1.25, 1.5};     // IAT / nominal IAT
-  double rank_threshold = 0.01;  // best and worst connections are ranked at rank_threshold x D
+  double rank_threshold = 0.01;
+  uint64_t rank_min_packets = 10;  // connections with fewer packets are not ranked  // best and worst connections are ranked at rank_threshold x D
 };
 
 // What each endpoint of the topology is: a fabric-only CA port fed by flows (ep::Endpoint),

@@ -287,6 +287,10 @@ const sim::ParamGroup& output_params() {
         .positive();
     b.real("rank_threshold", &OutputConfig::rank_threshold, "fraction of D",
            "CBR connections: the threshold at which each SL's best and worst connections are ranked (seed 002 Fig. 5: D/100).");
+    b.integer("rank_min_packets", &OutputConfig::rank_min_packets, "packets",
+              "CBR connections: only connections with at least this many packets (created after the warm-up) are "
+              "ranked best or worst.")
+        .range(1, 1'000'000'000);
     b.rule("deadline_thresholds are strictly increasing, above 0 and include 1 (D); jitter_bins are strictly "
            "increasing, above 0, with one edge at or below 1 and one above; rank_threshold is one of deadline_thresholds.");
     b.on_complete([](OutputConfig& c, const std::set<std::string>&) {

@@ -104,9 +104,15 @@ TEST(ConnectionMetrics, BestAndWorstAtDOver100AreRankedPerSlWithTiesToTheLowestI
   // SL 0: c0 delivers nothing (not ranked, although lowest), c1 1/2 within D/100, c2 1/1,
   // c3 2/2 (ties c2: c2 wins), c4 1/2 (ties c1: c1 is worst). SL 1: c5 delivers nothing.
   const CbrConnections conns{conn(0), conn(0), conn(0), conn(0), conn(0), conn(1)};
-  ConnectionMetrics m(conns, 0);
+  ConnectionMetricsConfig one;
+  one.rank_min_packets = 1;
+  ConnectionMetrics m(conns, 0, one);
+  ConnectionMetricsConfig two;
+  two.rank_min_packets = 2;
+  ConnectionMetrics m2(conns, 0, two);
   auto deliver = [&](uint32_t c, uint64_t delay) {
     static uint64_t t = 1'000'000'000;
+    m2.on_deliver(c, t + kIat - delay, t + kIat);
     t += kIat;
     m.on_deliver(c, t - delay, t);
   };
@@ -129,6 +135,11 @@ TEST(ConnectionMetrics, BestAndWorstAtDOver100AreRankedPerSlWithTiesToTheLowestI
   EXPECT_EQ(sls[1].sl, 1);
   EXPECT_EQ(sls[1].best, kNoConnection);
   EXPECT_EQ(sls[1].worst, kNoConnection);
+  // With two packets needed, c2 (one packet) is not ranked: c3 is best.
+  const std::vector<SlConnectionSummary> sls2 = m2.by_sl();
+  EXPECT_EQ(sls2[0].best, 3u);
+  EXPECT_EQ(sls2[0].worst, 1u);
+  EXPECT_EQ(sls2[0].measured_connections, 4u);
 }
 
 TEST(ConnectionMetrics, EachSlAggregateIsTheSumOfItsConnections) {
@@ -254,6 +265,7 @@ TEST(ConnectionMetrics, TheScenarioAndTheMetricsHaveTheSameDefaults) {
   EXPECT_EQ(o.deadline_thresholds, c.deadline_thresholds);
   EXPECT_EQ(o.jitter_bins, c.jitter_bins);
   EXPECT_EQ(o.rank_threshold, c.rank_threshold);
+  EXPECT_EQ(o.rank_min_packets, c.rank_min_packets);
 }
 
 const std::string kBase =
