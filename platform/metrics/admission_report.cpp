@@ -46,13 +46,22 @@ Json admission_json(const sm::ConnectionManager& m) {
   Json verdicts = Json::object();
   for (size_t v = 0; v < m.by_verdict().size(); ++v)
     verdicts[sm::verdict_name(static_cast<sm::Verdict>(v))] = m.by_verdict()[v];
+  // The same reservation in payload bits (the connections' own bandwidths, headers left
+  // out): each connection leaves through one host interface, its source's. seed 002's
+  // Table 2 reserves and counts traffic this way (docs/seed002.md).
+  Json hosts = reservation(m, true);
+  if (hosts.value("ports", size_t{0}) > 0) {
+    double payload = 0;
+    for (const workload::CbrConnection& c : m.connections()) payload += static_cast<double>(c.bandwidth_bps);
+    hosts["mean_payload_bps"] = payload / static_cast<double>(hosts["ports"].get<size_t>());
+  }
   return Json{{"requests", all.requested},
               {"established", all.established},
               {"refused", all.refused},
               {"payload_bytes", m.config().payload_bytes},
               {"per_sl", per_sl},
               {"per_verdict", verdicts},
-              {"host_interfaces", reservation(m, true)},
+              {"host_interfaces", hosts},
               {"switch_ports", reservation(m, false)},
               {"wall_seconds", m.wall_seconds()}};
 }

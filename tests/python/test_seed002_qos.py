@@ -66,11 +66,14 @@ def test_delivered_traffic_equals_injected_traffic(runs, size):
     assert abs(inj - dlv) / inj < 0.01
 
 
-def test_larger_packets_establish_more_connections_and_use_more_of_the_links(runs):
+def test_larger_packets_establish_more_connections_and_carry_more_payload(runs):
+    """The paper's reason: a header weighs less in a larger packet. Admission counts wire
+    bytes, so the same links carry more connections' payload. (On the 16-switch fabric the
+    links' wire utilization stays flat across sizes; docs/seed002.md.)"""
     small, large = runs[256][0], runs[2048][0]
     assert large["admission"]["established"] > small["admission"]["established"]
-    assert large["traffic"]["host_utilization"] > small["traffic"]["host_utilization"]
-    assert (large["admission"]["host_interfaces"]["mean_bps"] > small["admission"]["host_interfaces"]["mean_bps"])
+    assert (large["admission"]["host_interfaces"]["mean_payload_bps"] >
+            1.03 * small["admission"]["host_interfaces"]["mean_payload_bps"])
 
 
 @pytest.mark.parametrize("size", [256, 2048])
