@@ -16,6 +16,7 @@
 #include "platform/builder/fabric.h"
 #include "platform/params/config_error.h"
 #include "platform/scenario/scenario_loader.h"
+#include "platform/topology/generators.h"
 
 using namespace ibvp;
 using sc_core::SC_US;
@@ -185,4 +186,56 @@ TEST(MultipathFlows, RandomPathsNeedTheAdaptiveEngineAndAreRefusedForVideo) {
   EXPECT_NO_THROW(scenario_from_yaml(base + "routing: multipath_adaptive\nswitch: {path_selection: max_credit}\n"
                                             "flows:\n  - {src: h1, dst: h2, multipath: random}\n",
                                      "test.yaml", {}, "."));
+}
+
+namespace {
+
+// Uniform Poisson traffic from every host of the 15-switch example fabric (16 cycles), routed
+// multipath_adaptive with `policy`; checks that every packet is delivered or still on its way,
+// none dropped (a choice back out of its input or to a dead port would be), and that no packet
+// crossed more switches than the fabric has (the alternatives descend: no loop).
+void run_irregular(sw::PathSelection policy) {
+  topo::RandomIrregularOptions o;
+  o.switch_ports = 4;
+  o.host_ports = 1;
+  o.cfg = link::LinkConfig{};
+  Scenario s = tb::basic_scenario(topo::random_irregular(15, 1, o));
+  s.routing = "multipath_adaptive";
+  s.switch_cfg.path_selection = policy;
+  s.duration = sc_time(300, SC_US);
+  for (uint32_t e : s.topology.endpoints()) {
+    FlowConfig f = tb::saturating_flow("f" + std::to_string(e), s.topology.nodes[e].name, "");
+    f.pattern = DestinationPattern::uniform;
+    f.generator = GeneratorKind::poisson;
+    f.load = 0.6;
+    f.payload_bytes = 512;
+    s.flows.push_back(f);
+  }
+  Fabric f(s);
+  sc_core::sc_start(s.duration);
+  const metrics::Recorder& rec = f.recorder();
+  EXPECT_EQ(rec.dropped(), 0u);
+  uint64_t delivered = 0, later = 0;
+  for (const metrics::PacketRecord& r : rec.packets()) {
+    if (r.done_ps == 0) continue;
+    ++delivered;
+    EXPECT_LE(r.hops, 15);
+  }
+  EXPECT_GT(delivered, 1000u);
+  EXPECT_LE(delivered, rec.injected());
+  for (uint32_t n : s.topology.switches()) {
+    const sw::Switch* sw = f.switch_at(n);
+    for (uint16_t dlid = 0; dlid < sw->alternatives().entry.size(); ++dlid)
+      if (sw->alternatives().entry[dlid].count > 1)
+        for (uint8_t a = 1; a < sw->alternatives().entry[dlid].count; ++a) later += sw->path_selector().use(dlid)[a];
+  }
+  EXPECT_GT(later, delivered / 10);  // the policy did leave by other alternatives than the first
+}
+
+}  // namespace
+
+TEST(MultipathFlows, LfuOnAFabricWithSixteenCyclesDropsNothingAndNeverLoops) { run_irregular(sw::PathSelection::lfu); }
+
+TEST(MultipathFlows, MaxCreditOnAFabricWithSixteenCyclesDropsNothingAndNeverLoops) {
+  run_irregular(sw::PathSelection::max_credit);
 }
