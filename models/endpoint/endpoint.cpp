@@ -209,6 +209,8 @@ void Endpoint::send(size_t source_index, uint32_t payload_bytes) {
   p->frame = spec.frame;
   p->frame_packets = spec.frame_packets;
   p->connection = spec.connection;
+  p->source_path = spec.source_path;
+  p->path_bits = spec.path_bits;
   p->src_node = node_;
   p->dst_node = spec.dst_node;
   p->created = sc_core::sc_time::from_value(spec.created_ps);

@@ -16,6 +16,9 @@ struct PacketSpec {
   uint32_t frame = ~uint32_t{0};  // video sources: frame index within the flow (ib::kNoFrame: none)
   uint32_t frame_packets = 0;     // video sources: packets of that frame
   uint32_t connection = ~uint32_t{0};  // CBR connection sources: the connection's index (none: ~0)
+  // seed 000 Sec. 3.4 reliable datagrams: the source chose the path (ib::Packet::path_bits).
+  bool source_path = false;
+  uint32_t path_bits = 0;
 };
 
 class TrafficSource {

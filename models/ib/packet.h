@@ -3,6 +3,7 @@
 // reads), the payload length, and bookkeeping that observers report (flow, times, hops).
 // Payload bytes are not materialised on the fabric's hot path; wire.h builds the exact
 // bytes (headers, pad, ICRC, VCRC) when a capture or a CRC check asks for them.
+#include <array>
 #include <cstdint>
 #include <systemc>
 #include <vector>
@@ -25,6 +26,8 @@ const char* drop_reason_name(DropReason r);
 constexpr uint32_t kNoFlow = ~uint32_t{0};
 // Packet::frame of packets that carry no video frame.
 constexpr uint32_t kNoFrame = ~uint32_t{0};
+// Switch hops whose output port a packet records (Packet::route).
+constexpr size_t kRouteHops = 16;
 
 struct Packet {
   // Headers in the order they appear on the wire; which are present follows lrh.lnh and
@@ -62,6 +65,13 @@ struct Packet {
   sc_core::sc_time injected;  // when its first bit left the source port
   uint16_t hops = 0;          // switches traversed
   uint64_t hop_tail_ps = 0;   // when its tail reaches the port now receiving it (ps)
+  // The output port taken at each switch, the first kRouteHops of them (the packets table's
+  // route column: which of a destination's alternatives it took, seed 000 Sec. 3.4).
+  std::array<uint8_t, kRouteHops> route{};
+  // seed 000 Sec. 3.4, reliable datagrams: the source chose the path (random path bits that
+  // each switch with alternatives reads; sw::source_choice), so switches do not adapt it.
+  bool source_path = false;
+  uint32_t path_bits = 0;
   DropReason drop = DropReason::none;
 
   // Bytes between LRH and ICRC that depend on the opcode: extended headers + payload + pad.

@@ -191,8 +191,27 @@ void Switch::admit(uint16_t in_port, ib::Packet* p) {
   buffered_++;
 }
 
+uint8_t Switch::select_output(uint16_t in_port, ib::Packet& p) {
+  uint8_t out_port = lft_.lookup(p.lrh.dlid);
+  if (const AltTable::Entry* e = alternatives_.lookup(p.lrh.dlid)) {
+    const uint8_t i = selector_.choose(*e, p, node_, [&](uint8_t port) -> int64_t {
+      // max_credit: credits of the packet's next VL there, less what queued requests will take.
+      Port& out = ports_[port];
+      const uint8_t vl = sl2vl_[in_port][port][p.lrh.sl];
+      if (vl >= cfg_.data_vls) return INT64_MIN;
+      out.credits.absorb(agenda_.now_ps());
+      return int64_t{out.credits.available(vl)} - int64_t{out.waiting_blocks[vl]};
+    });
+    out_port = e->port[i];
+    selector_.count_use(p.lrh.dlid, i);
+  }
+  if (!alternatives_.entry.empty() && out_port < ports_.size()) selector_.count(out_port);
+  if (p.hops < ib::kRouteHops) p.route[p.hops] = out_port;
+  return out_port;
+}
+
 void Switch::routed(uint16_t in_port, ib::Packet* p) {
-  const uint8_t out_port = lft_.lookup(p->lrh.dlid);
+  const uint8_t out_port = select_output(in_port, *p);
   if (out_port == Lft::kNoRoute) return drop(in_port, p, ib::DropReason::no_route);
   if (out_port == 0) {
     // Addressed to this switch's management port: consumed when the tail is in.

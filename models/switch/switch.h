@@ -38,6 +38,7 @@
 #include "models/sim/timed_queue.h"
 #include "models/switch/ecn_marker.h"
 #include "models/switch/lft.h"
+#include "models/switch/path_select.h"
 
 namespace ibvp::sw {
 
@@ -70,6 +71,7 @@ struct SwitchConfig {
   link::VlArbConfig vlarb = link::VlArbConfig::round_robin(1);
   Sl2VlTable sl2vl = default_sl2vl(1);  // for every (input, output) pair unless set per pair
   EcnConfig ecn;                         // congestion marking (seed 004 Sec. 5)
+  PathSelection path_selection = PathSelection::first;  // among a DLID's alternatives (path_select.h)
 
   static Sl2VlTable default_sl2vl(uint8_t data_vls);
 };
@@ -97,6 +99,14 @@ class Switch : public sc_core::sc_module {
 
   // Subnet manager programming.
   void set_lft(const Lft& lft) { lft_ = lft; }
+  // The alternative outputs per DLID (seed 000 Sec. 3.3, path_select.h); the first of each is
+  // the LFT's entry. Call after the ports exist (the constructor made them).
+  void set_alternatives(const AltTable& alternatives) {
+    alternatives_ = alternatives;
+    selector_.configure(cfg_.path_selection, ports_.size(), alternatives_);
+  }
+  const AltTable& alternatives() const { return alternatives_; }
+  const PathSelector& path_selector() const { return selector_; }
   void set_sl2vl(uint16_t in_port, uint16_t out_port, const Sl2VlTable& table);
   // Also mid-run (a subnet manager reprograms a port when connections end): the port's next
   // choice follows the new table from its first entry; nothing holds the old arbiter.
@@ -202,6 +212,8 @@ class Switch : public sc_core::sc_module {
   void head_arrived(uint16_t in_port, ib::Packet* p);  // VL15 only
   void admit(uint16_t in_port, ib::Packet* p);
   void routed(uint16_t in_port, ib::Packet* p);
+  // The output for `p`: the LFT's, or one of the DLID's alternatives (path_select.h).
+  uint8_t select_output(uint16_t in_port, ib::Packet& p);
   void drop(uint16_t in_port, ib::Packet* p, ib::DropReason why);
   void arbitrate(uint16_t out_port);
   void offer_input(uint16_t in_port);
@@ -225,6 +237,8 @@ class Switch : public sc_core::sc_module {
   sim::Probe& probe_;
   sim::TimedQueue agenda_;
   Lft lft_;
+  AltTable alternatives_;
+  PathSelector selector_;
   std::vector<Port> ports_;                 // index = port number; 0 is the management port
   std::vector<std::vector<Sl2VlTable>> sl2vl_;  // [in][out]
   std::vector<uint32_t> requests_from_;     // [in * (ports + 1) + out]: requests queued

@@ -88,6 +88,15 @@ const sim::ParamGroup& switch_params() {
     b.integer("bypass_limit", &SwitchConfig::bypass_limit, "requests",
               "fifo_bypass: how often younger requests may pass one head request.")
         .range(0, 255);
+    b.choice("path_selection", &SwitchConfig::path_selection,
+             {{path_selection_name(PathSelection::first), PathSelection::first},
+              {path_selection_name(PathSelection::lfu), PathSelection::lfu},
+              {path_selection_name(PathSelection::max_credit), PathSelection::max_credit}},
+             "Among a destination's alternative outputs (routing: multipath_adaptive), which one an unreliable "
+             "datagram takes (seed 000 Sec. 3.4): first (the shortest path, as the LFT); lfu (the output least "
+             "used since the start, ties to the lowest port); max_credit (the most credits for the packet's VL, "
+             "less queued requests; ties to the lowest port). Video packets, VL15 and other transports take "
+             "the first.");
     b.object("ecn", &SwitchConfig::ecn, ecn_params(), "Congestion marking.").defaults_to("policy none");
     return b.build();
   }();

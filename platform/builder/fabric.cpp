@@ -286,6 +286,8 @@ void Fabric::build_flows() {
         f, static_cast<uint32_t>(i), packet_time_ps, fixed, std::move(others), std::move(hot),
         sim::Rng(scenario_.seed, "flow/" + std::to_string(i) + "/" + f.name), std::move(load_phases));
     if (path_sl_layers_ > 1) source->set_path_sl(routing_.path_sl.at(src));
+    if (f.multipath == FlowMultipath::random)
+      source->set_random_paths(sim::Rng(scenario_.seed, "flow/" + std::to_string(i) + "/" + f.name + "/path"));
     sources_.push_back(std::move(source));
   }
 }
@@ -497,7 +499,10 @@ uint32_t Fabric::largest_packet_bytes() const {
 
 void Fabric::program_switches() {
   for (uint32_t n = 0; n < switches_.size(); ++n)
-    if (switches_[n]) switches_[n]->set_lft(routing_.lft.at(n));
+    if (switches_[n]) {
+      switches_[n]->set_lft(routing_.lft.at(n));
+      if (n < routing_.alternatives.size()) switches_[n]->set_alternatives(routing_.alternatives[n]);
+    }
   if (connections_)
     for (uint32_t i = 0; i < connections_->ports().size(); ++i) program_vlarb(i);
 }

@@ -126,6 +126,7 @@ void Recorder::on_deliver(const ib::Packet& p, uint32_t node, uint64_t t) {
     r->done_ps = t;
     r->hops = p.hops;
     r->vl = p.lrh.vl;
+    r->route = p.route;
   }
 }
 
@@ -139,6 +140,7 @@ void Recorder::on_drop(const ib::Packet& p, uint32_t node, uint64_t t) {
     r->hops = p.hops;
     r->drop = static_cast<uint8_t>(p.drop);
     r->drop_node = node;
+    r->route = p.route;
   }
 }
 

@@ -34,6 +34,7 @@ struct PacketRecord {
   uint16_t hops;
   uint8_t drop;      // ib::DropReason; 0 = delivered (or in flight when done_ps == 0)
   uint32_t drop_node;
+  std::array<uint8_t, ib::kRouteHops> route;  // output port at each switch (ib::Packet::route)
 };
 
 struct FlowTotals {

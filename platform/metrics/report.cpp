@@ -426,6 +426,16 @@ void write_results(const Fabric& fabric, const RunResult& result, const std::str
   if (sc.outputs.packets_csv) {
     const std::vector<PacketRecord>& p = rec.packets();
     auto ns = [](uint64_t ps) { return static_cast<double>(ps) / 1e3; };
+    // The output port at each switch that sent it on, "3-1-4" (seed 000 Sec. 3.4: which
+    // alternative it took);
+    // a route longer than the recorded hops ends in "-...".
+    std::vector<std::string> routes(p.size());
+    for (size_t r = 0; r < p.size(); ++r) {
+      const size_t hops = p[r].hops;  // switches that sent it on
+      for (size_t h = 0; h < std::min(hops, ib::kRouteHops); ++h)
+        routes[r] += (h ? "-" : "") + std::to_string(p[r].route[h]);
+      if (hops > ib::kRouteHops) routes[r] += "-...";
+    }
     Table tab(p.size());
     tab.int64("id", [&](size_t r) { return static_cast<int64_t>(p[r].id); })
         .int64("flow", [&](size_t r) { return int64_t{p[r].flow}; })
@@ -444,6 +454,7 @@ void write_results(const Fabric& fabric, const RunResult& result, const std::str
           return p[r].done_ps != 0 && !p[r].drop ? ns(p[r].done_ps - p[r].created_ps) : NAN;
         })
         .int64("hops", [&](size_t r) { return int64_t{p[r].hops}; })
+        .text("route", [&](size_t r) -> std::string_view { return routes[r]; })
         .text("status", [&](size_t r) -> std::string_view {
           if (p[r].done_ps == 0) return "in_flight";
           return p[r].drop ? ib::drop_reason_name(static_cast<ib::DropReason>(p[r].drop)) : "delivered";
@@ -452,6 +463,39 @@ void write_results(const Fabric& fabric, const RunResult& result, const std::str
           return p[r].drop ? std::string_view(node_names[p[r].drop_node]) : std::string_view();
         });
     write_table(dir, "packets", tab);
+  }
+
+  // paths: per switch and DLID with alternatives, the packets that took each (seed 000 Sec. 3.4).
+  if (!fabric.routing().alternatives.empty()) {
+    struct PathRow {
+      uint32_t node;
+      uint16_t dlid;
+      uint8_t alternative, port;
+      uint64_t packets;
+    };
+    std::vector<PathRow> rows;
+    for (uint32_t n = 0; n < t.nodes.size(); ++n) {
+      const sw::Switch* s = t.nodes[n].kind == topo::NodeKind::switch_node ? fabric.switch_at(n) : nullptr;
+      if (!s) continue;
+      const sw::AltTable& alt = s->alternatives();
+      for (uint16_t dlid = 0; dlid < alt.entry.size(); ++dlid) {
+        const sw::AltTable::Entry& e = alt.entry[dlid];
+        if (e.count < 2) continue;
+        const auto& use = s->path_selector().use(dlid);
+        for (uint8_t a = 0; a < e.count; ++a) rows.push_back({n, dlid, a, e.port[a], use[a]});
+      }
+    }
+    Table tab(rows.size());
+    tab.text("node", [&](size_t r) -> std::string_view { return node_names[rows[r].node]; })
+        .int64("dlid", [&](size_t r) { return int64_t{rows[r].dlid}; })
+        .text("dst", [&](size_t r) -> std::string_view {
+          const uint32_t owner = t.node_of_lid(rows[r].dlid);
+          return owner == topo::Topology::npos ? std::string_view() : std::string_view(node_names[owner]);
+        })
+        .int64("alternative", [&](size_t r) { return int64_t{rows[r].alternative}; })
+        .int64("port", [&](size_t r) { return int64_t{rows[r].port}; })
+        .int64("packets", [&](size_t r) { return static_cast<int64_t>(rows[r].packets); });
+    write_table(dir, "paths", tab);
   }
 
   // admission: one row per output port of the connection manager (seed 002).

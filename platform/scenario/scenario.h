@@ -33,6 +33,12 @@ enum class DestinationPattern : uint8_t {
   hotspot,  // with probability hotspot_fraction one of `hotspots`, otherwise uniform
 };
 
+// How a flow's packets pick among a destination's alternative paths (seed 000 Sec. 3.4).
+enum class FlowMultipath : uint8_t {
+  none,    // the switches decide (switch.path_selection)
+  random,  // reliable datagrams: the source picks one path per packet at random (seeded)
+};
+
 // One flow, or (with pattern != fixed) a traffic stream whose destinations vary per packet.
 struct FlowConfig {
   std::string name;
@@ -49,6 +55,7 @@ struct FlowConfig {
   sc_core::sc_time start = sc_core::SC_ZERO_TIME;
   sc_core::sc_time stop = sc_core::sc_max_time();  // no packet is created at or after stop
   uint32_t dlid_offset = 0;        // LMC path bits: dlid = base LID + offset
+  FlowMultipath multipath = FlowMultipath::none;
   bool vl15 = false;               // management traffic on VL15: uncredited, dropped on overflow
   // Seed 004 Sec. 6.3.2 dynamic flows: ON and OFF periods exponentially distributed with this
   // mean each (ON first, from start); 0: the flow is static (always on between start and stop).

@@ -452,6 +452,14 @@ class ScenarioChecker {
         for (uint32_t e : endpoints_)
           if (e != src) paths_of(e, f.dlid_offset, child(at, "dlid_offset"));
       }
+      if (f.multipath == FlowMultipath::random && s_.routing != "multipath_adaptive")
+        doc_.fail(child(at, "multipath"),
+                  "multipath: random picks among the alternative paths of routing multipath_adaptive, but routing is " +
+                      quoted(s_.routing),
+                  "set routing: multipath_adaptive, or remove multipath");
+      if (f.multipath == FlowMultipath::random && s_.endpoint_model == EndpointModel::hca)
+        doc_.fail(child(at, "multipath"), "multipath: random is a fabric endpoint option; HCA hosts send on one path",
+                  "remove multipath, or use endpoint_model: fabric");
       patterned(f.pattern, f.hotspots, at);
       starts_in_run(f.start, child(at, "start"));
       served(f.sl, child(at, "sl"));

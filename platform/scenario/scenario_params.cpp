@@ -135,6 +135,11 @@ const sim::ParamGroup& flow_params() {
     b.integer("dlid_offset", &FlowConfig::dlid_offset, "",
               "LMC path bits added to the destination's base LID (selects one of its paths).")
         .range(0, (1 << topo::Topology::kMaxLmc) - 1);
+    b.choice("multipath", &FlowConfig::multipath,
+             {{"none", FlowMultipath::none}, {"random", FlowMultipath::random}},
+             "routing multipath_adaptive: none (each switch chooses by switch.path_selection); random (seed 000 "
+             "Sec. 3.4 reliable datagrams: the source picks one of the alternative paths per packet at random, "
+             "from the run's seed). Fabric endpoints only; not for video or vl15 flows.");
     b.boolean("vl15", &FlowConfig::vl15,
               "Management traffic: sent on VL15 whatever the SL, not credited, dropped where it overflows.");
     b.time("on_off_mean", &FlowConfig::on_off_mean,
@@ -164,6 +169,9 @@ const sim::ParamGroup& flow_params() {
         throw ParamError("dst", "dst is only used with pattern fixed", "remove dst or set pattern: fixed");
       check_pattern(c, given);
       check_video(c, given);
+      if (c.multipath == FlowMultipath::random && (c.generator == GeneratorKind::video || c.vl15))
+        throw ParamError("multipath", "real-time (video) and vl15 packets take the shortest path (seed 000 Sec. 5.1)",
+                         "remove multipath: random from this flow");
       if (c.on_off_mean.value() > 0 && c.generator != GeneratorKind::saturating)
         throw ParamError("on_off_mean", "an ON/OFF flow sends all it can while ON, so it needs generator saturating",
                          "set generator: saturating, or remove on_off_mean");

@@ -115,6 +115,41 @@ CdgReport analyze_deadlock(const Topology& t, const RoutingTables& rt, const Cdg
   for (uint32_t src : sources)
     if (t.nodes[src].kind == NodeKind::endpoint && t.link_at(src, 1) >= 0) first_hop[src] = t.peer(src, 1).node;
 
+  // seed 000 Sec. 3.4: with alternatives (routing multipath_adaptive) a switch may send a
+  // packet for the DLID out of any of them, so every channel into a switch that a route to the
+  // DLID can use depends on every alternative out of it. A search over those channels from
+  // the sources' injection channels adds them (the LFT walks above cover the first ones).
+  std::vector<uint32_t> channel_stamp;
+  std::vector<int32_t> frontier;
+  uint32_t alt_round = 0;
+  auto add_alternatives = [&](const std::vector<uint32_t>& srcs, uint16_t dlid, uint8_t vl) {
+    ++alt_round;
+    frontier.clear();
+    auto reach = [&](int32_t c) {
+      if (channel_stamp.size() <= static_cast<size_t>(c)) channel_stamp.resize(static_cast<size_t>(c) + 1, 0);
+      if (channel_stamp[static_cast<size_t>(c)] == alt_round) return;
+      channel_stamp[static_cast<size_t>(c)] = alt_round;
+      frontier.push_back(c);
+    };
+    for (uint32_t src : srcs)
+      if (t.nodes[src].kind == NodeKind::endpoint && first_hop[src] != Topology::npos) reach(vertex(src, 1, vl));
+    while (!frontier.empty()) {
+      const int32_t c = frontier.back();
+      frontier.pop_back();
+      const uint32_t at = channels[static_cast<size_t>(c)].to.node;
+      if (t.nodes[at].kind != NodeKind::switch_node || at >= rt.alternatives.size() ||
+          dlid >= rt.alternatives[at].entry.size())
+        continue;
+      const sw::AltTable::Entry e = rt.alternatives[at].entry[dlid];
+      for (uint8_t i = 0; i < e.count; ++i) {
+        if (e.port[i] == 0 || t.link_at(at, e.port[i]) < 0) continue;
+        const int32_t next = vertex(at, e.port[i], vl);
+        add_edge(c, next);
+        reach(next);
+      }
+    }
+  };
+
   std::array<std::vector<uint32_t>, kVls> by_vl;
   const uint32_t max_lid = t.max_lid();
   for (uint32_t lid = 1; lid <= max_lid; ++lid) {
@@ -149,6 +184,7 @@ CdgReport analyze_deadlock(const Topology& t, const RoutingTables& rt, const Cdg
         ++report.routes;
         if (!ok) ++report.broken_routes;
       }
+      if (!rt.alternatives.empty()) add_alternatives(by_vl[vl], dlid, vl);
     }
   }
 

@@ -49,7 +49,9 @@ struct CdgOptions {
 // dependency between each two consecutive channels, host cables included, and looks for a
 // cycle. A route that ends in a loop of the LFTs adds the loop's dependencies (a cycle) and
 // counts as broken. Linear in sources x LIDs: walks stop where an earlier walk to the same
-// LID on the same VL went on. Needs an indexed topology.
+// LID on the same VL went on. With alternatives (RoutingTables::alternatives, routing
+// multipath_adaptive) every alternative a switch may choose adds its dependencies too: the
+// graph of all the paths adaptive selection can take. Needs an indexed topology.
 CdgReport analyze_deadlock(const topo::Topology& t, const RoutingTables& rt, const CdgOptions& opt = {});
 
 // "swA/3->swB/1" (and " vl<N>" for VL N > 0).

@@ -228,7 +228,9 @@ void route_cycles(const Topology& t, const ArcGraph& g, const ArcBasis& basis, s
                           std::to_string(basis.basis.components) +
                           "); the cycles mode needs one path bit per cycle (seed 000 Sec. 3.2), so LMC " +
                           std::to_string(c) + ", but IBA allows at most LMC 7",
-                      "use mode: disjoint, which routes the 2^LMC LIDs the endpoints have on link-disjoint paths");
+                      "use routing: multipath_adaptive (2 or 4 alternative outputs per destination at each "
+                      "switch, any number of cycles; docs/routing.md), or mode: disjoint (routing: "
+                      "multipath_disjoint), which routes the 2^LMC LIDs the endpoints have on link-disjoint paths");
   for (uint32_t e : t.endpoints())
     if (t.nodes[e].lmc < c)
       throw ConfigError(t.source, "routing.multipath.mode", 0,
@@ -445,14 +447,79 @@ void route_disjoint(const Topology& t, const ArcGraph& g, RoutingTables& rt) {
   }
 }
 
+// --- adaptive mode ------------------------------------------------------------------------
+
+// The first alternative of each (switch, destination) is a shortest-path hop, balanced as
+// minhop balances; the others are the remaining hops that descend in (switch hops to the
+// destination's switch, dense switch index), ordered by those hops, then port. Every hop of
+// every alternative descends in that order, so a packet choosing anew at each switch can
+// never loop and reaches its destination within as many hops as there are switches.
+void route_adaptive(const Topology& t, const ArcGraph& g, size_t lft_size, RoutingTables& rt) {
+  const size_t n = g.node.size();
+  rt.alternatives.resize(t.nodes.size());
+  for (uint32_t s : g.node) rt.alternatives[s].entry.assign(lft_size, {});
+  Balancer bal;
+  bal.load.resize(n);
+  for (uint32_t i = 0; i < n; ++i) bal.load[i].assign(static_cast<size_t>(t.nodes[g.node[i]].num_ports) + 1, 0);
+  std::vector<std::vector<uint32_t>> dist(n);  // [exit switch][switch], filled on first use
+  std::vector<uint32_t> shortest, others;
+  for (uint32_t owner = 0; owner < t.nodes.size(); ++owner) {
+    const topo::Node& node = t.nodes[owner];
+    if (node.lid == 0) continue;
+    const Exit exit = exit_of(t, g, owner);
+    if (exit.sw == kNone) continue;
+    const bool to_endpoint = node.kind == NodeKind::endpoint;
+    // Every LID of the destination gets the same entries: the choice is the switch's.
+    const uint32_t lids = 1u << std::min<uint8_t>(node.lmc, Topology::kMaxLmc);
+    if (dist[exit.sw].empty()) dist[exit.sw] = bfs(g, exit.sw);
+    const std::vector<uint32_t>& d = dist[exit.sw];
+    bal.dest_port_use.clear();
+    bal.dest_neighbour_use.clear();
+    for (uint32_t s = 0; s < n; ++s) {
+      sw::AltTable::Entry e;
+      if (s == exit.sw) {
+        e.port[0] = static_cast<uint8_t>(exit.port);
+        e.count = 1;
+      } else if (d[s] != kNone) {
+        shortest.clear();
+        others.clear();
+        for (uint32_t a : g.out[s])
+          if (d[g.to[a]] + 1 == d[s]) shortest.push_back(a);
+        const uint32_t first = bal.pick(g, s, shortest);
+        bal.take(g, first, false, to_endpoint);
+        for (uint32_t a : g.out[s])
+          if (a != first && std::make_pair(d[g.to[a]], g.to[a]) < std::make_pair(d[s], s)) others.push_back(a);
+        std::sort(others.begin(), others.end(), [&](uint32_t x, uint32_t y) {
+          return std::make_pair(d[g.to[x]], g.port[x]) < std::make_pair(d[g.to[y]], g.port[y]);
+        });
+        // seed 000 Sec. 5.1: 2^k entries per destination (k = 0, 1, 2); a third hop is left out.
+        const size_t have = std::min<size_t>(1 + others.size(), sw::AltTable::kMaxAlternatives);
+        e.count = static_cast<uint8_t>(have >= 4 ? 4 : have >= 2 ? 2 : 1);
+        e.port[0] = static_cast<uint8_t>(g.port[first]);
+        for (uint8_t i = 1; i < e.count; ++i) e.port[i] = static_cast<uint8_t>(g.port[others[i - 1]]);
+      } else {
+        continue;
+      }
+      for (uint32_t k = 0; k < lids; ++k) {
+        const uint32_t lid = node.lid + k;
+        if (lid >= lft_size) break;
+        rt.lft[g.node[s]].port[lid] = e.port[0];
+        rt.alternatives[g.node[s]].entry[lid] = e;
+      }
+    }
+  }
+}
+
 }  // namespace
 
 MultipathMode parse_multipath_mode(const std::string& text) {
   if (text == "cycles") return MultipathMode::cycles;
   if (text == "disjoint") return MultipathMode::disjoint;
+  if (text == "adaptive") return MultipathMode::adaptive;
   throw ConfigError("", "routing.multipath.mode", 0, "unknown multipath mode '" + text + "'",
-                    "use cycles (seed 000 path bits, one per cycle of the fabric) or disjoint (link-disjoint "
-                    "paths for the LMC the endpoints have)");
+                    "use cycles (seed 000 path bits, one per cycle of the fabric), disjoint (link-disjoint "
+                    "paths for the LMC the endpoints have) or adaptive (2 or 4 alternative outputs per "
+                    "destination at each switch)");
 }
 
 std::vector<std::pair<uint32_t, bool>> CycleBasis::cycle_list(const Topology& t, PortRef send) const {
@@ -502,6 +569,9 @@ RoutingTables MultipathEngine::compute(const Topology& t) {
     const ArcBasis basis = arc_basis(t, g, opt_);
     basis_ = basis.basis;
     route_cycles(t, g, basis, lft_size, rt);
+  } else if (opt_.mode == MultipathMode::adaptive) {
+    basis_ = arc_basis(t, g, opt_).basis;
+    route_adaptive(t, g, lft_size, rt);
   } else {
     route_disjoint(t, g, rt);
   }

@@ -29,7 +29,13 @@
 //    result is deterministic. One tree per LID cannot always give every source all the
 //    disjoint paths it has (a 4 x 4 torus: most pairs get 4 different paths, every pair at
 //    least 2 link-disjoint ones; a ring, a k-ary 2-tree: all of them).
-// Neither mode is deadlock-free by itself (see channel_dependency.h); switch LIDs take one
+//  - adaptive (seed 000 Sec. 3.3-3.4 and 5.1, past IBA's LMC): no path bits in the DLID.
+//    Each switch keeps per destination LID 2 or 4 alternative output ports where the fabric
+//    has them (1 where it has not; sw::AltTable), and the switch chooses among them per packet
+//    (switch.path_selection). The first alternative is a shortest-path hop (the LFT entry,
+//    balanced as minhop); the others are the hops that descend in (switch hops to the
+//    destination, switch index), so any sequence of choices is loop-free. Any number of cycles.
+// No mode is deadlock-free by itself (see channel_dependency.h); switch LIDs take one
 // path (cycles: path bits 0; disjoint: shortest).
 #include <cstdint>
 #include <memory>
@@ -40,9 +46,9 @@
 
 namespace ibvp::sm {
 
-enum class MultipathMode : uint8_t { cycles, disjoint };
+enum class MultipathMode : uint8_t { cycles, disjoint, adaptive };
 
-// "cycles" or "disjoint"; throws ConfigError (key routing.multipath.mode) otherwise.
+// "cycles", "disjoint" or "adaptive"; throws ConfigError (key routing.multipath.mode) otherwise.
 MultipathMode parse_multipath_mode(const std::string& text);
 
 struct MultipathOptions {
@@ -89,14 +95,16 @@ class MultipathEngine : public RoutingEngine {
  public:
   explicit MultipathEngine(MultipathOptions opt = {}) : opt_(std::move(opt)) {}
   const char* name() const override {
-    return opt_.mode == MultipathMode::disjoint ? "multipath_disjoint" : "multipath";
+    return opt_.mode == MultipathMode::disjoint   ? "multipath_disjoint"
+           : opt_.mode == MultipathMode::adaptive ? "multipath_adaptive"
+                                                  : "multipath";
   }
   // Fills the LFTs for every LID as the mode says (header comment). Needs an indexed
   // topology. Throws ConfigError (key routing.multipath.mode) in cycles mode when an endpoint
   // has fewer path bits (LMC) than the fabric has cycles, or the cycles exceed IBA's LMC of 7,
   // and (key routing.multipath.root) for a bad root.
   RoutingTables compute(const topo::Topology& topology) override;
-  // The cycle basis of the last compute() (cycles mode; empty in disjoint mode).
+  // The cycle basis of the last compute() (cycles and adaptive modes; empty in disjoint mode).
   const CycleBasis& cycles() const { return basis_; }
 
  private:

@@ -36,6 +36,12 @@ const EngineEntry kEngines[] = {
        o.mode = MultipathMode::disjoint;
        return make_multipath_engine(o);
      }},
+    {"multipath_adaptive",
+     [](const RoutingOptions&) {
+       MultipathOptions o;
+       o.mode = MultipathMode::adaptive;
+       return make_multipath_engine(o);
+     }},
     {"dfsssp", [](const RoutingOptions&) { return make_dfsssp_engine(); }},
     {"file", [](const RoutingOptions& o) { return make_file_routing_engine(o.lfts_file); }},
 };

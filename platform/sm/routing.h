@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "models/switch/alt_table.h"
 #include "models/switch/lft.h"
 #include "platform/topology/topology.h"
 
@@ -21,6 +22,9 @@ struct RoutingTables {
   // deadlock-free layer per SL, each SL to be mapped to its own VL): [source node][DLID].
   // Empty when the engine leaves the SL free (every route may use any one SL).
   std::vector<std::vector<uint8_t>> path_sl;
+  // Alternative output ports per DLID, for engines that give switches a choice
+  // (multipath_adaptive; sw::AltTable): indexed by topology node. Empty: the LFT alone.
+  std::vector<sw::AltTable> alternatives;
   // The SL path_sl gives the route from node `src` to `dlid`: 0 when path_sl is empty or
   // does not cover the pair.
   uint8_t sl(uint32_t src, uint16_t dlid) const {

@@ -67,6 +67,10 @@ void FlowSource::take(uint64_t now_ps, ep::PacketSpec& out) {
   next_drawn_ = false;
   out.dst_node = d.node;
   out.dlid = d.dlid;
+  if (path_rng_) {
+    out.source_path = true;
+    out.path_bits = static_cast<uint32_t>(path_rng_->next() >> 32);
+  }
   // One data QP per flow at both ends; QPs 0 and 1 are reserved for management.
   out.dest_qp = 0x100 + flow;
   if (generator_ == GeneratorKind::saturating) {

@@ -43,6 +43,10 @@ class FlowSource : public ep::TrafficSource {
   // random draws keep their order, so a run differs from one without path SLs only in SLs.
   void set_path_sl(std::vector<uint8_t> sl_by_dlid) { path_sl_ = std::move(sl_by_dlid); }
 
+  // seed 000 Sec. 3.4 reliable datagrams (flows[i].multipath: random): every packet carries
+  // random path bits from `rng`, a stream of its own so the flow's other draws are unchanged.
+  void set_random_paths(sim::Rng rng) { path_rng_ = rng; }
+
   uint64_t generated() const { return taken_; }
 
  private:
@@ -60,6 +64,7 @@ class FlowSource : public ep::TrafficSource {
   double hotspot_fraction_;
   sim::Rng rng_;
   uint64_t taken_ = 0;
+  std::optional<sim::Rng> path_rng_;
   std::optional<OnOffPeriods> periods_;  // FlowConfig::on_off_mean > 0
   std::vector<uint8_t> path_sl_;
   std::vector<LoadPhase> phases_;

@@ -21,18 +21,19 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     import pandas as pd
 
-TABLES = ("flows", "ports", "packets", "rates", "admission", "connections", "service_levels")
+TABLES = ("flows", "ports", "packets", "rates", "admission", "connections", "service_levels", "paths")
 
 # Columns whose text must stay text: a port's VL is "all" or a number, node and flow names
 # may look like numbers.
 _TEXT_COLUMNS = {
     "flows": ["name", "src", "dst"],
     "ports": ["node", "vl"],
-    "packets": ["src", "dst", "status", "drop_node"],
+    "packets": ["src", "dst", "route", "status", "drop_node"],
     "rates": ["series"],
     "admission": ["node", "kind"],
     "connections": ["src", "dst"],
     "service_levels": [],
+    "paths": ["node", "dst"],
 }
 
 
@@ -54,7 +55,9 @@ def read_table(out_dir: str | os.PathLike, name: str) -> "pd.DataFrame":
     hint = (" (the scenario sets outputs.packets_csv: false; set it to true to keep every packet)"
             if name == "packets" else
             " (only runs with a connections section write it)"
-            if name in ("admission", "connections", "service_levels") else "")
+            if name in ("admission", "connections", "service_levels") else
+            " (only runs with routing: multipath_adaptive write it)"
+            if name == "paths" else "")
     raise FileNotFoundError(f"{pq_path}: the run wrote no {name} table{hint}")
 
 
@@ -130,6 +133,12 @@ class Results:
     def packets(self) -> "pd.DataFrame":
         """packets.csv: one row per packet; only written when outputs.packets_csv is true."""
         return self.table("packets")
+
+    @cached_property
+    def paths(self) -> "pd.DataFrame":
+        """paths.csv (routing multipath_adaptive): per switch, DLID with alternatives and alternative,
+        the output port and the packets that left by it (docs/routing.md)."""
+        return self.table("paths")
 
     @cached_property
     def rates(self) -> "pd.DataFrame":
