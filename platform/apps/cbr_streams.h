@@ -21,7 +21,8 @@
 //   connections that end work as with fabric-only endpoints; the delay counts from the
 //   nominal time, so the host's posting and the HCA's fetching count against D.
 // - A receiving program per host keeps receives posted on one UD QP that every connection
-//   to the host sends to, and reposts them as they complete (the firmware has no RNR).
+//   to the host sends to, and reposts them in batches as they complete (the firmware has
+//   no RNR retry, so the queue must never run dry).
 //
 // QP set-up happens at time zero with the perftest's zero-time out-of-band exchange (every
 // host creates its QPs, then all connect); packets due before their host is ready are
@@ -49,6 +50,7 @@ class CbrStreams {
   static constexpr uint32_t kSignalEvery = 32;
   // Receives each host keeps posted on its receiving QP.
   static constexpr uint32_t kRecvDepth = 512;
+  static constexpr uint32_t kRepostBatch = 32;
 
   // `host_of_node`: the HCA host of each topology node (null for switches). `sources`: the
   // run's CBR sources with the node that sends them, one per (node, SL); they and `conns`
