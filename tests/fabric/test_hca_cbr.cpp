@@ -338,3 +338,14 @@ TEST(HcaCbrLoader, RefusesHostMemoryBelowTheConnectionsQueues) {
     EXPECT_NE(std::string(e.what()).find(std::to_string(need)), std::string::npos) << e.what();
   }
 }
+
+TEST(HcaCbrLoader, RefusesATransmitBufferThatCannotHoldOneConnectionPacket) {
+  try {
+    // 1024-byte payloads need 1024 + 64 bytes of header room in a VL's transmit buffer.
+    scenario_from_yaml(yaml("hca", 0.8) + "hca: {tx_vl_buffer_bytes: 1024}\n", "cbr.yaml", {}, ".");
+    ADD_FAILURE() << "accepted";
+  } catch (const ConfigError& e) {
+    EXPECT_EQ(e.key(), "hca.tx_vl_buffer_bytes") << e.what();
+    EXPECT_NE(std::string(e.what()).find("1088"), std::string::npos) << e.what();
+  }
+}
