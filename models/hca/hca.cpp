@@ -653,7 +653,22 @@ ib::Packet* Hca::build_packet(const ibvp_tx_desc& d, uint32_t index, uint32_t co
       p->created = sc_core::sc_time::from_value(f->second.created_ps);
     }
   }
+  if (!connection_tags_.empty() && d.op == IBVP_TX_SEND) apply_connection_tag(d.src_qp, *p);
   return p;
+}
+
+void Hca::apply_connection_tag(uint32_t src_qp, ib::Packet& p) {
+  const auto it = connection_tags_.find(src_qp);
+  if (it == connection_tags_.end()) return;
+  std::deque<ConnectionTag>& q = it->second;
+  const uint32_t psn = p.bth.psn;
+  // Tags of PSNs before this one (24-bit serial arithmetic, IBA 9.7.1) belong to WQEs that
+  // sent nothing: dropped.
+  while (!q.empty() && q.front().psn != psn && ((psn - q.front().psn) & 0xFFFFFF) < 0x800000) q.pop_front();
+  if (q.empty() || q.front().psn != psn) return;
+  p.connection = q.front().connection;
+  p.created = sc_core::sc_time::from_value(q.front().created_ps);
+  q.pop_front();
 }
 
 void Hca::tx_thread() {

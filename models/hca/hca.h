@@ -94,6 +94,12 @@ class Hca : public sc_core::sc_module {
 
   // Credits the far end advertises (its receive buffer) per data VL.
   void set_peer_buffer(uint8_t vl, uint32_t bytes) { credits_.set_limit(vl, bytes / ib::kCreditBlockBytes); }
+  // The CA port's VL arbitration tables (IBA 7.6.9), as the subnet manager sets them with a
+  // VLArbitrationTable Set (IBA 14.2.5.9): seed 002's connection manager writes its admitted
+  // high-priority table here, and again when a connection ends mid-run. The new table
+  // starts from its first entry; the arbiter is consulted only inside the port's events.
+  void set_vlarb(const link::VlArbConfig& cfg) { arbiter_ = link::VlArbiter(cfg); }
+  const link::VlArbConfig& vlarb() const { return arbiter_.config(); }
 
   uint32_t node() const { return node_; }
   uint16_t lid() const { return lid_; }
@@ -148,6 +154,22 @@ class Hca : public sc_core::sc_module {
   };
   void tag_frame(uint32_t qpn, uint32_t psn, const FrameTag& tag) { frame_tags_[frame_key(qpn, psn)] = tag; }
   void untag_frame(uint32_t qpn, uint32_t psn) { frame_tags_.erase(frame_key(qpn, psn)); }
+  // Observers' bookkeeping for seed 002's CBR connections on HCA hosts (apps::CbrStreams):
+  // the packet QP `qpn` sends with PSN `psn` belongs to connection `connection`
+  // (Packet::connection) and was due at `created_ps` (Packet::created, its nominal time, so
+  // host and HCA delays count against the connection's deadline). Tags of a QP form a FIFO
+  // in PSN order and each is used once, when its packet is built: the programs that use it
+  // post one-packet UD SENDs, which a QP numbers with consecutive PSNs and never resends.
+  // A tag whose PSN the QP has passed (its WQE failed) is discarded.
+  void tag_connection(uint32_t qpn, uint32_t psn, uint32_t connection, uint64_t created_ps) {
+    connection_tags_[qpn].push_back({psn & 0xFFFFFF, connection, created_ps});
+  }
+  // Tags posted and not yet used, over every QP (tests: none may be left behind).
+  size_t connection_tags_pending() const {
+    size_t n = 0;
+    for (const auto& [qpn, q] : connection_tags_) n += q.size();
+    return n;
+  }
 
   // Reports doorbells, firmware DMA, packets out and in (hca_observer.h); null: none.
   void set_observer(HcaObserver* o) { observer_ = o; }
@@ -289,6 +311,13 @@ class Hca : public sc_core::sc_module {
   std::unordered_map<uint32_t, uint32_t> flow_of_qp_;  // tag_flow
   static uint64_t frame_key(uint32_t qpn, uint32_t psn) { return uint64_t{qpn} << 24 | (psn & 0xFFFFFF); }
   std::unordered_map<uint64_t, FrameTag> frame_tags_;  // tag_frame, by (QPN, PSN)
+  struct ConnectionTag {
+    uint32_t psn;
+    uint32_t connection;
+    uint64_t created_ps;
+  };
+  std::unordered_map<uint32_t, std::deque<ConnectionTag>> connection_tags_;  // tag_connection, by QPN
+  void apply_connection_tag(uint32_t src_qp, ib::Packet& p);
   std::unordered_set<TxPacket*> tx_live_;            // every TxPacket built and not yet freed
   std::unordered_map<uint32_t, uint32_t> releases_;    // tx_release: held packets of a QP that may go
   uint64_t busy_until_ = 0;

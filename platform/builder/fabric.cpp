@@ -6,6 +6,7 @@
 #include <set>
 
 #include "models/link/link_params.h"
+#include "platform/apps/cbr_streams.h"
 #include "platform/apps/control_agents.h"
 #include "platform/apps/flow_streams.h"
 #include "platform/apps/perftest.h"
@@ -194,11 +195,11 @@ void Fabric::build_programs() {
       senders.push_back({c.get(), &hosts_.at(scenario_.topology.find(flows_[c->flow].src))->hca});
     control_agents_ = std::make_unique<apps::ControlAgents>("control_agents", std::move(senders));
   }
-  if (!scenario_.flows.empty()) {
-    std::vector<driver::HostNode*> hosts;
-    for (const auto& h : hosts_) hosts.push_back(h.get());
-    flow_streams_ = std::make_unique<apps::FlowStreams>(scenario_, hosts);
-  }
+  std::vector<driver::HostNode*> hosts;
+  for (const auto& h : hosts_) hosts.push_back(h.get());
+  if (!scenario_.flows.empty()) flow_streams_ = std::make_unique<apps::FlowStreams>(scenario_, hosts);
+  if (connections_)
+    cbr_streams_ = std::make_unique<apps::CbrStreams>(scenario_, connections_->connections(), hca_cbr_sources_, hosts);
 }
 
 const link::PortCounters& Fabric::port_counters(uint32_t node, uint16_t port) const {
@@ -526,16 +527,22 @@ void Fabric::program_vlarb(uint32_t i) {
     s->set_vlarb(port.port, port.admission.vlarb(scenario_.switch_cfg.vlarb, scenario_.switch_cfg.sl2vl));
   else if (ep::Endpoint* e = endpoints_.at(port.node).get())
     e->set_vlarb(port.admission.vlarb(scenario_.endpoint_cfg.vlarb, scenario_.endpoint_cfg.sl2vl));
+  else if (driver::HostNode* h = hosts_.at(port.node).get())
+    // An HCA's CA port has the endpoint section's tables (host_node_config).
+    h->hca.set_vlarb(port.admission.vlarb(scenario_.endpoint_cfg.vlarb, scenario_.endpoint_cfg.sl2vl));
 }
 
-// One source per (endpoint, SL) holding all of that endpoint's connections of that SL.
+// One source per (endpoint, SL) holding all of that endpoint's connections of that SL. A
+// fabric-only endpoint pulls from it; on an HCA host the host's program walks it
+// (apps::CbrStreams, made with the programs).
 void Fabric::build_cbr_sources() {
   const workload::CbrConnections& conns = connections_->connections();
   std::map<std::pair<uint32_t, uint8_t>, std::vector<uint32_t>> groups;
   for (uint32_t c = 0; c < conns.size(); ++c) groups[{conns[c].src_node, conns[c].sl}].push_back(c);
   for (const auto& [key, mine] : groups) {
     cbr_sources_.push_back(std::make_unique<workload::CbrSource>(conns, mine, key.second));
-    endpoints_.at(key.first)->add_source(cbr_sources_.back().get());
+    if (ep::Endpoint* e = endpoints_.at(key.first).get()) e->add_source(cbr_sources_.back().get());
+    else hca_cbr_sources_.push_back({key.first, cbr_sources_.back().get()});
   }
 }
 

@@ -29,6 +29,7 @@
 namespace ibvp {
 
 namespace apps {
+class CbrStreams;
 class ControlAgents;
 class FlowStreams;
 class Perftest;
@@ -56,6 +57,9 @@ class Fabric {
   apps::Perftest* perftest() const { return perftest_.get(); }
   // The flows' programs on HCA hosts, or null (fabric-only endpoints, or no flows).
   apps::FlowStreams* flow_streams() const { return flow_streams_.get(); }
+  // The CBR connections' programs on HCA hosts, or null (fabric-only endpoints, or no
+  // connections section).
+  apps::CbrStreams* cbr_streams() const { return cbr_streams_.get(); }
   // The phased mix's per-phase results (scenario key mix), or null.
   metrics::MixMetrics* mix_metrics() const { return mix_metrics_.get(); }
   // The message timeline (outputs.timeline on HCA hosts), or null.
@@ -113,6 +117,10 @@ class Fabric {
   std::vector<std::unique_ptr<link::LinkTap>> taps_;
   std::unique_ptr<sm::ConnectionManager> connections_;
   std::vector<std::unique_ptr<workload::CbrSource>> cbr_sources_;
+  // On HCA hosts the sources are walked by the hosts' programs (apps::CbrStreams), not
+  // pulled by an endpoint: each with the node that sends it.
+  std::vector<std::pair<uint32_t, workload::CbrSource*>> hca_cbr_sources_;
+  std::unique_ptr<apps::CbrStreams> cbr_streams_;
   // hold_time: connections that send no packet, by end time, and the next one to release;
   // the others are released when their last packet is out of the fabric (release_watch_).
   std::vector<std::pair<uint64_t, uint32_t>> releases_;

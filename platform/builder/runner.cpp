@@ -9,6 +9,7 @@
 
 #include "models/sim/params.h"
 #include "models/sim/timed_queue.h"
+#include "platform/apps/cbr_streams.h"
 #include "platform/apps/flow_streams.h"
 #include "platform/apps/perftest.h"
 #include "platform/params/config_error.h"
@@ -178,6 +179,8 @@ RunResult run_scenario(const Scenario& scenario, const RunOptions& options) {
   if (result.deadlock) throw DeadlockError(result.deadlock_report);
   if (const apps::FlowStreams* fs = fabric.flow_streams(); fs && !fs->error().empty())
     throw std::runtime_error("flows on HCA hosts stopped: " + fs->error());
+  if (const apps::CbrStreams* cs = fabric.cbr_streams(); cs && !cs->error().empty())
+    throw std::runtime_error("CBR connections on HCA hosts stopped: " + cs->error());
   if (perftest && perftest->unsupported())
     throw ConfigError(scenario.source, "perftest.test", 0, perftest->error(),
                       "use a firmware image (hca.firmware_image) that implements it, or another test");

@@ -10,6 +10,7 @@
 
 #include "models/ib/packet.h"
 #include "models/link/link_params.h"
+#include "platform/apps/cbr_streams.h"
 #include "platform/apps/flow_streams.h"
 #include "platform/apps/perftest.h"
 #include "platform/driver/host_node.h"
@@ -204,9 +205,6 @@ class ScenarioChecker {
                     "nor connections nor a perftest nor control traffic",
                 "add flows: [...], traffic: {...}, trace: {file: ...}, connections: {...}, control: {} or (with "
                 "endpoint_model: hca) perftest: {...}");
-    if (s_.connections.enabled && s_.endpoint_model == EndpointModel::hca)
-      doc_.fail(key("connections"), "CBR connections are sent by fabric-only endpoints; HCA hosts do not run them yet",
-                "use endpoint_model: fabric, or remove the connections section");
     hca_hosts();
     same_vls();
     if (s_.connections.enabled) connections();
@@ -244,11 +242,22 @@ class ScenarioChecker {
       if (doc_.find(key(k), written))
         doc_.fail(key(k), std::string(k) + " drives fabric-only endpoints; HCA hosts run flows or a perftest",
                   "write the streams as flows: [...], or use endpoint_model: fabric");
-    if (!s_.perftest.enabled && s_.flows.empty() && !s_.control.enabled)
-      doc_.fail(key("endpoint_model"), "HCA hosts have nothing to run", "add a perftest section, flows or control");
-    if (s_.perftest.enabled && !s_.flows.empty())
-      doc_.fail(key("perftest"), "a perftest and flows in one run: the perftest's numbers would include the flows' load",
+    if (!s_.perftest.enabled && s_.flows.empty() && !s_.control.enabled && !s_.connections.enabled)
+      doc_.fail(key("endpoint_model"), "HCA hosts have nothing to run",
+                "add a perftest section, flows, connections or control");
+    if (s_.perftest.enabled && (!s_.flows.empty() || s_.connections.enabled))
+      doc_.fail(key("perftest"),
+                std::string("a perftest and ") + (s_.flows.empty() ? "CBR connections" : "flows") +
+                    " in one run: the perftest's numbers would include their load",
                 "run the perftest in a scenario of its own");
+    // Each application opens the HCA with its own driver area at the bottom of host memory
+    // (verbs::HostMemoryPlan) and sets up its QPs at time zero; two on one host would share
+    // both.
+    if (s_.connections.enabled && !s_.flows.empty())
+      doc_.fail(key("connections"),
+                "on HCA hosts CBR connections and flows cannot run together yet: each would open the HCA with the "
+                "same driver memory",
+                "run the connections and the flows in separate scenarios, or use endpoint_model: fabric for both");
     if (s_.perftest.enabled) perftest();
     for (size_t i = 0; i < s_.flows.size(); ++i) hca_flow(s_.flows[i], item(key("flows"), i));
     host_memory();
@@ -264,6 +273,8 @@ class ScenarioChecker {
       for (uint64_t b : s_.perftest.sizes) payload = std::max<uint64_t>(payload, std::min<uint64_t>(b, s_.perftest.mtu));
     for (const FlowConfig& f : s_.flows)
       payload = std::max<uint64_t>(payload, std::min(f.payload_bytes, s_.hca_host.flow_mtu));
+    // CBR packets are one-packet UD SENDs (apps::CbrStreams), at most the port MTU of 4096.
+    if (s_.connections.enabled) payload = std::max<uint64_t>(payload, s_.connections.payload_bytes);
     const uint64_t need = payload + 64;
     const uint32_t have = s_.hca_host.hca.tx_vl_buffer_bytes;
     if (have >= need) return;
@@ -279,12 +290,14 @@ class ScenarioChecker {
   // (verbs::HostMemoryPlan); all of it must lie inside hca.host_memory.size_bytes, or the
   // first access beyond it would fail mid-run.
   void host_memory() const {
-    const uint64_t need = s_.perftest.enabled ? apps::Perftest::plan(s_.perftest).end()
-                                              : apps::FlowStreams::host_memory_bytes(s_);
+    const uint64_t need = s_.perftest.enabled       ? apps::Perftest::plan(s_.perftest).end()
+                          : s_.connections.enabled ? apps::CbrStreams::host_memory_bytes(s_)
+                                                   : apps::FlowStreams::host_memory_bytes(s_);
     const uint64_t have = s_.hca_host.memory.size_bytes;
     if (need <= have) return;
-    const std::string what = s_.perftest.enabled ? "the perftest's queues and its largest message"
-                                                 : "the flows' queues (flow_depth) and their largest message";
+    const std::string what = s_.perftest.enabled       ? "the perftest's queues and its largest message"
+                             : s_.connections.enabled ? "the CBR connections' queues (a UD QP per SL) and their payload"
+                                                      : "the flows' queues (flow_depth) and their largest message";
     doc_.fail(child(key("hca", "host_memory"), "size_bytes"),
               std::to_string(have) + " bytes of host memory cannot hold " + what + ": the busiest host needs " +
                   std::to_string(need) + " bytes",

@@ -655,7 +655,7 @@ const sim::ParamGroup& connections_params() {
         .real_range(0, 3600e12);
     b.on_begin([](ConnectionsConfig& c) { c.enabled = true; });
     b.rule("service_levels name each SL once; each SL maps to a VL of its own (endpoint.sl2vl, switch.sl2vl) "
-           "below data_vls; endpoint_model fabric only.");
+           "below data_vls; on HCA hosts (endpoint_model hca) not together with flows or a perftest.");
     b.on_complete([](ConnectionsConfig& c, const std::set<std::string>&) {
       if (!c.enabled) return;
       if (c.service_levels.empty())
