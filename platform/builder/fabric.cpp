@@ -10,7 +10,9 @@
 #include "platform/apps/flow_streams.h"
 #include "platform/apps/perftest.h"
 #include "platform/params/config_error.h"
+#include "platform/sm/multicast.h"
 #include "platform/sm/route_stats.h"
+#include "platform/workload/replicated_unicast.h"
 #include "platform/workload/video_source.h"
 
 namespace ibvp {
@@ -75,6 +77,7 @@ Fabric::Fabric(const Scenario& scenario, const std::string& out_dir) : scenario_
   switches_.resize(t.nodes.size());
   endpoints_.resize(t.nodes.size());
   hosts_.resize(t.nodes.size());
+  build_multicast();
   build_flows();
   build_trace_flows();
   if (scenario_.connections.enabled) admit_connections();
@@ -98,6 +101,12 @@ Fabric::Fabric(const Scenario& scenario, const std::string& out_dir) : scenario_
         scenario_.mix.total_load, scenario_.warmup.value());
     probe_.attach(mix_metrics_.get());
   }
+  for (size_t f = 0; f < scenario_.flows.size(); ++f)
+    if (const MulticastGroupConfig* g = group_named(flows_[f].dst)) {
+      std::vector<uint32_t> members;
+      for (const std::string& m : g->members) members.push_back(t.find(m));
+      recorder_->track_multicast(static_cast<uint32_t>(f), std::move(members));
+    }
   for (size_t f = 0; f < flows_.size(); ++f)
     if (flows_[f].generator == GeneratorKind::video)
       recorder_->track_video(static_cast<uint32_t>(f), flows_[f].frame_period.value());
@@ -248,7 +257,13 @@ void Fabric::build_flows() {
     const FlowConfig& f = flows_[i];
     const uint32_t src = t.find(f.src);
     workload::Destination fixed{src, 0};
-    if (f.pattern == DestinationPattern::fixed) {
+    const MulticastGroupConfig* group = f.pattern == DestinationPattern::fixed ? group_named(f.dst) : nullptr;
+    std::vector<workload::Destination> members;
+    if (group) {
+      for (const std::string& m : group->members) members.push_back({t.find(m), t.nodes[t.find(m)].lid});
+      // Packet::dst_node must name a node (packets.csv): the first member stands for the group.
+      fixed = {members.front().node, static_cast<uint16_t>(group->mlid)};
+    } else if (f.pattern == DestinationPattern::fixed) {
       const uint32_t dst = t.find(f.dst);
       fixed = {dst, static_cast<uint16_t>(t.nodes[dst].lid + f.dlid_offset)};
     }
@@ -286,7 +301,59 @@ void Fabric::build_flows() {
         f, static_cast<uint32_t>(i), packet_time_ps, fixed, std::move(others), std::move(hot),
         sim::Rng(scenario_.seed, "flow/" + std::to_string(i) + "/" + f.name), std::move(load_phases));
     if (path_sl_layers_ > 1) source->set_path_sl(routing_.path_sl.at(src));
+    if (group && group->delivery == MulticastDelivery::replicated_unicast) {
+      sources_.push_back(std::make_unique<workload::ReplicatedUnicastSource>(std::move(source), std::move(members)));
+      continue;
+    }
     sources_.push_back(std::move(source));
+  }
+}
+
+const MulticastGroupConfig* Fabric::group_named(const std::string& name) const {
+  for (const MulticastGroupConfig& g : scenario_.multicast)
+    if (g.name == name) return &g;
+  return nullptr;
+}
+
+// Seed 000 Sec. 3.6: each group's tree from the subnet manager's multicast library, its MFT
+// entries merged into every switch's table (docs/multicast.md). Groups without an MLID take
+// the lowest free ones from 0xC000, in group order.
+void Fabric::build_multicast() {
+  if (scenario_.multicast.empty()) return;
+  const topo::Topology& t = scenario_.topology;
+  std::set<uint32_t> used;
+  for (const MulticastGroupConfig& g : scenario_.multicast)
+    if (g.mlid) used.insert(g.mlid);
+  uint32_t next = sw::Mft::kMlidBase;
+  for (MulticastGroupConfig& g : scenario_.multicast) {
+    if (g.mlid) continue;
+    while (used.count(next)) ++next;
+    if (next > sw::Mft::kMlidTop)
+      throw ConfigError(scenario_.source, "multicast", 0, "no multicast LID left for group " + g.name,
+                        "use fewer groups");
+    g.mlid = next;
+    used.insert(next);
+  }
+  mft_.assign(t.nodes.size(), sw::Mft{});
+  for (size_t i = 0; i < scenario_.multicast.size(); ++i) {
+    const MulticastGroupConfig& g = scenario_.multicast[i];
+    if (g.delivery != MulticastDelivery::replicate) continue;  // the baseline uses the LFTs
+    sm::MulticastGroup mg;
+    mg.mlid = static_cast<uint16_t>(g.mlid);
+    for (const std::string& m : g.members) mg.members.push_back(t.find(m));
+    mg.senders.push_back(t.find(g.source));
+    sm::MulticastTables tables;
+    try {
+      tables = sm::compute_multicast_tables(
+          t, {mg}, g.tree == MulticastTree::shared ? sm::MulticastMode::shared_tree : sm::MulticastMode::source_trees);
+    } catch (const ConfigError& e) {
+      throw ConfigError(scenario_.source, "multicast[" + std::to_string(i) + "]", 0, e.problem(), e.fix());
+    }
+    for (uint32_t n = 0; n < t.nodes.size(); ++n) {
+      const sw::Mft& m = tables.mft.at(n);
+      for (size_t e = 0; e < m.port_mask.size(); ++e)
+        if (m.port_mask[e].any()) mft_[n].entry(static_cast<uint16_t>(sw::Mft::kMlidBase + e)) |= m.port_mask[e];
+    }
   }
 }
 
@@ -497,7 +564,10 @@ uint32_t Fabric::largest_packet_bytes() const {
 
 void Fabric::program_switches() {
   for (uint32_t n = 0; n < switches_.size(); ++n)
-    if (switches_[n]) switches_[n]->set_lft(routing_.lft.at(n));
+    if (switches_[n]) {
+      switches_[n]->set_lft(routing_.lft.at(n));
+      if (!mft_.empty()) switches_[n]->set_mft(mft_.at(n));
+    }
   if (connections_)
     for (uint32_t i = 0; i < connections_->ports().size(); ++i) program_vlarb(i);
 }

@@ -203,6 +203,22 @@ struct ControlConfig {
   sc_core::sc_time start = sc_core::SC_ZERO_TIME;  // the first packet of every sender
   sc_core::sc_time stop = sc_core::sc_max_time();  // no packet at or after
 };
+// A multicast group (seed 000 Sec. 3.6, docs/multicast.md): its tree from the subnet
+// manager's multicast library (platform/sm/multicast.h), its MFT entries in the switches, and
+// the flows whose dst names it.
+enum class MulticastTree : uint8_t { source_based, shared };
+enum class MulticastDelivery : uint8_t {
+  replicate,           // one packet to the group's MLID; switches copy it (switch.multicast_replication)
+  replicated_unicast,  // the baseline: the source sends one unicast per member
+};
+struct MulticastGroupConfig {
+  std::string name;                  // a flow's dst names it
+  uint32_t mlid = 0;                 // 0: the next free MLID from 0xC000
+  std::string source;                // the endpoint that sends to it
+  std::vector<std::string> members;  // endpoints that receive
+  MulticastTree tree = MulticastTree::source_based;
+  MulticastDelivery delivery = MulticastDelivery::replicate;
+};
 // A traffic mix whose real-time to best-effort ratio changes in phases (seed 003 Sec. 4.2;
 // platform/workload/mix.h, docs/mix.md).
 struct MixConfig {
@@ -235,6 +251,7 @@ struct Scenario {
   ConnectionsConfig connections;
   ControlConfig control;
   MixConfig mix;
+  std::vector<MulticastGroupConfig> multicast;  // groups; resolved MLIDs (never 0) after loading
 };
 
 }  // namespace ibvp

@@ -660,6 +660,32 @@ const sim::ParamGroup& connections_params() {
   return group;
 }
 
+// Seed 000 Sec. 3.6: static multicast groups (docs/multicast.md).
+const sim::ParamGroup& multicast_group_params() {
+  static const sim::ParamGroup group = [] {
+    GroupBuilder<MulticastGroupConfig> b("multicast_group", "A static multicast group: one source, its members.");
+    b.string("name", &MulticastGroupConfig::name, "Name a flow's dst gives to send to the group.").require();
+    b.integer("mlid", &MulticastGroupConfig::mlid, "",
+              "Multicast LID, 0xC000..0xFFFE (IBA 4.1.3; 49152..65534); 0: the next free one from 0xC000.")
+        .range(0, 0xFFFE);
+    b.string("source", &MulticastGroupConfig::source, "The endpoint that sends to the group.").require();
+    b.strings("members", &MulticastGroupConfig::members, "The endpoints that receive (not the source).").require();
+    b.choice("tree", &MulticastGroupConfig::tree,
+             {{"source_based", MulticastTree::source_based}, {"shared", MulticastTree::shared}},
+             "Distribution tree: source_based (seed 000: shortest paths from the source's switch) or shared "
+             "(one tree rooted at a central switch, as OpenSM).");
+    b.choice("delivery", &MulticastGroupConfig::delivery,
+             {{"replicate", MulticastDelivery::replicate},
+              {"replicated_unicast", MulticastDelivery::replicated_unicast}},
+             "replicate: one packet to the MLID, copied by the switches; replicated_unicast (seed 000's "
+             "baseline): the source sends one unicast per member.");
+    b.rule("mlid is 0 or in 0xC000..0xFFFE and unique; source and members are distinct endpoints; the name is "
+           "no endpoint's.");
+    return b.build();
+  }();
+  return group;
+}
+
 }  // namespace
 
 const sim::ParamGroup& scenario_params() {
@@ -714,6 +740,8 @@ const sim::ParamGroup& scenario_params() {
     b.object("mix", &Scenario::mix, workload::mix_params(),
              "Real-time (video) and best-effort flows whose ratio changes in phases (docs/mix.md).")
         .defaults_to("absent: none");
+    b.objects("multicast", &Scenario::multicast, multicast_group_params(),
+              "Multicast groups; a flow whose dst names one sends to it (seed 000 Sec. 3.6, docs/multicast.md).");
     b.rule("endpoint_model: hca takes a perftest section or flows (fixed destinations), not both, and no traffic or trace; hca and perftest need it.");
     b.rule("warmup is before duration; flows, traffic, a trace, connections or a perftest are given; flows and traffic start before duration.");
     b.rule("switch.vl_buffer_bytes and endpoint.vl_buffer_bytes hold the largest packet of any flow "
