@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cmath>
 #include <map>
 #include <set>
 
@@ -78,6 +79,7 @@ Fabric::Fabric(const Scenario& scenario, const std::string& out_dir) : scenario_
   endpoints_.resize(t.nodes.size());
   hosts_.resize(t.nodes.size());
   build_multicast();
+  if (scenario_.multicast_bandwidth.enabled) multicast_vlarb();
   build_flows();
   build_trace_flows();
   if (scenario_.connections.enabled) admit_connections();
@@ -307,6 +309,35 @@ void Fabric::build_flows() {
     }
     sources_.push_back(std::move(source));
   }
+}
+
+// Seed 000 Sec. 3.6.2 (after [23]): the multicast VL's weight grows with the number of
+// destinations n (the largest group's members): x1 (equal), x n (linear), x max(1, round(log2 n))
+// (logarithmic). Entries hold at most 255 units (IBA 7.6.9), so a larger weight takes several.
+void Fabric::multicast_vlarb() {
+  const MulticastBandwidthConfig& b = scenario_.multicast_bandwidth;
+  size_t n = 1;
+  for (const MulticastGroupConfig& g : scenario_.multicast) n = std::max(n, g.members.size());
+  uint64_t factor = 1;
+  if (b.allocation == MulticastAllocation::linear) factor = n;
+  if (b.allocation == MulticastAllocation::logarithmic)
+    factor = std::max<uint64_t>(1, static_cast<uint64_t>(std::lround(std::log2(static_cast<double>(n)))));
+  const uint8_t mvl = scenario_.endpoint_cfg.sl2vl[b.sl];
+  link::VlArbConfig cfg;
+  for (uint8_t vl = 0; vl < scenario_.switch_cfg.data_vls; ++vl) {
+    for (uint64_t w = vl == mvl ? b.unicast_weight * factor : b.unicast_weight; w > 0;) {
+      const uint8_t part = static_cast<uint8_t>(std::min<uint64_t>(w, 255));
+      cfg.low.push_back({vl, part});
+      w -= part;
+    }
+  }
+  if (cfg.low.size() > 64)
+    throw ConfigError(scenario_.source, "multicast_bandwidth.unicast_weight", 0,
+                      "the multicast VL's weight (" + std::to_string(b.unicast_weight * factor) +
+                          " units) needs more than the 64 entries of a VLArb table",
+                      "use a smaller unicast_weight or allocation logarithmic");
+  scenario_.switch_cfg.vlarb = cfg;
+  scenario_.endpoint_cfg.vlarb = cfg;
 }
 
 const MulticastGroupConfig* Fabric::group_named(const std::string& name) const {

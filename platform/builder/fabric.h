@@ -89,6 +89,7 @@ class Fabric {
   void program_vlarb(uint32_t port_index);
   void schedule_releases();
   void build_multicast();
+  void multicast_vlarb();
   const MulticastGroupConfig* group_named(const std::string& name) const;
   void build_flows();
   void build_trace_flows();

@@ -362,8 +362,43 @@ class ScenarioChecker {
     return nullptr;
   }
 
+  // Seed 000 Sec. 3.6.2: the multicast VL carries multicast only, weighted in tables the
+  // builder writes (so no other source of VLArb tables).
+  void multicast_bandwidth() const {
+    const MulticastBandwidthConfig& b = s_.multicast_bandwidth;
+    const Path at = key("multicast_bandwidth");
+    if (s_.multicast.empty())
+      doc_.fail(at, "multicast_bandwidth without multicast groups", "add a multicast section, or remove multicast_bandwidth");
+    if (s_.switch_cfg.data_vls < 2)
+      doc_.fail(key("switch", "data_vls"), "multicast_bandwidth gives multicast a VL of its own, and switches operate " +
+                std::to_string(s_.switch_cfg.data_vls) + " data VL", "set switch.data_vls and endpoint.data_vls to 2 or more");
+    YAML::Node written;
+    for (const Path& p : {key("qos"), key("switch", "vlarb"), key("endpoint", "vlarb")})
+      if (doc_.find(p, written))
+        doc_.fail(p, "multicast_bandwidth writes every port's VLArb table itself", "remove this key or multicast_bandwidth");
+    const uint8_t mvl = s_.endpoint_cfg.sl2vl[b.sl];
+    if (s_.switch_cfg.sl2vl[b.sl] != mvl)
+      doc_.fail(child(at, "sl"), "SL " + std::to_string(b.sl) + " maps to VL " + std::to_string(mvl) +
+                " at endpoints but VL " + std::to_string(s_.switch_cfg.sl2vl[b.sl]) + " at switches",
+                "give endpoint.sl2vl and switch.sl2vl the same entry for it");
+    for (size_t i = 0; i < s_.flows.size(); ++i) {
+      const FlowConfig& f = s_.flows[i];
+      const bool mc = f.pattern == DestinationPattern::fixed && group_named(f.dst);
+      if (mc && f.sl != b.sl)
+        doc_.fail(child(item(key("flows"), i), "sl"), "a multicast flow on SL " + std::to_string(f.sl) +
+                  " while multicast_bandwidth.sl is " + std::to_string(b.sl), "send it on sl " + std::to_string(b.sl));
+      if (!mc && !f.vl15 && s_.endpoint_cfg.sl2vl[f.sl] == mvl)
+        doc_.fail(child(item(key("flows"), i), "sl"), "SL " + std::to_string(f.sl) + " maps to VL " + std::to_string(mvl) +
+                  ", the multicast VL of multicast_bandwidth", "send unicast on an SL of another VL");
+    }
+    if (s_.traffic.enabled && s_.endpoint_cfg.sl2vl[s_.traffic.sl] == mvl)
+      doc_.fail(key("traffic", "sl"), "SL " + std::to_string(s_.traffic.sl) + " maps to VL " + std::to_string(mvl) +
+                ", the multicast VL of multicast_bandwidth", "send the traffic on an SL of another VL");
+  }
+
   // Seed 000 Sec. 3.6: static groups, one source each (docs/multicast.md).
   void multicast() const {
+    if (s_.multicast_bandwidth.enabled) multicast_bandwidth();
     std::map<std::string, size_t> names;
     std::map<uint32_t, size_t> mlids;
     for (size_t i = 0; i < s_.multicast.size(); ++i) {

@@ -686,6 +686,29 @@ const sim::ParamGroup& multicast_group_params() {
   return group;
 }
 
+const sim::ParamGroup& multicast_bandwidth_params() {
+  static const sim::ParamGroup group = [] {
+    GroupBuilder<MulticastBandwidthConfig> b(
+        "multicast_bandwidth", "Seed 000 Sec. 3.6.2: a VL of its own for multicast, weighted in every port's VLArb table.");
+    b.choice("allocation", &MulticastBandwidthConfig::allocation,
+             {{"equal", MulticastAllocation::equal},
+              {"linear", MulticastAllocation::linear},
+              {"logarithmic", MulticastAllocation::logarithmic}},
+             "The multicast VL's weight: unicast_weight times 1 (equal), n (linear) or max(1, round(log2 n)) "
+             "(logarithmic), n the members of the largest group.");
+    b.integer("sl", &MulticastBandwidthConfig::sl, "", "The SL of multicast flows; its VL carries no other flow.")
+        .range(0, 14);
+    b.integer("unicast_weight", &MulticastBandwidthConfig::unicast_weight, "64-byte units",
+              "VLArb weight of every other data VL.")
+        .range(1, 255);
+    b.rule("needs multicast groups and switch.data_vls of at least 2, no qos section, no switch.vlarb or "
+           "endpoint.vlarb; multicast flows send on sl, every other flow on an SL of another VL.");
+    b.on_begin([](MulticastBandwidthConfig& c) { c.enabled = true; });
+    return b.build();
+  }();
+  return group;
+}
+
 }  // namespace
 
 const sim::ParamGroup& scenario_params() {
@@ -740,6 +763,9 @@ const sim::ParamGroup& scenario_params() {
     b.object("mix", &Scenario::mix, workload::mix_params(),
              "Real-time (video) and best-effort flows whose ratio changes in phases (docs/mix.md).")
         .defaults_to("absent: none");
+    b.object("multicast_bandwidth", &Scenario::multicast_bandwidth, multicast_bandwidth_params(),
+             "Bandwidth for multicast through the VLArb tables (seed 000 Sec. 3.6.2, docs/multicast.md).")
+        .defaults_to("absent: multicast shares the VLs of its SLs");
     b.objects("multicast", &Scenario::multicast, multicast_group_params(),
               "Multicast groups; a flow whose dst names one sends to it (seed 000 Sec. 3.6, docs/multicast.md).");
     b.rule("endpoint_model: hca takes a perftest section or flows (fixed destinations), not both, and no traffic or trace; hca and perftest need it.");

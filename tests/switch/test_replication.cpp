@@ -211,3 +211,76 @@ TEST(Replication, AGroupWithoutReplicationUsesMembersTimesFewerSourcePackets) {
   const std::vector<uint64_t> copies = f.recorder().member_copies(0);
   EXPECT_EQ(f.endpoint_at(f.scenario().topology.find("h1"))->counters().packets_tx, copies.at(0));
 }
+
+// Seed 000 Sec. 3.6.2: the multicast VL's VLArb weight is the unicast weight times 1, n or
+// log2 n for a group of n members, on every switch port and endpoint.
+namespace {
+std::vector<uint32_t> weights_by_vl(const link::VlArbConfig& c) {
+  std::vector<uint32_t> w(2, 0);
+  for (const link::VlArbEntry& e : c.low) w.at(e.vl) += e.weight;
+  return w;
+}
+
+Scenario weighted(MulticastAllocation a, std::vector<std::string> members) {
+  Scenario s = group_star(sw::Replication::asynchronous);
+  s.multicast[0].members = std::move(members);
+  s.switch_cfg.data_vls = s.endpoint_cfg.data_vls = 2;
+  s.switch_cfg.sl2vl = s.endpoint_cfg.sl2vl = sw::SwitchConfig::default_sl2vl(2);
+  s.multicast_bandwidth.enabled = true;
+  s.multicast_bandwidth.allocation = a;
+  s.multicast_bandwidth.sl = 1;
+  s.multicast_bandwidth.unicast_weight = 100;
+  s.flows.push_back(multicast_flow(0.1));
+  s.flows.back().sl = 1;
+  return s;
+}
+}  // namespace
+
+TEST(MulticastBandwidth, LinearWeighsTheMulticastVlByTheNumberOfMembers) {
+  Fabric f(weighted(MulticastAllocation::linear, {"h2", "h3", "h4"}));
+  const uint32_t sw_node = switch_node(f.scenario());
+  for (uint16_t port = 1; port <= 6; ++port)
+    EXPECT_EQ(weights_by_vl(f.switch_at(sw_node)->vlarb(port)), (std::vector<uint32_t>{100, 300}));
+  EXPECT_EQ(weights_by_vl(f.scenario().endpoint_cfg.vlarb), (std::vector<uint32_t>{100, 300}));
+}
+
+TEST(MulticastBandwidth, LogarithmicWeighsTheMulticastVlByLog2OfTheMembers) {
+  Fabric f(weighted(MulticastAllocation::logarithmic, {"h2", "h3", "h4", "h5"}));
+  EXPECT_EQ(weights_by_vl(f.switch_at(switch_node(f.scenario()))->vlarb(1)), (std::vector<uint32_t>{100, 200}));
+}
+
+TEST(MulticastBandwidth, EqualGivesBothVlsTheUnicastWeight) {
+  Fabric f(weighted(MulticastAllocation::equal, {"h2", "h3", "h4", "h5"}));
+  EXPECT_EQ(weights_by_vl(f.switch_at(switch_node(f.scenario()))->vlarb(1)), (std::vector<uint32_t>{100, 100}));
+}
+
+// A shared tree over several switches (OpenSM's kind): still each member once, nobody else.
+TEST(Replication, SharedTreeOnARingReachesEachMemberOnce) {
+  Scenario s = tb::basic_scenario(tb::ring(4, true));
+  s.routing = "updn";
+  s.switch_cfg.multicast_replication = sw::Replication::synchronous;
+  s.switch_cfg.multicast_order = sw::MulticastOrder::round_robin;
+  MulticastGroupConfig g;
+  g.name = "g";
+  g.source = "x";
+  g.members = {"h1", "h2", "h3"};
+  g.tree = MulticastTree::shared;
+  s.multicast.push_back(g);
+  FlowConfig mc = tb::saturating_flow("mc", "x", "g", 512);
+  mc.generator = GeneratorKind::constant;
+  mc.load = 0.3;
+  mc.stop = sc_time(400, SC_US);
+  s.flows.push_back(mc);
+  s.duration = sc_time(600, SC_US);
+  Fabric f(s);
+  sc_core::sc_start(s.duration);
+  f.finish();
+  const metrics::Recorder& r = f.recorder();
+  const uint64_t sent = r.flows()[0].injected;
+  ASSERT_GT(sent, 50u);
+  EXPECT_EQ(r.member_copies(0), (std::vector<uint64_t>{sent, sent, sent}));
+  EXPECT_EQ(r.non_member_copies(0), 0u);
+  const topo::Topology& t = f.scenario().topology;
+  for (const char* other : {"h0", "y"}) EXPECT_EQ(f.endpoint_at(t.find(other))->counters().packets_rx, 0u) << other;
+  EXPECT_EQ(r.injected() + r.replicated(), r.delivered() + r.dropped() + f.packets_in_flight());
+}
