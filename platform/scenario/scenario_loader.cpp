@@ -528,9 +528,6 @@ class ScenarioChecker {
                   "give every flow its own name");
       const uint32_t src = endpoint(f.src, child(at, "src"));
       if (const MulticastGroupConfig* g = group_named(f.dst)) {
-        if (f.pattern != DestinationPattern::fixed)
-          doc_.fail(child(at, "dst"), "dst names multicast group " + quoted(g->name) + ", which only pattern fixed sends to",
-                    "remove pattern (or write pattern: fixed)");
         if (t_.find(g->source) != src)
           doc_.fail(child(at, "src"), "multicast group " + quoted(g->name) + " has source " + g->source + ", not " + f.src,
                     "send from " + g->source + " (a source-based tree is built for its source only)");

@@ -49,3 +49,35 @@ def test_every_scheme_beats_replicated_unicast_on_latency(runs: dict) -> None:
 
 def test_central_buffer_at_least_as_good_as_asynchronous(runs: dict) -> None:
     assert runs["central_buffer"]["latency_ns"]["mean"] <= runs["asynchronous"]["latency_ns"]["mean"] * 1.001
+
+
+@pytest.mark.parametrize(
+    "key, value, refused_key, words",
+    [
+        ("flows[0].src", "h0_0_2", "flows[0].src", "has source h0_0_1"),
+        ("multicast[0].mlid", 100, "multicast[0].mlid", "unicast LID"),
+        ("multicast[0].members", ["h0_0_2", "h0_0_2"], "multicast[0].members[1]", "listed twice"),
+        ("multicast[0].members", ["h0_0_1"], "multicast[0].members[0]", "the group's source"),
+        ("multicast[0].name", "h1_1_1", "multicast[0].name", "also a node"),
+        ("flows[0].pattern", "uniform", "flows[0].dst", "only used with pattern fixed"),
+        ("multicast_bandwidth", {"allocation": "linear"}, "switch.data_vls", "VL of its own"),
+    ],
+)
+def test_bad_multicast_input_is_refused_with_key_and_fix(key: str, value: object, refused_key: str, words: str) -> None:
+    sc = ibvp.Scenario.from_yaml(ROOT / "configs" / "examples" / "multicast.yaml").set(key, value)
+    with pytest.raises(ibvp.ConfigError) as err:
+        sc.validate()
+    assert err.value.key == refused_key
+    assert words in err.value.problem
+    assert err.value.fix
+
+
+def test_multicast_flows_on_hca_hosts_are_refused(tmp_path: Path) -> None:
+    text = (ROOT / "configs" / "examples" / "multicast.yaml").read_text()
+    no_traffic = text[: text.index("traffic:")] + text[text.index("outputs:"):]
+    (tmp_path / "hca.yaml").write_text(no_traffic)
+    sc = ibvp.Scenario.from_yaml(tmp_path / "hca.yaml").set("endpoint_model", "hca")
+    with pytest.raises(ibvp.ConfigError) as err:
+        sc.validate()
+    assert err.value.key == "flows[0].dst"
+    assert "multicast LIDs" in err.value.problem
