@@ -21,6 +21,9 @@ class FabricObserver {
   // A packet occupies output `port` of `node` from start to end (switch or endpoint).
   virtual void on_transmit(uint32_t /*node*/, uint16_t /*port*/, const ib::Packet&, uint64_t /*start_ps*/,
                            uint64_t /*end_ps*/) {}
+  // A switch made `extra` copies of a multicast packet besides the one it forwards (seed 000
+  // Sec. 3.6.1): each copy is delivered or dropped on its own, so conservation counts them.
+  virtual void on_replicate(const ib::Packet&, uint32_t /*node*/, uint32_t /*extra*/, uint64_t /*t_ps*/) {}
 };
 
 class Probe {
@@ -33,6 +36,9 @@ class Probe {
     for (auto* o : observers_) o->on_deliver(p, node, t);
   }
   void drop(const ib::Packet& p, uint32_t node, uint64_t t) { for (auto* o : observers_) o->on_drop(p, node, t); }
+  void replicate(const ib::Packet& p, uint32_t node, uint32_t extra, uint64_t t) {
+    for (auto* o : observers_) o->on_replicate(p, node, extra, t);
+  }
   void transmit(uint32_t node, uint16_t port, const ib::Packet& p, uint64_t s, uint64_t e) {
     for (auto* o : observers_) o->on_transmit(node, port, p, s, e);
   }

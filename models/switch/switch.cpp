@@ -147,6 +147,7 @@ void Switch::dispatch(const sim::Action& a) {
       break;
     case kFreeInput: free_input(a.port, static_cast<uint8_t>(a.arg & 0xF), a.arg >> 4); break;
     case kTailIn: tail_in(a.port, static_cast<uint8_t>(a.arg & 0xF), a.arg >> 4); break;
+    case kCentralFree: central_freed(a.port, static_cast<uint32_t>(a.arg)); break;
     case kDeliverLocal: {
       auto* p = static_cast<ib::Packet*>(a.ptr);
       probe_.deliver(*p, node_, agenda_.now_ps());
@@ -211,6 +212,8 @@ uint8_t Switch::select_output(uint16_t in_port, ib::Packet& p) {
 }
 
 void Switch::routed(uint16_t in_port, ib::Packet* p) {
+  // IBA 18.2.4.3.2: a DLID in the multicast range is looked up in the MFT (replication.cpp).
+  if (Mft::is_mlid(p->lrh.dlid) && p->lrh.vl != ib::kVl15) return replicate(in_port, p);
   const uint8_t out_port = select_output(in_port, *p);
   if (out_port == Lft::kNoRoute) return drop(in_port, p, ib::DropReason::no_route);
   if (out_port == 0) {
@@ -349,6 +352,8 @@ void Switch::arbitrate(uint16_t out_port) {
     return;
   }
   out.credits.absorb(now);
+  // Synchronous multicast holds its outputs against unicast (seed 000 Sec. 3.6.1).
+  if (out.mc.sync_waiting && sync_gate(out_port)) return;
   std::array<int, ib::kMaxVls> pick;
   uint16_t ready = 0;
   bool any_credit_blocked = false;
@@ -447,7 +452,7 @@ void Switch::start_transmit(uint16_t out_port, uint8_t vl, int index) {
   // Non-multiplexed: the input is connected to this output until the tail has left. The
   // multiplexed crossbar leaves it free (feeding_until stays 0), so candidate() never finds
   // an input busy and the hot path needs no test of the crossbar kind.
-  if (!multiplexed_) in.feeding_until = end;
+  if (!multiplexed_ && r.mc != McKind::central_copy) in.feeding_until = end;
   out.busy_until = end;
   out.credit_blocked = false;
   p->hops++;
@@ -472,10 +477,14 @@ void Switch::start_transmit(uint16_t out_port, uint8_t vl, int index) {
 
   // The input's space frees, and its credit reaches upstream a cable later, when the tail
   // has left. Nothing else happens at `end` unless someone waits for this output or input.
-  in.buffers.release_at(r.in_vl, r.blocks, end);
-  assert(buffered_ > 0);
-  buffered_--;
-  return_credit(r.in_port, r.in_vl, r.blocks, end - start);
+  if (r.mc != McKind::unicast) {
+    copy_left(out_port, r, end);  // a multicast copy: the input frees after the last one
+  } else {
+    in.buffers.release_at(r.in_vl, r.blocks, end);
+    assert(buffered_ > 0);
+    buffered_--;
+    return_credit(r.in_port, r.in_vl, r.blocks, end - start);
+  }
   if (multiplexed_) {
     // No request waits for this input: only the output's own requests need the end.
     if (out.requested_vls) {

@@ -39,6 +39,8 @@
 #include "models/switch/ecn_marker.h"
 #include "models/switch/lft.h"
 #include "models/switch/path_select.h"
+#include "models/switch/mft.h"
+#include "models/switch/replication.h"
 
 namespace ibvp::sw {
 
@@ -72,6 +74,10 @@ struct SwitchConfig {
   Sl2VlTable sl2vl = default_sl2vl(1);  // for every (input, output) pair unless set per pair
   EcnConfig ecn;                         // congestion marking (seed 004 Sec. 5)
   PathSelection path_selection = PathSelection::first;  // among a DLID's alternatives (path_select.h)
+  // Multicast (seed 000 Sec. 3.6.1, models/switch/replication.h).
+  Replication multicast_replication = Replication::asynchronous;
+  MulticastOrder multicast_order = MulticastOrder::fcfs;  // synchronous: which multicast goes first
+  uint32_t multicast_buffer_bytes = 4 * 2112;             // central_buffer: per output port
 
   static Sl2VlTable default_sl2vl(uint8_t data_vls);
 };
@@ -107,6 +113,7 @@ class Switch : public sc_core::sc_module {
   }
   const AltTable& alternatives() const { return alternatives_; }
   const PathSelector& path_selector() const { return selector_; }
+  void set_mft(const Mft& mft) { mft_ = mft; }
   void set_sl2vl(uint16_t in_port, uint16_t out_port, const Sl2VlTable& table);
   // Also mid-run (a subnet manager reprograms a port when connections end): the port's next
   // choice follows the new table from its first entry; nothing holds the old arbiter.
@@ -164,6 +171,8 @@ class Switch : public sc_core::sc_module {
     uint16_t in_port = 0;
     uint8_t in_vl = 0;
     uint8_t bypassed = 0;
+    McKind mc = McKind::unicast;  // a multicast copy (replication.h)
+    uint32_t hold = kNoHold;      // its packet's McHold while the input holds it
   };
   struct Port {
     std::unique_ptr<InSocket> rx;
@@ -194,13 +203,15 @@ class Switch : public sc_core::sc_module {
     // store per packet; the deadlock watch reads it (vl_progress_ps).
     std::array<uint64_t, ib::kMaxVls> progress_ps{};
     link::PortCounters counters;
+    McPort mc;  // multicast replication state of this output (replication.cpp)
   };
   // kTxEnd: a transmission ends while its output or its input has requests waiting;
   // kRetry: arbitrate an output again (it frees, or credits land); kOffer: an input's
   // crossbar connection frees while requests of it wait at other outputs.
   // kTailIn: a data packet's tail is in (only with seed 004's marking on: it decides
   // whether the input buffer is full).
-  enum ActionKind : uint16_t { kHead, kRouted, kTxEnd, kRetry, kOffer, kFreeInput, kDeliverLocal, kTailIn };
+  enum ActionKind : uint16_t { kHead, kRouted, kTxEnd, kRetry, kOffer, kFreeInput, kDeliverLocal, kTailIn,
+                                 kCentralFree };
 
   tlm::tlm_sync_enum on_rx(int port, tlm::tlm_generic_payload& gp, tlm::tlm_phase& phase,
                            sc_core::sc_time& delay);
@@ -227,6 +238,18 @@ class Switch : public sc_core::sc_module {
   void schedule_offer(uint16_t in_port, uint64_t at_ps);
   void free_input(uint16_t in_port, uint8_t vl, uint32_t blocks);
   void tail_in(uint16_t in_port, uint8_t vl, uint32_t blocks);
+  // Multicast (replication.cpp): copies to the ports of the packet's MFT entry.
+  void replicate(uint16_t in_port, ib::Packet* p);
+  void enqueue_copy(uint16_t out_port, const Request& r);
+  void place_central(uint16_t out_port, ib::Packet* c, uint32_t hold);
+  // A copy's transmission started (start_transmit): the input frees after the last one.
+  void copy_left(uint16_t out_port, const Request& r, uint64_t end_ps);
+  void central_freed(uint16_t out_port, uint32_t blocks);
+  // Synchronous: starts the multicast first in order at `out_port` if all its outputs can
+  // go; true when the output is held for multicast (no unicast may start).
+  bool sync_gate(uint16_t out_port);
+  void release_input(uint16_t in_port, uint8_t vl, uint32_t blocks, uint64_t at_ps);
+  uint32_t new_hold();
   // Tells the sender on `in_port` that `blocks` of `vl` free `after_ps` from now.
   void return_credit(uint16_t in_port, uint8_t vl, uint32_t blocks, uint64_t after_ps);
 
@@ -239,6 +262,11 @@ class Switch : public sc_core::sc_module {
   Lft lft_;
   AltTable alternatives_;
   PathSelector selector_;
+  Mft mft_;
+  std::vector<McHold> holds_;        // multicast packets held in input buffers
+  std::vector<uint32_t> free_holds_;
+  uint64_t mc_seq_ = 0;
+  uint16_t mc_rr_ = 1;               // synchronous round robin: the input port served first
   std::vector<Port> ports_;                 // index = port number; 0 is the management port
   std::vector<std::vector<Sl2VlTable>> sl2vl_;  // [in][out]
   std::vector<uint32_t> requests_from_;     // [in * (ports + 1) + out]: requests queued

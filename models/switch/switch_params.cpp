@@ -98,6 +98,23 @@ const sim::ParamGroup& switch_params() {
              "less queued requests; ties to the lowest port). Video packets, VL15 and other transports take "
              "the first.");
     b.object("ecn", &SwitchConfig::ecn, ecn_params(), "Congestion marking.").defaults_to("policy none");
+    // Seed 000 Sec. 3.6.1 (models/switch/replication.h, docs/multicast.md).
+    b.choice("multicast_replication", &SwitchConfig::multicast_replication,
+             {{replication_name(Replication::synchronous), Replication::synchronous},
+              {replication_name(Replication::asynchronous), Replication::asynchronous},
+              {replication_name(Replication::central_buffer), Replication::central_buffer}},
+             "How a packet to an MLID is copied to its MFT ports (seed 000 Sec. 3.6.1): synchronous (all copies "
+             "leave together, ahead of unicast); asynchronous (each copy when its output can, the input held until "
+             "the last has left); central_buffer (copies written into a multicast buffer per output, freeing the "
+             "input).");
+    b.choice("multicast_order", &SwitchConfig::multicast_order,
+             {{multicast_order_name(MulticastOrder::fcfs), MulticastOrder::fcfs},
+              {multicast_order_name(MulticastOrder::round_robin), MulticastOrder::round_robin}},
+             "synchronous: which waiting multicast goes first, fcfs (routing order) or round_robin (over input "
+             "ports).");
+    b.integer("multicast_buffer_bytes", &SwitchConfig::multicast_buffer_bytes, "bytes",
+              "central_buffer: the multicast buffer of each output port; holds the largest packet.")
+        .range(64, 1 << 24);
     return b.build();
   }();
   return group;

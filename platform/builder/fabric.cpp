@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cmath>
 #include <map>
 #include <set>
 
@@ -11,7 +12,9 @@
 #include "platform/apps/flow_streams.h"
 #include "platform/apps/perftest.h"
 #include "platform/params/config_error.h"
+#include "platform/sm/multicast.h"
 #include "platform/sm/route_stats.h"
+#include "platform/workload/replicated_unicast.h"
 #include "platform/workload/video_source.h"
 
 namespace ibvp {
@@ -76,6 +79,8 @@ Fabric::Fabric(const Scenario& scenario, const std::string& out_dir) : scenario_
   switches_.resize(t.nodes.size());
   endpoints_.resize(t.nodes.size());
   hosts_.resize(t.nodes.size());
+  build_multicast();
+  if (scenario_.multicast_bandwidth.enabled) multicast_vlarb();
   build_flows();
   build_trace_flows();
   if (scenario_.connections.enabled) admit_connections();
@@ -99,6 +104,12 @@ Fabric::Fabric(const Scenario& scenario, const std::string& out_dir) : scenario_
         scenario_.mix.total_load, scenario_.warmup.value());
     probe_.attach(mix_metrics_.get());
   }
+  for (size_t f = 0; f < scenario_.flows.size(); ++f)
+    if (const MulticastGroupConfig* g = group_named(flows_[f].dst)) {
+      std::vector<uint32_t> members;
+      for (const std::string& m : g->members) members.push_back(t.find(m));
+      recorder_->track_multicast(static_cast<uint32_t>(f), std::move(members));
+    }
   for (size_t f = 0; f < flows_.size(); ++f)
     if (flows_[f].generator == GeneratorKind::video)
       recorder_->track_video(static_cast<uint32_t>(f), flows_[f].frame_period.value());
@@ -249,7 +260,13 @@ void Fabric::build_flows() {
     const FlowConfig& f = flows_[i];
     const uint32_t src = t.find(f.src);
     workload::Destination fixed{src, 0};
-    if (f.pattern == DestinationPattern::fixed) {
+    const MulticastGroupConfig* group = f.pattern == DestinationPattern::fixed ? group_named(f.dst) : nullptr;
+    std::vector<workload::Destination> members;
+    if (group) {
+      for (const std::string& m : group->members) members.push_back({t.find(m), t.nodes[t.find(m)].lid});
+      // Packet::dst_node must name a node (packets.csv): the first member stands for the group.
+      fixed = {members.front().node, static_cast<uint16_t>(group->mlid)};
+    } else if (f.pattern == DestinationPattern::fixed) {
       const uint32_t dst = t.find(f.dst);
       fixed = {dst, static_cast<uint16_t>(t.nodes[dst].lid + f.dlid_offset)};
     }
@@ -289,7 +306,88 @@ void Fabric::build_flows() {
     if (path_sl_layers_ > 1) source->set_path_sl(routing_.path_sl.at(src));
     if (f.multipath == FlowMultipath::random)
       source->set_random_paths(sim::Rng(scenario_.seed, "flow/" + std::to_string(i) + "/" + f.name + "/path"));
+    if (group && group->delivery == MulticastDelivery::replicated_unicast) {
+      sources_.push_back(std::make_unique<workload::ReplicatedUnicastSource>(std::move(source), std::move(members)));
+      continue;
+    }
     sources_.push_back(std::move(source));
+  }
+}
+
+// Seed 000 Sec. 3.6.2 (after [23]): the multicast VL's weight grows with the number of
+// destinations n (the largest group's members): x1 (equal), x n (linear), x max(1, round(log2 n))
+// (logarithmic). Entries hold at most 255 units (IBA 7.6.9), so a larger weight takes several.
+void Fabric::multicast_vlarb() {
+  const MulticastBandwidthConfig& b = scenario_.multicast_bandwidth;
+  size_t n = 1;
+  for (const MulticastGroupConfig& g : scenario_.multicast) n = std::max(n, g.members.size());
+  uint64_t factor = 1;
+  if (b.allocation == MulticastAllocation::linear) factor = n;
+  if (b.allocation == MulticastAllocation::logarithmic)
+    factor = std::max<uint64_t>(1, static_cast<uint64_t>(std::lround(std::log2(static_cast<double>(n)))));
+  const uint8_t mvl = scenario_.endpoint_cfg.sl2vl[b.sl];
+  link::VlArbConfig cfg;
+  for (uint8_t vl = 0; vl < scenario_.switch_cfg.data_vls; ++vl) {
+    for (uint64_t w = vl == mvl ? b.unicast_weight * factor : b.unicast_weight; w > 0;) {
+      const uint8_t part = static_cast<uint8_t>(std::min<uint64_t>(w, 255));
+      cfg.low.push_back({vl, part});
+      w -= part;
+    }
+  }
+  if (cfg.low.size() > 64)
+    throw ConfigError(scenario_.source, "multicast_bandwidth.unicast_weight", 0,
+                      "the multicast VL's weight (" + std::to_string(b.unicast_weight * factor) +
+                          " units) needs more than the 64 entries of a VLArb table",
+                      "use a smaller unicast_weight or allocation logarithmic");
+  scenario_.switch_cfg.vlarb = cfg;
+  scenario_.endpoint_cfg.vlarb = cfg;
+}
+
+const MulticastGroupConfig* Fabric::group_named(const std::string& name) const {
+  for (const MulticastGroupConfig& g : scenario_.multicast)
+    if (g.name == name) return &g;
+  return nullptr;
+}
+
+// Seed 000 Sec. 3.6: each group's tree from the subnet manager's multicast library, its MFT
+// entries merged into every switch's table (docs/multicast.md). Groups without an MLID take
+// the lowest free ones from 0xC000, in group order.
+void Fabric::build_multicast() {
+  if (scenario_.multicast.empty()) return;
+  const topo::Topology& t = scenario_.topology;
+  std::set<uint32_t> used;
+  for (const MulticastGroupConfig& g : scenario_.multicast)
+    if (g.mlid) used.insert(g.mlid);
+  uint32_t next = sw::Mft::kMlidBase;
+  for (MulticastGroupConfig& g : scenario_.multicast) {
+    if (g.mlid) continue;
+    while (used.count(next)) ++next;
+    if (next > sw::Mft::kMlidTop)
+      throw ConfigError(scenario_.source, "multicast", 0, "no multicast LID left for group " + g.name,
+                        "use fewer groups");
+    g.mlid = next;
+    used.insert(next);
+  }
+  mft_.assign(t.nodes.size(), sw::Mft{});
+  for (size_t i = 0; i < scenario_.multicast.size(); ++i) {
+    const MulticastGroupConfig& g = scenario_.multicast[i];
+    if (g.delivery != MulticastDelivery::replicate) continue;  // the baseline uses the LFTs
+    sm::MulticastGroup mg;
+    mg.mlid = static_cast<uint16_t>(g.mlid);
+    for (const std::string& m : g.members) mg.members.push_back(t.find(m));
+    mg.senders.push_back(t.find(g.source));
+    sm::MulticastTables tables;
+    try {
+      tables = sm::compute_multicast_tables(
+          t, {mg}, g.tree == MulticastTree::shared ? sm::MulticastMode::shared_tree : sm::MulticastMode::source_trees);
+    } catch (const ConfigError& e) {
+      throw ConfigError(scenario_.source, "multicast[" + std::to_string(i) + "]", 0, e.problem(), e.fix());
+    }
+    for (uint32_t n = 0; n < t.nodes.size(); ++n) {
+      const sw::Mft& m = tables.mft.at(n);
+      for (size_t e = 0; e < m.port_mask.size(); ++e)
+        if (m.port_mask[e].any()) mft_[n].entry(static_cast<uint16_t>(sw::Mft::kMlidBase + e)) |= m.port_mask[e];
+    }
   }
 }
 
@@ -503,6 +601,7 @@ void Fabric::program_switches() {
     if (switches_[n]) {
       switches_[n]->set_lft(routing_.lft.at(n));
       if (n < routing_.alternatives.size()) switches_[n]->set_alternatives(routing_.alternatives[n]);
+      if (!mft_.empty()) switches_[n]->set_mft(mft_.at(n));
     }
   if (connections_)
     for (uint32_t i = 0; i < connections_->ports().size(); ++i) program_vlarb(i);

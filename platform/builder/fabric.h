@@ -92,6 +92,9 @@ class Fabric {
   void build_cbr_sources();
   void program_vlarb(uint32_t port_index);
   void schedule_releases();
+  void build_multicast();
+  void multicast_vlarb();
+  const MulticastGroupConfig* group_named(const std::string& name) const;
   void build_flows();
   void build_trace_flows();
   void build_control_flows();
@@ -113,6 +116,7 @@ class Fabric {
   std::vector<std::unique_ptr<driver::HostNode>> hosts_;  // by node; null unless an HCA host
   std::vector<std::unique_ptr<link::Link>> links_;
   std::vector<FlowConfig> flows_;
+  std::vector<sw::Mft> mft_;  // by node, the multicast groups' tables; empty without groups
   std::vector<std::unique_ptr<ep::TrafficSource>> sources_;
   std::vector<std::unique_ptr<link::LinkTap>> taps_;
   std::unique_ptr<sm::ConnectionManager> connections_;

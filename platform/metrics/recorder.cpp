@@ -89,9 +89,32 @@ void Recorder::on_inject(const ib::Packet& p, uint64_t t) {
   r.drop_node = 0;
 }
 
+void Recorder::track_multicast(uint32_t flow, std::vector<uint32_t> member_nodes) {
+  MulticastFlow& m = multicast_[flow];
+  m.copies.assign(member_nodes.size(), 0);
+  m.members = std::move(member_nodes);
+}
+
+std::vector<uint64_t> Recorder::member_copies(uint32_t flow) const {
+  const auto it = multicast_.find(flow);
+  return it == multicast_.end() ? std::vector<uint64_t>{} : it->second.copies;
+}
+
+void Recorder::on_replicate(const ib::Packet&, uint32_t, uint32_t extra, uint64_t) { replicated_ += extra; }
+
 void Recorder::on_deliver(const ib::Packet& p, uint32_t node, uint64_t t) {
-  (void)node;
   delivered_++;
+  if (!multicast_.empty()) {
+    const auto it = multicast_.find(p.flow);
+    if (it != multicast_.end()) {
+      MulticastFlow& m = it->second;
+      const auto at = std::find(m.members.begin(), m.members.end(), node);
+      if (at == m.members.end())
+        m.others++;
+      else
+        m.copies[static_cast<size_t>(at - m.members.begin())]++;
+    }
+  }
   // CBR connections' packets may belong to no flow: judged before the flow's totals.
   if (p.connection != workload::kNoConnection && connections_) {
     assert(p.connection < connections_->size());

@@ -106,7 +106,19 @@ class Recorder : public sim::FabricObserver {
   const ConnectionMetrics* connection_metrics() const { return connections_.get(); }
   ConnectionMetrics* connection_metrics() { return connections_.get(); }
 
+  // A multicast flow (seed 000 Sec. 3.6): copies delivered are counted per member too.
+  void track_multicast(uint32_t flow, std::vector<uint32_t> member_nodes);
+  // Copies of `flow` delivered to each of its members, in track_multicast's order; empty
+  // for other flows.
+  std::vector<uint64_t> member_copies(uint32_t flow) const;
+  // Copies of `flow` delivered to nodes that are not its members (0 unless the tables are wrong).
+  uint64_t non_member_copies(uint32_t flow) const {
+    const auto it = multicast_.find(flow);
+    return it == multicast_.end() ? 0 : it->second.others;
+  }
+
   void on_inject(const ib::Packet& p, uint64_t t) override;
+  void on_replicate(const ib::Packet& p, uint32_t node, uint32_t extra, uint64_t t) override;
   void on_deliver(const ib::Packet& p, uint32_t node, uint64_t t) override;
   void on_drop(const ib::Packet& p, uint32_t node, uint64_t t) override;
   void on_transmit(uint32_t node, uint16_t port, const ib::Packet& p, uint64_t start, uint64_t end) override;
@@ -115,6 +127,9 @@ class Recorder : public sim::FabricObserver {
   uint64_t delivered() const { return delivered_; }
   uint64_t dropped() const { return dropped_; }
   uint64_t transmissions() const { return transmissions_; }
+  // Copies switches made besides the packets injected: injected + replicated = delivered +
+  // dropped + in flight.
+  uint64_t replicated() const { return replicated_; }
   const std::map<uint8_t, uint64_t>& drops_by_reason() const { return drops_by_reason_; }
   const std::vector<FlowTotals>& flows() const { return flows_; }
   const std::vector<PacketRecord>& packets() const { return packets_; }
@@ -138,7 +153,13 @@ class Recorder : public sim::FabricObserver {
   std::vector<RateSeries> series_;
   std::map<uint64_t, size_t> port_series_;  // (node << 16 | port) -> series index
   std::vector<int32_t> flow_series_;       // flow -> series index or -1
-  uint64_t injected_ = 0, delivered_ = 0, dropped_ = 0, transmissions_ = 0;
+  uint64_t injected_ = 0, delivered_ = 0, dropped_ = 0, transmissions_ = 0, replicated_ = 0;
+  struct MulticastFlow {
+    std::vector<uint32_t> members;  // nodes
+    std::vector<uint64_t> copies;   // per member
+    uint64_t others = 0;            // copies delivered to a node that is no member (a table error)
+  };
+  std::map<uint32_t, MulticastFlow> multicast_;  // by flow
   std::map<uint8_t, uint64_t> drops_by_reason_;
   struct VideoFlow {
     FrameReassembly frames;

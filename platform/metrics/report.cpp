@@ -289,6 +289,18 @@ void write_results(const Fabric& fabric, const RunResult& result, const std::str
       Json& fj = flows_json.back();
       for (const char* k : {"frames", "frames_missed", "dmp", "dmt_ns", "inter_frame_mean_ns", "inter_frame_sd_ns"})
         fj[k] = nullptr;
+      // Multicast flows (docs/multicast.md): delivered counts copies; here per member.
+      if (i < sc.flows.size())
+        for (const MulticastGroupConfig& g : sc.multicast) {
+          if (g.name != fc.dst) continue;
+          const std::vector<uint64_t> copies = rec.member_copies(static_cast<uint32_t>(i));
+          Json members = Json::object();
+          for (size_t m = 0; m < g.members.size() && m < copies.size(); ++m) members[g.members[m]] = copies[m];
+          fj["multicast"] = Json{{"group", g.name},
+                                 {"delivery", g.delivery == MulticastDelivery::replicate ? "replicate" : "replicated_unicast"},
+                                 {"members", members},
+                                 {"non_member_copies", rec.non_member_copies(static_cast<uint32_t>(i))}};
+        }
       if (video) {
         fj["frames"] = video->frames();
         fj["frames_missed"] = video->missed();

@@ -211,6 +211,33 @@ struct ControlConfig {
   sc_core::sc_time start = sc_core::SC_ZERO_TIME;  // the first packet of every sender
   sc_core::sc_time stop = sc_core::sc_max_time();  // no packet at or after
 };
+// A multicast group (seed 000 Sec. 3.6, docs/multicast.md): its tree from the subnet
+// manager's multicast library (platform/sm/multicast.h), its MFT entries in the switches, and
+// the flows whose dst names it.
+enum class MulticastTree : uint8_t { source_based, shared };
+enum class MulticastDelivery : uint8_t {
+  replicate,           // one packet to the group's MLID; switches copy it (switch.multicast_replication)
+  replicated_unicast,  // the baseline: the source sends one unicast per member
+};
+// Seed 000 Sec. 3.6.2: bandwidth for multicast through the VLArb tables. Multicast flows
+// send on `sl`, whose VL carries nothing else; every port's low-priority table gives each
+// other data VL unicast_weight and that VL unicast_weight x f(n), n the largest group's
+// members: f = 1 (equal), n (linear), max(1, round(log2 n)) (logarithmic).
+enum class MulticastAllocation : uint8_t { equal, linear, logarithmic };
+struct MulticastBandwidthConfig {
+  bool enabled = false;
+  MulticastAllocation allocation = MulticastAllocation::equal;
+  uint8_t sl = 1;
+  uint32_t unicast_weight = 32;  // 64-byte units per VLArb entry
+};
+struct MulticastGroupConfig {
+  std::string name;                  // a flow's dst names it
+  uint32_t mlid = 0;                 // 0: the next free MLID from 0xC000
+  std::string source;                // the endpoint that sends to it
+  std::vector<std::string> members;  // endpoints that receive
+  MulticastTree tree = MulticastTree::source_based;
+  MulticastDelivery delivery = MulticastDelivery::replicate;
+};
 // A traffic mix whose real-time to best-effort ratio changes in phases (seed 003 Sec. 4.2;
 // platform/workload/mix.h, docs/mix.md).
 struct MixConfig {
@@ -243,6 +270,8 @@ struct Scenario {
   ConnectionsConfig connections;
   ControlConfig control;
   MixConfig mix;
+  MulticastBandwidthConfig multicast_bandwidth;  // absent: multicast shares the VLs its SLs map to
+  std::vector<MulticastGroupConfig> multicast;  // groups; resolved MLIDs (never 0) after loading
 };
 
 }  // namespace ibvp

@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <set>
 #include <sstream>
 #include <stdexcept>
 
@@ -208,6 +209,7 @@ class ScenarioChecker {
     hca_hosts();
     same_vls();
     if (s_.connections.enabled) connections();
+    multicast();
     flows();
     if (s_.traffic.enabled) traffic();
     if (s_.control.enabled) control();
@@ -307,6 +309,10 @@ class ScenarioChecker {
 
   // What a flow on HCA hosts can be: one QP to one destination, carrying SENDs.
   void hca_flow(const FlowConfig& f, const Path& at) const {
+    if (group_named(f.dst))
+      doc_.fail(child(at, "dst"), "multicast flows are sent by fabric-only endpoints; the HCA hosts' UD QPs do not "
+                "send to multicast LIDs yet",
+                "use endpoint_model: fabric for multicast, or send one flow per member");
     if (f.pattern != DestinationPattern::fixed)
       doc_.fail(child(at, "pattern"), "on HCA hosts a flow is one QP to one destination",
                 "use pattern: fixed with a dst, one flow per destination");
@@ -361,6 +367,85 @@ class ScenarioChecker {
                       " or lower perftest.mtu");
     }
     served(p.sl, key("perftest", "sl"));
+  }
+
+  const MulticastGroupConfig* group_named(const std::string& name) const {
+    for (const MulticastGroupConfig& g : s_.multicast)
+      if (g.name == name) return &g;
+    return nullptr;
+  }
+
+  // Seed 000 Sec. 3.6.2: the multicast VL carries multicast only, weighted in tables the
+  // builder writes (so no other source of VLArb tables).
+  void multicast_bandwidth() const {
+    const MulticastBandwidthConfig& b = s_.multicast_bandwidth;
+    const Path at = key("multicast_bandwidth");
+    if (s_.multicast.empty())
+      doc_.fail(at, "multicast_bandwidth without multicast groups", "add a multicast section, or remove multicast_bandwidth");
+    if (s_.switch_cfg.data_vls < 2)
+      doc_.fail(key("switch", "data_vls"), "multicast_bandwidth gives multicast a VL of its own, and switches operate " +
+                std::to_string(s_.switch_cfg.data_vls) + " data VL", "set switch.data_vls and endpoint.data_vls to 2 or more");
+    YAML::Node written;
+    for (const Path& p : {key("qos"), key("switch", "vlarb"), key("endpoint", "vlarb")})
+      if (doc_.find(p, written))
+        doc_.fail(p, "multicast_bandwidth writes every port's VLArb table itself", "remove this key or multicast_bandwidth");
+    const uint8_t mvl = s_.endpoint_cfg.sl2vl[b.sl];
+    if (s_.switch_cfg.sl2vl[b.sl] != mvl)
+      doc_.fail(child(at, "sl"), "SL " + std::to_string(b.sl) + " maps to VL " + std::to_string(mvl) +
+                " at endpoints but VL " + std::to_string(s_.switch_cfg.sl2vl[b.sl]) + " at switches",
+                "give endpoint.sl2vl and switch.sl2vl the same entry for it");
+    for (size_t i = 0; i < s_.flows.size(); ++i) {
+      const FlowConfig& f = s_.flows[i];
+      const bool mc = f.pattern == DestinationPattern::fixed && group_named(f.dst);
+      if (mc && f.sl != b.sl)
+        doc_.fail(child(item(key("flows"), i), "sl"), "a multicast flow on SL " + std::to_string(f.sl) +
+                  " while multicast_bandwidth.sl is " + std::to_string(b.sl), "send it on sl " + std::to_string(b.sl));
+      if (!mc && !f.vl15 && s_.endpoint_cfg.sl2vl[f.sl] == mvl)
+        doc_.fail(child(item(key("flows"), i), "sl"), "SL " + std::to_string(f.sl) + " maps to VL " + std::to_string(mvl) +
+                  ", the multicast VL of multicast_bandwidth", "send unicast on an SL of another VL");
+    }
+    if (s_.traffic.enabled && s_.endpoint_cfg.sl2vl[s_.traffic.sl] == mvl)
+      doc_.fail(key("traffic", "sl"), "SL " + std::to_string(s_.traffic.sl) + " maps to VL " + std::to_string(mvl) +
+                ", the multicast VL of multicast_bandwidth", "send the traffic on an SL of another VL");
+  }
+
+  // Seed 000 Sec. 3.6: static groups, one source each (docs/multicast.md).
+  void multicast() const {
+    if (s_.multicast_bandwidth.enabled) multicast_bandwidth();
+    std::map<std::string, size_t> names;
+    std::map<uint32_t, size_t> mlids;
+    for (size_t i = 0; i < s_.multicast.size(); ++i) {
+      const MulticastGroupConfig& g = s_.multicast[i];
+      const Path at = item(key("multicast"), i);
+      const auto [prev, fresh] = names.emplace(g.name, i);
+      if (!fresh)
+        doc_.fail(child(at, "name"), "group name " + quoted(g.name) + " is also used by multicast[" +
+                  std::to_string(prev->second) + "]", "give every group its own name");
+      if (t_.find(g.name) != topo::Topology::npos)
+        doc_.fail(child(at, "name"), "group name " + quoted(g.name) + " is also a node of the topology; a flow's dst "
+                  "would be ambiguous", "rename the group");
+      if (g.mlid != 0) {
+        if (g.mlid < 0xC000)
+          doc_.fail(child(at, "mlid"), "mlid " + std::to_string(g.mlid) + " is a unicast LID; multicast LIDs are "
+                    "0xC000..0xFFFE (IBA 4.1.3)", "give 49152..65534, or leave mlid out");
+        const auto [other, first] = mlids.emplace(g.mlid, i);
+        if (!first)
+          doc_.fail(child(at, "mlid"), "mlid " + std::to_string(g.mlid) + " is also multicast[" +
+                    std::to_string(other->second) + "]'s", "give every group its own MLID, or leave mlid out");
+      }
+      const uint32_t src = endpoint(g.source, child(at, "source"));
+      if (g.members.empty())
+        doc_.fail(child(at, "members"), "the group has no members", "list the endpoints that receive");
+      std::set<uint32_t> seen;
+      for (size_t j = 0; j < g.members.size(); ++j) {
+        const Path m = item(child(at, "members"), j);
+        const uint32_t n = endpoint(g.members[j], m);
+        if (n == src)
+          doc_.fail(m, g.members[j] + " is the group's source; a switch never sends a copy back to it",
+                    "remove it from members");
+        if (!seen.insert(n).second) doc_.fail(m, g.members[j] + " is listed twice", "list each member once");
+      }
+    }
   }
 
   uint32_t endpoint(const std::string& name, const Path& at) const {
@@ -455,7 +540,14 @@ class ScenarioChecker {
         doc_.fail(child(at, "name"), "flow name " + quoted(f.name) + " is also used by flows[" + std::to_string(prev->second) + "]",
                   "give every flow its own name");
       const uint32_t src = endpoint(f.src, child(at, "src"));
-      if (f.pattern == DestinationPattern::fixed) {
+      if (const MulticastGroupConfig* g = group_named(f.dst)) {
+        if (t_.find(g->source) != src)
+          doc_.fail(child(at, "src"), "multicast group " + quoted(g->name) + " has source " + g->source + ", not " + f.src,
+                    "send from " + g->source + " (a source-based tree is built for its source only)");
+        if (f.vl15 || f.generator == GeneratorKind::video || f.dlid_offset != 0)
+          doc_.fail(child(at, "dst"), "a multicast flow is a UD data flow: no vl15, video generator or dlid_offset",
+                    "remove vl15, generator video and dlid_offset, or send to an endpoint");
+      } else if (f.pattern == DestinationPattern::fixed) {
         const uint32_t dst = endpoint(f.dst, child(at, "dst"));
         if (dst == src)
           doc_.fail(child(at, "dst"), "dst is the source itself; its packets would never enter the fabric",
@@ -575,6 +667,12 @@ class ScenarioChecker {
                     " (payload + LRH 8, BTH 12, DETH 8, pad, ICRC 4, VCRC 2, rounded up to 64-byte blocks), "
                     "or send smaller payloads");
     }
+    if (s_.switch_cfg.multicast_replication == sw::Replication::central_buffer && !s_.multicast.empty() &&
+        s_.switch_cfg.multicast_buffer_bytes < need)
+      doc_.fail(key("switch", "multicast_buffer_bytes"),
+                std::to_string(s_.switch_cfg.multicast_buffer_bytes) + " bytes cannot hold the largest packet: " + who +
+                    " sends " + std::to_string(need) + " bytes in 64-byte credit blocks",
+                "raise switch.multicast_buffer_bytes to at least " + std::to_string(need));
   }
 
   // A port that exists and has a cable: anything else would capture or measure nothing.

@@ -672,6 +672,55 @@ const sim::ParamGroup& connections_params() {
   return group;
 }
 
+// Seed 000 Sec. 3.6: static multicast groups (docs/multicast.md).
+const sim::ParamGroup& multicast_group_params() {
+  static const sim::ParamGroup group = [] {
+    GroupBuilder<MulticastGroupConfig> b("multicast_group", "A static multicast group: one source, its members.");
+    b.string("name", &MulticastGroupConfig::name, "Name a flow's dst gives to send to the group.").require();
+    b.integer("mlid", &MulticastGroupConfig::mlid, "",
+              "Multicast LID, 0xC000..0xFFFE (IBA 4.1.3; 49152..65534); 0: the next free one from 0xC000.")
+        .range(0, 0xFFFE);
+    b.string("source", &MulticastGroupConfig::source, "The endpoint that sends to the group.").require();
+    b.strings("members", &MulticastGroupConfig::members, "The endpoints that receive (not the source).").require();
+    b.choice("tree", &MulticastGroupConfig::tree,
+             {{"source_based", MulticastTree::source_based}, {"shared", MulticastTree::shared}},
+             "Distribution tree: source_based (seed 000: shortest paths from the source's switch) or shared "
+             "(one tree rooted at a central switch, as OpenSM).");
+    b.choice("delivery", &MulticastGroupConfig::delivery,
+             {{"replicate", MulticastDelivery::replicate},
+              {"replicated_unicast", MulticastDelivery::replicated_unicast}},
+             "replicate: one packet to the MLID, copied by the switches; replicated_unicast (seed 000's "
+             "baseline): the source sends one unicast per member.");
+    b.rule("mlid is 0 or in 0xC000..0xFFFE and unique; source and members are distinct endpoints; the name is "
+           "no endpoint's.");
+    return b.build();
+  }();
+  return group;
+}
+
+const sim::ParamGroup& multicast_bandwidth_params() {
+  static const sim::ParamGroup group = [] {
+    GroupBuilder<MulticastBandwidthConfig> b(
+        "multicast_bandwidth", "Seed 000 Sec. 3.6.2: a VL of its own for multicast, weighted in every port's VLArb table.");
+    b.choice("allocation", &MulticastBandwidthConfig::allocation,
+             {{"equal", MulticastAllocation::equal},
+              {"linear", MulticastAllocation::linear},
+              {"logarithmic", MulticastAllocation::logarithmic}},
+             "The multicast VL's weight: unicast_weight times 1 (equal), n (linear) or max(1, round(log2 n)) "
+             "(logarithmic), n the members of the largest group.");
+    b.integer("sl", &MulticastBandwidthConfig::sl, "", "The SL of multicast flows; its VL carries no other flow.")
+        .range(0, 14);
+    b.integer("unicast_weight", &MulticastBandwidthConfig::unicast_weight, "64-byte units",
+              "VLArb weight of every other data VL.")
+        .range(1, 255);
+    b.rule("needs multicast groups and switch.data_vls of at least 2, no qos section, no switch.vlarb or "
+           "endpoint.vlarb; multicast flows send on sl, every other flow on an SL of another VL.");
+    b.on_begin([](MulticastBandwidthConfig& c) { c.enabled = true; });
+    return b.build();
+  }();
+  return group;
+}
+
 }  // namespace
 
 const sim::ParamGroup& scenario_params() {
@@ -726,6 +775,11 @@ const sim::ParamGroup& scenario_params() {
     b.object("mix", &Scenario::mix, workload::mix_params(),
              "Real-time (video) and best-effort flows whose ratio changes in phases (docs/mix.md).")
         .defaults_to("absent: none");
+    b.object("multicast_bandwidth", &Scenario::multicast_bandwidth, multicast_bandwidth_params(),
+             "Bandwidth for multicast through the VLArb tables (seed 000 Sec. 3.6.2, docs/multicast.md).")
+        .defaults_to("absent: multicast shares the VLs of its SLs");
+    b.objects("multicast", &Scenario::multicast, multicast_group_params(),
+              "Multicast groups; a flow whose dst names one sends to it (seed 000 Sec. 3.6, docs/multicast.md).");
     b.rule("endpoint_model: hca takes a perftest section or flows (fixed destinations), not both, and no traffic or trace; hca and perftest need it.");
     b.rule("warmup is before duration; flows, traffic, a trace, connections or a perftest are given; flows and traffic start before duration.");
     b.rule("switch.vl_buffer_bytes and endpoint.vl_buffer_bytes hold the largest packet of any flow "

@@ -1,0 +1,286 @@
+// Multicast replication in the switch (seed 000 Sec. 3.6.1, switch.multicast_replication):
+// every member gets each packet once and nobody else does, copies leave as the scheme says,
+// and the input buffer frees only after the last copy. Each TEST is its own process (one
+// SystemC kernel each), so a property that compares schemes is one test per scheme with the
+// bound derived by hand; the cross-scheme latency trends are tests/python/test_multicast.py.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <map>
+#include <systemc>
+
+#include "common/fabrics.h"
+#include "platform/builder/fabric.h"
+
+using namespace ibvp;
+using sc_core::SC_MS;
+using sc_core::SC_NS;
+using sc_core::SC_US;
+using sc_core::sc_time;
+
+namespace {
+
+// 4X SDR: one byte per ns. A UD SEND Only of 2048 payload bytes is 2082 bytes on the wire;
+// of 256 bytes, 290.
+constexpr uint64_t kBigSerPs = 2082'000;
+
+// Copies leaving the switch: (output port) -> start times, for one flow.
+struct SwitchTx : sim::FabricObserver {
+  uint32_t node = 0;
+  uint32_t flow = 0;
+  std::map<uint16_t, std::vector<uint64_t>> starts;
+  void on_transmit(uint32_t n, uint16_t port, const ib::Packet& p, uint64_t s, uint64_t) override {
+    if (n == node && p.flow == flow) starts[port].push_back(s);
+  }
+};
+
+uint32_t switch_node(const Scenario& s) {
+  for (uint32_t n = 0; n < s.topology.nodes.size(); ++n)
+    if (s.topology.nodes[n].kind == topo::NodeKind::switch_node) return n;
+  return 0;
+}
+
+// One switch, six hosts: h1 sends to the group {h2, h3, h4}; h5 and h6 are bystanders.
+Scenario group_star(sw::Replication scheme, MulticastDelivery delivery = MulticastDelivery::replicate) {
+  Scenario s = tb::basic_scenario(tb::star(6));
+  s.switch_cfg.multicast_replication = scheme;
+  MulticastGroupConfig g;
+  g.name = "g";
+  g.source = "h1";
+  g.members = {"h2", "h3", "h4"};
+  g.delivery = delivery;
+  s.multicast.push_back(g);
+  return s;
+}
+
+FlowConfig multicast_flow(double load, uint32_t payload = 256) {
+  FlowConfig f = tb::saturating_flow("mc", "h1", "g", payload);
+  f.generator = GeneratorKind::constant;
+  f.load = load;
+  return f;
+}
+
+FlowConfig one_packet(const std::string& name, const std::string& src, const std::string& dst, sc_time at,
+                      uint32_t payload) {
+  FlowConfig f = tb::saturating_flow(name, src, dst, payload);
+  f.generator = GeneratorKind::constant;
+  f.load = 0.001;
+  f.start = at;
+  f.stop = at + sc_time(1, SC_NS);
+  return f;
+}
+
+// Every member receives each packet exactly once, nobody else any; counting the copies the
+// switch made, nothing is lost or duplicated.
+void expect_each_member_once(sw::Replication scheme) {
+  Scenario s = group_star(scheme);
+  s.flows.push_back(multicast_flow(0.3));
+  // Unicast load on a member's output, so copies wait there.
+  s.flows.push_back(tb::saturating_flow("bg", "h5", "h3", 2048));
+  s.flows.back().generator = GeneratorKind::poisson;
+  s.flows.back().load = 0.5;
+  s.duration = sc_time(1, SC_MS);
+  s.flows[0].stop = sc_time(800, SC_US);  // every packet has time to arrive
+  Fabric f(s);
+  sc_core::sc_start(s.duration);
+  f.finish();
+  const metrics::Recorder& r = f.recorder();
+  const uint64_t sent = r.flows()[0].injected;
+  ASSERT_GT(sent, 100u);
+  const std::vector<uint64_t> copies = r.member_copies(0);
+  ASSERT_EQ(copies.size(), 3u);
+  for (uint64_t c : copies) EXPECT_EQ(c, sent);
+  EXPECT_EQ(r.non_member_copies(0), 0u);
+  EXPECT_EQ(r.flows()[0].delivered, 3 * sent);
+  EXPECT_EQ(r.replicated(), 2 * sent);  // three copies of each packet: two beyond the original
+  const topo::Topology& t = f.scenario().topology;
+  EXPECT_EQ(f.endpoint_at(t.find("h6"))->counters().packets_rx, 0u);
+  EXPECT_EQ(r.injected() + r.replicated(), r.delivered() + r.dropped() + f.packets_in_flight());
+  EXPECT_EQ(r.dropped(), 0u);
+  EXPECT_EQ(f.packets_in_flight(), 0u);
+  EXPECT_EQ(f.packets_buffered_in_switches(), 0u);
+}
+
+// h6 sends one 2048-byte packet to h3 at 0; h1's 256-byte multicast packet comes at 500 ns,
+// while output 3 is busy until the unicast's tail has left (about 2.2 us).
+SwitchTx* copies_behind_a_busy_output(Scenario& s, sw::Replication scheme, sw::Crossbar xbar) {
+  s = group_star(scheme);
+  s.switch_cfg.crossbar = xbar;
+  s.flows.push_back(one_packet("mc", "h1", "g", sc_time(500, SC_NS), 256));
+  s.flows.push_back(one_packet("uni", "h6", "h3", sc_core::SC_ZERO_TIME, 2048));
+  auto* tx = new SwitchTx;
+  tx->node = switch_node(s);
+  tx->flow = 0;
+  return tx;
+}
+
+}  // namespace
+
+TEST(Replication, SynchronousEveryMemberReceivesEachPacketOnce) { expect_each_member_once(sw::Replication::synchronous); }
+TEST(Replication, AsynchronousEveryMemberReceivesEachPacketOnce) { expect_each_member_once(sw::Replication::asynchronous); }
+TEST(Replication, CentralBufferEveryMemberReceivesEachPacketOnce) {
+  expect_each_member_once(sw::Replication::central_buffer);
+}
+
+TEST(Replication, SynchronousCopiesStartTogetherWhenTheLastOutputFrees) {
+  Scenario s;
+  std::unique_ptr<SwitchTx> tx(copies_behind_a_busy_output(s, sw::Replication::synchronous, sw::Crossbar::non_multiplexed));
+  Fabric f(s);
+  f.probe().attach(tx.get());
+  sc_core::sc_start(sc_time(20, SC_US));
+  f.finish();
+  ASSERT_EQ(tx->starts.size(), 3u);
+  const uint64_t t2 = tx->starts[2].at(0), t3 = tx->starts[3].at(0), t4 = tx->starts[4].at(0);
+  EXPECT_EQ(t2, t3);
+  EXPECT_EQ(t4, t3);
+  // Not before the unicast has left output 3: it started at 100 ns + 5 ns at the latest.
+  EXPECT_GE(t3, kBigSerPs);
+}
+
+TEST(Replication, AsynchronousCopiesStartWhenTheirOwnOutputsFree) {
+  Scenario s;
+  std::unique_ptr<SwitchTx> tx(copies_behind_a_busy_output(s, sw::Replication::asynchronous, sw::Crossbar::multiplexed));
+  Fabric f(s);
+  f.probe().attach(tx.get());
+  sc_core::sc_start(sc_time(20, SC_US));
+  f.finish();
+  ASSERT_EQ(tx->starts.size(), 3u);
+  const uint64_t t2 = tx->starts[2].at(0), t3 = tx->starts[3].at(0), t4 = tx->starts[4].at(0);
+  // Outputs 2 and 4 are idle: their copies leave after the pipeline delay (head at 505 ns,
+  // request at 605 ns), together through the multiplexed crossbar.
+  EXPECT_EQ(t2, 605'000u);
+  EXPECT_EQ(t4, 605'000u);
+  // Output 3's copy waits for the unicast's tail: it left at 105 ns, ends 2082 ns later.
+  EXPECT_EQ(t3, 105'000u + kBigSerPs);
+  EXPECT_EQ(f.recorder().member_copies(0), (std::vector<uint64_t>{1, 1, 1}));
+}
+
+// The multicast's input buffer (h1's port) holds the packet until the copy to h3 has left;
+// with the central buffer it frees once the copies are written, long before.
+uint32_t held_while_a_copy_waits(sw::Replication scheme) {
+  Scenario s;
+  std::unique_ptr<SwitchTx> tx(copies_behind_a_busy_output(s, scheme, sw::Crossbar::multiplexed));
+  Fabric f(s);
+  sc_core::sc_start(sc_time(1500, SC_NS));  // copies to h2 and h4 have left (605 + 290 ns)
+  bool releasing = false;
+  const uint32_t held = f.switch_at(switch_node(s))->input_held_blocks(1, 0, 1'500'000, releasing);
+  sc_core::sc_start(sc_time(10, SC_US));
+  bool r2 = false;
+  EXPECT_EQ(f.switch_at(switch_node(s))->input_held_blocks(1, 0, 11'500'000, r2), 0u);
+  EXPECT_EQ(f.recorder().member_copies(0), (std::vector<uint64_t>{1, 1, 1}));
+  f.finish();
+  return held;
+}
+
+TEST(Replication, AsynchronousInputIsHeldUntilTheLastCopyHasLeft) {
+  // 290 bytes: 5 credit blocks.
+  EXPECT_EQ(held_while_a_copy_waits(sw::Replication::asynchronous), 5u);
+}
+
+TEST(Replication, CentralBufferFreesTheInputOnceTheCopiesAreWritten) {
+  EXPECT_EQ(held_while_a_copy_waits(sw::Replication::central_buffer), 0u);
+}
+
+TEST(Replication, ReplicatedUnicastSendsOnePacketPerMemberOnTheSourceLink) {
+  Scenario s = group_star(sw::Replication::asynchronous, MulticastDelivery::replicated_unicast);
+  s.flows.push_back(multicast_flow(0.2));
+  s.flows[0].stop = sc_time(400, SC_US);
+  s.duration = sc_time(600, SC_US);
+  Fabric f(s);
+  sc_core::sc_start(s.duration);
+  f.finish();
+  const metrics::Recorder& r = f.recorder();
+  const std::vector<uint64_t> copies = r.member_copies(0);
+  ASSERT_EQ(copies.size(), 3u);
+  ASSERT_GT(copies[0], 50u);
+  EXPECT_EQ(copies[1], copies[0]);
+  EXPECT_EQ(copies[2], copies[0]);
+  EXPECT_EQ(r.replicated(), 0u);  // the switch copies nothing
+  EXPECT_EQ(f.endpoint_at(f.scenario().topology.find("h1"))->counters().packets_tx, 3 * copies[0]);
+  EXPECT_EQ(r.non_member_copies(0), 0u);
+}
+
+TEST(Replication, AGroupWithoutReplicationUsesMembersTimesFewerSourcePackets) {
+  Scenario s = group_star(sw::Replication::asynchronous);
+  s.flows.push_back(multicast_flow(0.2));
+  s.flows[0].stop = sc_time(400, SC_US);
+  s.duration = sc_time(600, SC_US);
+  Fabric f(s);
+  sc_core::sc_start(s.duration);
+  f.finish();
+  const std::vector<uint64_t> copies = f.recorder().member_copies(0);
+  EXPECT_EQ(f.endpoint_at(f.scenario().topology.find("h1"))->counters().packets_tx, copies.at(0));
+}
+
+// Seed 000 Sec. 3.6.2: the multicast VL's VLArb weight is the unicast weight times 1, n or
+// log2 n for a group of n members, on every switch port and endpoint.
+namespace {
+std::vector<uint32_t> weights_by_vl(const link::VlArbConfig& c) {
+  std::vector<uint32_t> w(2, 0);
+  for (const link::VlArbEntry& e : c.low) w.at(e.vl) += e.weight;
+  return w;
+}
+
+Scenario weighted(MulticastAllocation a, std::vector<std::string> members) {
+  Scenario s = group_star(sw::Replication::asynchronous);
+  s.multicast[0].members = std::move(members);
+  s.switch_cfg.data_vls = s.endpoint_cfg.data_vls = 2;
+  s.switch_cfg.sl2vl = s.endpoint_cfg.sl2vl = sw::SwitchConfig::default_sl2vl(2);
+  s.multicast_bandwidth.enabled = true;
+  s.multicast_bandwidth.allocation = a;
+  s.multicast_bandwidth.sl = 1;
+  s.multicast_bandwidth.unicast_weight = 100;
+  s.flows.push_back(multicast_flow(0.1));
+  s.flows.back().sl = 1;
+  return s;
+}
+}  // namespace
+
+TEST(MulticastBandwidth, LinearWeighsTheMulticastVlByTheNumberOfMembers) {
+  Fabric f(weighted(MulticastAllocation::linear, {"h2", "h3", "h4"}));
+  const uint32_t sw_node = switch_node(f.scenario());
+  for (uint16_t port = 1; port <= 6; ++port)
+    EXPECT_EQ(weights_by_vl(f.switch_at(sw_node)->vlarb(port)), (std::vector<uint32_t>{100, 300}));
+  EXPECT_EQ(weights_by_vl(f.scenario().endpoint_cfg.vlarb), (std::vector<uint32_t>{100, 300}));
+}
+
+TEST(MulticastBandwidth, LogarithmicWeighsTheMulticastVlByLog2OfTheMembers) {
+  Fabric f(weighted(MulticastAllocation::logarithmic, {"h2", "h3", "h4", "h5"}));
+  EXPECT_EQ(weights_by_vl(f.switch_at(switch_node(f.scenario()))->vlarb(1)), (std::vector<uint32_t>{100, 200}));
+}
+
+TEST(MulticastBandwidth, EqualGivesBothVlsTheUnicastWeight) {
+  Fabric f(weighted(MulticastAllocation::equal, {"h2", "h3", "h4", "h5"}));
+  EXPECT_EQ(weights_by_vl(f.switch_at(switch_node(f.scenario()))->vlarb(1)), (std::vector<uint32_t>{100, 100}));
+}
+
+// A shared tree over several switches (OpenSM's kind): still each member once, nobody else.
+TEST(Replication, SharedTreeOnARingReachesEachMemberOnce) {
+  Scenario s = tb::basic_scenario(tb::ring(4, true));
+  s.routing = "updn";
+  s.switch_cfg.multicast_replication = sw::Replication::synchronous;
+  s.switch_cfg.multicast_order = sw::MulticastOrder::round_robin;
+  MulticastGroupConfig g;
+  g.name = "g";
+  g.source = "x";
+  g.members = {"h1", "h2", "h3"};
+  g.tree = MulticastTree::shared;
+  s.multicast.push_back(g);
+  FlowConfig mc = tb::saturating_flow("mc", "x", "g", 512);
+  mc.generator = GeneratorKind::constant;
+  mc.load = 0.3;
+  mc.stop = sc_time(400, SC_US);
+  s.flows.push_back(mc);
+  s.duration = sc_time(600, SC_US);
+  Fabric f(s);
+  sc_core::sc_start(s.duration);
+  f.finish();
+  const metrics::Recorder& r = f.recorder();
+  const uint64_t sent = r.flows()[0].injected;
+  ASSERT_GT(sent, 50u);
+  EXPECT_EQ(r.member_copies(0), (std::vector<uint64_t>{sent, sent, sent}));
+  EXPECT_EQ(r.non_member_copies(0), 0u);
+  const topo::Topology& t = f.scenario().topology;
+  for (const char* other : {"h0", "y"}) EXPECT_EQ(f.endpoint_at(t.find(other))->counters().packets_rx, 0u) << other;
+  EXPECT_EQ(r.injected() + r.replicated(), r.delivered() + r.dropped() + f.packets_in_flight());
+}
