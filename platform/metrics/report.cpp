@@ -199,6 +199,38 @@ Json write_connections(const ConnectionMetrics& cm, const std::vector<std::strin
               {"service_levels", per_sl}};
 }
 
+// The `phases` table of a phased mix (seed 003 Sec. 4.2, docs/mix.md): one row per phase,
+// the same numbers as summary.json's "mix" block.
+void write_phases(const MixMetrics& m, const std::string& dir) {
+  const std::vector<MixMetrics::Phase>& ph = m.phases();
+  auto seconds = [&](size_t r) { return static_cast<double>(ph[r].span.end_ps - ph[r].span.start_ps) * 1e-12; };
+  Table tab(ph.size());
+  tab.int64("phase", [](size_t r) { return static_cast<int64_t>(r); })
+      .real("start_ns", [&](size_t r) { return static_cast<double>(ph[r].span.start_ps) / 1e3; })
+      .real("end_ns", [&](size_t r) { return static_cast<double>(ph[r].span.end_ps) / 1e3; })
+      .real("real_time_percent", [&](size_t r) { return static_cast<double>(ph[r].span.real_time_percent); })
+      .real("best_effort_percent", [&](size_t r) { return static_cast<double>(ph[r].span.best_effort_percent); })
+      .int64("rt_streams", [&](size_t r) { return int64_t{ph[r].rt_streams}; })
+      .real("rt_offered_bytes_per_s", [&](size_t r) { return ph[r].rt_offered_bytes_per_s; })
+      .int64("rt_delivered_payload_bytes", [&](size_t r) { return static_cast<int64_t>(ph[r].rt_payload_bytes); })
+      .int64("rt_frames", [&](size_t r) { return static_cast<int64_t>(ph[r].rt.frames()); })
+      .int64("rt_frames_missed", [&](size_t r) { return static_cast<int64_t>(ph[r].rt.missed()); })
+      .real("rt_dmp", [&](size_t r) { return ph[r].rt.dmp(); })
+      .real("rt_dmt_ns", [&](size_t r) { return ph[r].rt.dmt_ps() / 1e3; })
+      .real("rt_inter_frame_mean_ns", [&](size_t r) { return ph[r].rt.inter_frame_mean_ps() / 1e3; })
+      .real("rt_inter_frame_sd_ns", [&](size_t r) { return ph[r].rt.inter_frame_sd_ps() / 1e3; })
+      .real("be_offered_bytes_per_s", [&](size_t r) { return ph[r].be_offered_bytes_per_s; })
+      .int64("be_packets", [&](size_t r) { return static_cast<int64_t>(ph[r].be_packets); })
+      .int64("be_delivered_payload_bytes", [&](size_t r) { return static_cast<int64_t>(ph[r].be_payload_bytes); })
+      .real("be_throughput_bytes_per_s", [&](size_t r) {
+        return seconds(r) > 0 ? static_cast<double>(ph[r].be_payload_bytes) / seconds(r) : 0.0;
+      })
+      .real("be_mean_latency_ns", [&](size_t r) {
+        return ph[r].be_packets ? ph[r].be_latency_sum_ps / static_cast<double>(ph[r].be_packets) / 1e3 : NAN;
+      });
+  write_table(dir, "phases", tab);
+}
+
 // The control section's packets as one class (docs/control.md): totals over its senders'
 // flows, latency over those created after the warm-up. VL15 is not credited, so a control
 // packet is lost only where a VL15 buffer overflows. Null without a control section.
@@ -540,7 +572,10 @@ void write_results(const Fabric& fabric, const RunResult& result, const std::str
     if (!control_json.is_null()) js["control"] = control_json;
     if (const apps::Perftest* p = fabric.perftest()) js["perftest"] = p->json();
     if (const sm::ConnectionManager* cm = fabric.connections()) js["admission"] = admission_json(*cm);
-    if (const MixMetrics* m = fabric.mix_metrics()) js["mix"] = m->json();
+    if (const MixMetrics* m = fabric.mix_metrics()) {
+      js["mix"] = m->json();
+      write_phases(*m, dir);
+    }
     write_json(dir + "/summary.json", js);
   }
 

@@ -31,3 +31,26 @@ def test_video_example_reports_frames_and_deadline_misses(tmp_path: Path) -> Non
     assert 0 <= total["dmp"] <= 1
     assert all(f["dmp"] is None for f in res.summary["flows"] if not f["name"].startswith("v"))
     assert not math.isnan(total["inter_frame_mean_ns"])
+
+
+def test_frames_plot_draws_each_video_stream_from_a_results_directory(tmp_path: Path) -> None:
+    res = ibvp.run(ROOT / "configs" / "examples" / "video.yaml", tmp_path / "out", timeout=300)
+    from ibvp import plots
+
+    paths = plots.plot("frames", res.out_dir)
+    assert {p.suffix for p in paths} == {".png", ".svg"}
+    svg = next(p for p in paths if p.suffix == ".svg").read_text()
+    for name in res.flows[res.flows["dmp"].notna()]["name"]:
+        assert f">{name}<" in svg or name in svg
+
+
+def test_mix_example_writes_one_phases_row_per_phase_matching_the_summary(tmp_path: Path) -> None:
+    res = ibvp.run(ROOT / "configs" / "examples" / "mix.yaml", tmp_path / "mix", timeout=300)
+    phases = res.phases
+    summary = res.summary["mix"]["phases"]
+    assert len(phases) == len(summary) == 5
+    assert list(phases["real_time_percent"]) == [20, 30, 50, 70, 80]
+    for row, ph in zip(phases.itertuples(), summary):
+        assert row.rt_frames == ph["real_time"]["frames"]
+        assert row.be_packets == ph["best_effort"]["packets"]
+        assert row.start_ns == ph["start_ns"] and row.end_ns == ph["end_ns"]

@@ -2,7 +2,7 @@
 
     ibvp run SCENARIO.yaml [--set key=value ...] [--out DIR] [--timeout S] [--quiet]
     ibvp sweep SCENARIO.yaml --vary key=v1,v2,... [--vary ...] [--set ...] [--jobs N] [--dask ADDRESS] [--out DIR]
-    ibvp plot DIR [--kind rates-over-time|throughput|latency-cdf|latency-vs-load|deadline|jitter|best_worst] [--out PREFIX]
+    ibvp plot DIR [--kind rates-over-time|throughput|latency-cdf|latency-vs-load|deadline|jitter|best_worst|frames] [--out PREFIX]
     ibvp topo FILE [--routing minhop] [--roots A,B | --root-guid-file F] [--lfts-file F] [--lmc N]
               [--node-name-map F] [--dump DIR] [--export-ibnetdiscover OUT [--export-node-name-map MAP]] [--json]
     ibvp validate SCENARIO.yaml [--set key=value ...]

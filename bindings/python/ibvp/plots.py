@@ -336,6 +336,34 @@ def best_worst(out_dir: str | Path, *, out: str | Path | None = None, title: str
     return _save(fig, out_dir, "best_worst", out)
 
 
+def frames(out_dir: str | Path, *, out: str | Path | None = None, title: str | None = None) -> list[Path]:
+    """Seed 000's real-time metrics per video stream: DMP (missed / delivered frames, in %)
+    and DMT (mean lateness of the missed frames, in ms), from the flows table's dmp and
+    dmt_ns columns (docs/realtime_metrics.md). Streams without misses have no DMT bar."""
+    from matplotlib.figure import Figure
+
+    out_dir = Path(out_dir)
+    flows = _read(out_dir, "flows")
+    if "dmp" not in flows.columns:
+        raise ValueError(f"{out_dir}: the flows table has no dmp column (written by this version for video flows)")
+    video = flows[flows["dmp"].notna()]
+    if video.empty:
+        raise ValueError(f"{out_dir}: no video flow in the run (flows with generator: video)")
+    names = [str(n) for n in video["name"]]
+    fig = Figure(figsize=(max(6.0, 0.7 * len(names) + 3), 6.4))
+    top, bottom = fig.subplots(2, 1, sharex=True)
+    x = range(len(names))
+    top.bar(x, [100 * v for v in video["dmp"]], color="tab:red")
+    top.set_ylabel("DMP (% of frames missed)")
+    top.grid(alpha=0.3, axis="y")
+    bottom.bar(x, [v / 1e6 if v == v else 0.0 for v in video["dmt_ns"]], color="tab:purple")
+    bottom.set_ylabel("DMT (ms late, missed frames)")
+    bottom.set_xticks(list(x), names, rotation=45, ha="right", fontsize=8)
+    bottom.grid(alpha=0.3, axis="y")
+    fig.suptitle(title or f"{_scenario_name(out_dir)}: deadline misses per video stream")
+    return _save(fig, out_dir, "frames", out)
+
+
 # ---- shared -------------------------------------------------------------------------------
 
 def _summary(out_dir: Path) -> dict:
@@ -356,6 +384,7 @@ KINDS: dict[str, Callable[..., list[Path]]] = {
     "deadline": deadline,
     "jitter": jitter,
     "best_worst": best_worst,
+    "frames": frames,
 }
 
 

@@ -21,7 +21,8 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     import pandas as pd
 
-TABLES = ("flows", "ports", "packets", "rates", "admission", "connections", "service_levels", "paths")
+TABLES = ("flows", "ports", "packets", "rates", "admission", "connections", "service_levels", "paths",
+          "phases")
 
 # Columns whose text must stay text: a port's VL is "all" or a number, node and flow names
 # may look like numbers.
@@ -34,6 +35,7 @@ _TEXT_COLUMNS = {
     "connections": ["src", "dst"],
     "service_levels": [],
     "paths": ["node", "dst"],
+    "phases": [],
 }
 
 
@@ -57,7 +59,8 @@ def read_table(out_dir: str | os.PathLike, name: str) -> "pd.DataFrame":
             " (only runs with a connections section write it)"
             if name in ("admission", "connections", "service_levels") else
             " (only runs with routing: multipath_adaptive write it)"
-            if name == "paths" else "")
+            if name == "paths" else
+            " (only runs with a mix section write it)" if name == "phases" else "")
     raise FileNotFoundError(f"{pq_path}: the run wrote no {name} table{hint}")
 
 
@@ -167,6 +170,13 @@ class Results:
         late, within_<f>D and iat_<interval> as fractions, delay, and the best and worst
         connection (index, fraction of its packets within rank_threshold x D; seed 002 Fig. 5)."""
         return self.table("service_levels")
+
+    @cached_property
+    def phases(self) -> "pd.DataFrame":
+        """phases.csv (runs with a mix section, seed 003): one row per phase with its span, its
+        real-time:best-effort shares, the real-time streams' frames, DMP, DMT and inter-frame
+        mean/SD, and the best-effort flows' packets, throughput and mean latency (docs/mix.md)."""
+        return self.table("phases")
 
     def table(self, name: str) -> "pd.DataFrame":
         """A table by name (flows, ports, packets, rates, admission, connections, service_levels), from the
