@@ -38,6 +38,7 @@
 #include "models/sim/timed_queue.h"
 #include "models/switch/ecn_marker.h"
 #include "models/switch/lft.h"
+#include "models/switch/lifetime.h"
 
 namespace ibvp::sw {
 
@@ -70,6 +71,12 @@ struct SwitchConfig {
   link::VlArbConfig vlarb = link::VlArbConfig::round_robin(1);
   Sl2VlTable sl2vl = default_sl2vl(1);  // for every (input, output) pair unless set per pair
   EcnConfig ecn;                         // congestion marking (seed 004 Sec. 5)
+  // Lifetimes (lifetime.h, IBA 18.2.5.4): codes, 20 and above infinite. hoq_life is every
+  // output VL's; the builder applies lifetime_overrides through the setters below.
+  uint8_t hoq_life = kLifetimeInfinite;
+  uint8_t switch_life = kLifetimeInfinite;
+  DropPolicy drop_policy = DropPolicy::all;
+  std::vector<LifetimeOverride> lifetime_overrides;  // read by the builder, not the switch
 
   static Sl2VlTable default_sl2vl(uint8_t data_vls);
 };
@@ -102,6 +109,16 @@ class Switch : public sc_core::sc_module {
   // choice follows the new table from its first entry; nothing holds the old arbiter.
   void set_vlarb(uint16_t out_port, const link::VlArbConfig& cfg);
   const link::VlArbConfig& vlarb(uint16_t out_port) const { return ports_.at(out_port).arbiter->config(); }
+  // PortInfo:HOQLife of output `port`, VL `vl` (kVl15 too), and SwitchInfo:LifeTimeValue, as
+  // codes (lifetime.h). Set before the run.
+  void set_hoq_life(uint16_t port, uint8_t vl, uint8_t code);
+  void set_switch_life(uint8_t code);
+  // Credits output `port` holds for `vl` or has been told are on their way (its limit when
+  // nothing is in the next hop's buffer).
+  uint32_t credits_held(uint16_t port, uint8_t vl) const {
+    const link::TxCredits& c = ports_.at(port).credits;
+    return c.available(vl) + c.announced(vl);
+  }
 
   const SwitchConfig& config() const { return cfg_; }
   uint32_t node() const { return node_; }
@@ -150,6 +167,7 @@ class Switch : public sc_core::sc_module {
   struct Request {
     ib::Packet* packet = nullptr;
     uint64_t tail_ps = 0;  // when its tail is (or will be) in this switch
+    uint64_t arrived_ps = 0;  // when its head came in (the switch lifetime counts from it)
     uint32_t blocks = 0;
     uint16_t in_port = 0;
     uint8_t in_vl = 0;
@@ -183,6 +201,10 @@ class Switch : public sc_core::sc_module {
     // Per output VL: the last transmission start, or when requests came to it empty. One
     // store per packet; the deadlock watch reads it (vl_progress_ps).
     std::array<uint64_t, ib::kMaxVls> progress_ps{};
+    // Per output VL: HOQLife in ps (kNoLifetime: infinite) and since when its head request
+    // has been the head (seed 000 Sec. 3.5's HQLifetime register).
+    std::array<uint64_t, ib::kMaxVls> hoq_life_ps;
+    std::array<uint64_t, ib::kMaxVls> head_since_ps{};
     link::PortCounters counters;
   };
   // kTxEnd: a transmission ends while its output or its input has requests waiting;
@@ -215,6 +237,13 @@ class Switch : public sc_core::sc_module {
   void schedule_offer(uint16_t in_port, uint64_t at_ps);
   void free_input(uint16_t in_port, uint8_t vl, uint32_t blocks);
   void tail_in(uint16_t in_port, uint8_t vl, uint32_t blocks);
+  // Lifetimes (switch_lifetime.cpp): drops the expired requests of `out_port` and asks for
+  // a retry when the next one would expire; discard removes one request.
+  void expire(uint16_t out_port);
+  void discard(uint16_t out_port, uint8_t vl, size_t index, ib::DropReason why);
+  bool eligible(const Request& r) const { return drop_eligible(*r.packet, cfg_.drop_policy); }
+  // Whether requests of VL `vl` at `port` can still go by expiring (the deadlock watch).
+  bool vl_drains_by_lifetime(uint16_t port, uint8_t vl) const;
   // Tells the sender on `in_port` that `blocks` of `vl` free `after_ps` from now.
   void return_credit(uint16_t in_port, uint8_t vl, uint32_t blocks, uint64_t after_ps);
 
@@ -233,6 +262,8 @@ class Switch : public sc_core::sc_module {
   EcnMarker ecn_;
   uint64_t dropped_ = 0;
   uint64_t buffered_ = 0;
+  uint64_t switch_life_ps_ = kNoLifetime;
+  bool lifetimes_ = false;  // some lifetime is finite: arbitrate() calls expire()
 };
 
 }  // namespace ibvp::sw

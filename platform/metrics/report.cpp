@@ -330,6 +330,7 @@ void write_results(const Fabric& fabric, const RunResult& result, const std::str
     };
     tab.real("frames", video([](const FrameStreamStats& s) { return static_cast<double>(s.frames()); }))
         .real("frames_missed", video([](const FrameStreamStats& s) { return static_cast<double>(s.missed()); }))
+        .real("frames_lost", video([](const FrameStreamStats& s) { return static_cast<double>(s.lost()); }))
         .real("dmp", video([](const FrameStreamStats& s) { return s.dmp(); }))
         .real("dmt_ns", video([](const FrameStreamStats& s) { return s.dmt_ps() / 1e3; }))
         .real("inter_frame_mean_ns", video([](const FrameStreamStats& s) { return s.inter_frame_mean_ps() / 1e3; }))
@@ -384,6 +385,7 @@ void write_results(const Fabric& fabric, const RunResult& result, const std::str
         .int64("buffer_hwm_bytes", [&](size_t r) { return i64(rows[r].hwm); })
         .int64("packets_rx", [&](size_t r) { return i64(rows[r].c->packets_rx); })
         .int64("vl15_dropped", [&](size_t r) { return i64(rows[r].c->vl15_dropped); })
+        .int64("xmit_discards", [&](size_t r) { return i64(rows[r].c->xmit_discards); })
         .int64("fecn_marked", [&](size_t r) { return i64(rows[r].c->fecn_marked); });
     write_table(dir, "ports", tab);
   }
