@@ -96,6 +96,7 @@ void FrameClassStats::add(const FrameStreamStats& stream) {
   ++streams_;
   frames_ += stream.frames();
   missed_ += stream.missed();
+  lost_ += stream.lost();
   lateness_sum_ps_ += stream.lateness_sum_ps();
   inter_frame_.merge(stream.inter_frame());
 }

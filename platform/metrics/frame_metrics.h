@@ -119,6 +119,7 @@ class FrameClassStats {
   uint64_t streams() const { return streams_; }
   uint64_t frames() const { return frames_; }
   uint64_t missed() const { return missed_; }
+  uint64_t lost() const { return lost_; }
   uint64_t lateness_sum_ps() const { return lateness_sum_ps_; }
   double dmp() const;
   double dmt_ps() const;
@@ -129,6 +130,7 @@ class FrameClassStats {
   uint64_t streams_ = 0;
   uint64_t frames_ = 0;
   uint64_t missed_ = 0;
+  uint64_t lost_ = 0;
   uint64_t lateness_sum_ps_ = 0;
   RunningMoments inter_frame_;
 };

@@ -287,11 +287,13 @@ void write_results(const Fabric& fabric, const RunResult& result, const std::str
                                                     {"p99", lat.p99}, {"max", lat.max}}},
                                 {"network_latency_mean_ns", net.mean}});
       Json& fj = flows_json.back();
-      for (const char* k : {"frames", "frames_missed", "dmp", "dmt_ns", "inter_frame_mean_ns", "inter_frame_sd_ns"})
+      for (const char* k :
+           {"frames", "frames_missed", "frames_lost", "dmp", "dmt_ns", "inter_frame_mean_ns", "inter_frame_sd_ns"})
         fj[k] = nullptr;
       if (video) {
         fj["frames"] = video->frames();
         fj["frames_missed"] = video->missed();
+        fj["frames_lost"] = video->lost();
         fj["dmp"] = video->dmp();
         fj["dmt_ns"] = video->dmt_ps() / 1e3;
         fj["inter_frame_mean_ns"] = video->inter_frame_mean_ps() / 1e3;
@@ -303,6 +305,7 @@ void write_results(const Fabric& fabric, const RunResult& result, const std::str
       video_json = Json{{"streams", video_class.streams()},
                         {"frames", video_class.frames()},
                         {"frames_missed", video_class.missed()},
+                        {"frames_lost", video_class.lost()},
                         {"dmp", video_class.dmp()},
                         {"dmt_ns", video_class.dmt_ps() / 1e3},
                         {"inter_frame_mean_ns", video_class.inter_frame_mean_ps() / 1e3},

@@ -14,7 +14,9 @@
 #include "platform/builder/fabric.h"
 #include "platform/builder/runner.h"
 #include "platform/metrics/frame_metrics.h"
+#include "common/testing.h"
 #include "platform/params/config_error.h"
+#include "platform/scenario/scenario_loader.h"
 
 using namespace ibvp;
 using sc_core::SC_MS;
@@ -334,4 +336,20 @@ TEST(Lifetimes, DropsPerFlowAndPerPortAddUpToTheRunsTotal) {
     for (uint16_t p = 1; p <= 3; ++p) per_port += f.switch_at(n)->counters(p).xmit_discards;
   EXPECT_EQ(per_port, r.dropped());
   EXPECT_EQ(r.injected(), r.delivered() + r.dropped() + f.packets_in_flight());
+}
+
+TEST(Lifetimes, ExampleConfigLoadsAndAnOverrideThatChangesNothingIsRefused) {
+  const Scenario s = load_scenario(ibvp::testing::source_path("configs/examples/lifetimes.yaml"));
+  EXPECT_EQ(s.switch_cfg.hoq_life, 4);
+  EXPECT_EQ(s.switch_cfg.drop_policy, sw::DropPolicy::selective);
+  ASSERT_EQ(s.switch_cfg.lifetime_overrides.size(), 2u);
+  EXPECT_EQ(s.switch_cfg.lifetime_overrides[1].switch_life, 10);
+  try {
+    load_scenario(ibvp::testing::source_path("configs/examples/lifetimes.yaml"),
+                  {"switch.lifetime_overrides=[{switch: s0_0, port: 1}]"});
+    FAIL() << "an override without a lifetime was accepted";
+  } catch (const ConfigError& e) {
+    const std::string m = e.what();
+    EXPECT_NE(m.find("lifetime_overrides[0]"), std::string::npos) << m;
+  }
 }
