@@ -5,7 +5,10 @@
 // deadlocks keeps running with lifetimes and the drops add up per flow and per port.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
+#include <map>
+#include <set>
 #include <fstream>
 #include <sstream>
 #include <systemc>
@@ -353,3 +356,56 @@ TEST(Lifetimes, ExampleConfigLoadsAndAnOverrideThatChangesNothingIsRefused) {
     EXPECT_NE(m.find("lifetime_overrides[0]"), std::string::npos) << m;
   }
 }
+
+namespace {
+
+// Every delivered video packet's frame, position and type.
+struct FrameTags : sim::FabricObserver {
+  std::map<uint32_t, std::vector<uint32_t>> pieces;  // frame -> positions delivered
+  std::map<uint32_t, std::set<char>> types;
+  void on_inject(const ib::Packet&, uint64_t) override {}
+  void on_drop(const ib::Packet&, uint32_t, uint64_t) override {}
+  void on_transmit(uint32_t, uint16_t, const ib::Packet&, uint64_t, uint64_t) override {}
+  void on_deliver(const ib::Packet& p, uint32_t, uint64_t) override {
+    if (p.frame == ib::kNoFrame) return;
+    pieces[p.frame].push_back(p.frame_piece);
+    types[p.frame].insert(p.frame_type);
+  }
+};
+
+}  // namespace
+
+class VideoTags : public ::testing::TestWithParam<EndpointModel> {};
+
+TEST_P(VideoTags, VideoPacketsCarryTheirFramesTypeAndPositionOnBothEndpointModels) {
+  // Frames of 3, 2 and 1 packets of 2048 bytes, typed I, P, B by the trace.
+  Scenario s = tb::basic_scenario(tb::star(2));
+  s.endpoint_model = GetParam();
+  if (s.endpoint_model == EndpointModel::hca) {
+    s.hca_host.flow_transport = FlowTransport::ud;
+    s.outputs.rate_window = sc_core::SC_ZERO_TIME;
+  }
+  FlowConfig v = tb::saturating_flow("v", "h1", "h2");
+  v.generator = GeneratorKind::video;
+  v.video_frame_bytes = {5000, 3000, 1000};
+  v.video_frame_types = "IPB";
+  v.frame_period = sc_time(1, SC_MS);
+  s.flows.push_back(v);
+  s.duration = sc_time(5.5, SC_MS);
+  Fabric f(s);
+  FrameTags tags;
+  f.probe().attach(&tags);
+  sc_core::sc_start(s.duration);
+  f.finish();
+  ASSERT_EQ(tags.pieces.size(), 6u);  // frames created at 0, 1, ..., 5 ms
+  for (const auto& [frame, got] : tags.pieces) {
+    std::vector<uint32_t> sorted = got;
+    std::sort(sorted.begin(), sorted.end());
+    std::vector<uint32_t> want(3 - frame % 3);
+    for (uint32_t i = 0; i < want.size(); ++i) want[i] = i;
+    EXPECT_EQ(sorted, want) << "frame " << frame;
+    EXPECT_EQ(tags.types[frame], (std::set<char>{"IPB"[frame % 3]})) << "frame " << frame;
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Lifetimes, VideoTags, ::testing::Values(EndpointModel::fabric, EndpointModel::hca));
