@@ -7,6 +7,7 @@
 // may wait at the head of its output VL, and the switch lifetime (SwitchInfo:LifeTimeValue,
 // seed 000's SLL) how long it may stay in the switch at all. A code c in 0..19 means
 // 4.096 us x 2^c; 20 and above mean infinite (nothing expires).
+#include <array>
 #include <cstdint>
 #include <string>
 
@@ -22,6 +23,13 @@ constexpr uint64_t kNoLifetime = ~uint64_t{0};
 // 4.096 us x 2^code in ps, or kNoLifetime for codes of 20 and above.
 inline uint64_t lifetime_ps(uint8_t code) {
   return code >= kLifetimeInfinite ? kNoLifetime : uint64_t{4'096'000} << code;
+}
+
+// A lifetime per VL, all infinite.
+inline std::array<uint64_t, ib::kMaxVls> infinite_lifetimes() {
+  std::array<uint64_t, ib::kMaxVls> a;
+  a.fill(kNoLifetime);
+  return a;
 }
 
 enum class DropPolicy : uint8_t {

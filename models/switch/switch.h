@@ -203,7 +203,7 @@ class Switch : public sc_core::sc_module {
     std::array<uint64_t, ib::kMaxVls> progress_ps{};
     // Per output VL: HOQLife in ps (kNoLifetime: infinite) and since when its head request
     // has been the head (seed 000 Sec. 3.5's HQLifetime register).
-    std::array<uint64_t, ib::kMaxVls> hoq_life_ps;
+    std::array<uint64_t, ib::kMaxVls> hoq_life_ps = infinite_lifetimes();
     std::array<uint64_t, ib::kMaxVls> head_since_ps{};
     link::PortCounters counters;
   };
