@@ -200,8 +200,8 @@ TEST(Lifetimes, SelectivePolicyNeverDropsIFramesOrFrameEndsButDropsEligiblePacke
   s.switch_cfg.hoq_life = 0;
   s.switch_cfg.drop_policy = sw::DropPolicy::selective;
   s.duration = sc_time(20, SC_MS);
+  DropCheck check;  // outlives the fabric, which may still report while it is torn down
   Fabric f(s);
-  DropCheck check;
   f.probe().attach(&check);
   sc_core::sc_start(s.duration);
   f.finish();
@@ -223,8 +223,8 @@ TEST(Lifetimes, DropPolicyAllDropsFrameEndsToo) {
   s.flows.push_back(tb::saturating_flow("be", "h3", "h2", 2048));
   s.switch_cfg.hoq_life = 0;
   s.duration = sc_time(20, SC_MS);
+  DropCheck check;  // outlives the fabric, which may still report while it is torn down
   Fabric f(s);
-  DropCheck check;
   f.probe().attach(&check);
   sc_core::sc_start(s.duration);
   f.finish();
@@ -392,8 +392,8 @@ TEST_P(VideoTags, VideoPacketsCarryTheirFramesTypeAndPositionOnBothEndpointModel
   v.frame_period = sc_time(1, SC_MS);
   s.flows.push_back(v);
   s.duration = sc_time(5.5, SC_MS);
+  FrameTags tags;  // outlives the fabric
   Fabric f(s);
-  FrameTags tags;
   f.probe().attach(&tags);
   sc_core::sc_start(s.duration);
   f.finish();
