@@ -208,6 +208,8 @@ void Endpoint::send(size_t source_index, uint32_t payload_bytes) {
   p->flow = src.flow;
   p->frame = spec.frame;
   p->frame_packets = spec.frame_packets;
+  p->frame_piece = spec.frame_piece;
+  p->frame_type = spec.frame_type;
   p->connection = spec.connection;
   p->source_path = spec.source_path;
   p->path_bits = spec.path_bits;

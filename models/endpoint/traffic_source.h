@@ -15,6 +15,8 @@ struct PacketSpec {
   uint64_t created_ps = 0;  // when the generator produced it (queueing at the source counts)
   uint32_t frame = ~uint32_t{0};  // video sources: frame index within the flow (ib::kNoFrame: none)
   uint32_t frame_packets = 0;     // video sources: packets of that frame
+  uint32_t frame_piece = 0;       // video sources: position in that frame, from 0
+  char frame_type = 0;            // video sources: 'I', 'P' or 'B' (0: not known)
   uint32_t connection = ~uint32_t{0};  // CBR connection sources: the connection's index (none: ~0)
   // seed 000 Sec. 3.4 reliable datagrams: the source chose the path (ib::Packet::path_bits).
   bool source_path = false;

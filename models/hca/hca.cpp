@@ -650,6 +650,8 @@ ib::Packet* Hca::build_packet(const ibvp_tx_desc& d, uint32_t index, uint32_t co
     if (f != frame_tags_.end()) {
       p->frame = f->second.frame;
       p->frame_packets = f->second.frame_packets;
+      p->frame_piece = f->second.piece;
+      p->frame_type = f->second.type;
       p->created = sc_core::sc_time::from_value(f->second.created_ps);
     }
   }

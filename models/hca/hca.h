@@ -151,6 +151,8 @@ class Hca : public sc_core::sc_module {
     uint32_t frame;
     uint32_t frame_packets;
     uint64_t created_ps;
+    uint32_t piece = 0;  // position in the frame, from 0
+    char type = 0;       // 'I', 'P', 'B' (0: not known); selective dropping reads it
   };
   void tag_frame(uint32_t qpn, uint32_t psn, const FrameTag& tag) { frame_tags_[frame_key(qpn, psn)] = tag; }
   void untag_frame(uint32_t qpn, uint32_t psn) { frame_tags_.erase(frame_key(qpn, psn)); }

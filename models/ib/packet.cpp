@@ -12,6 +12,8 @@ const char* drop_reason_name(DropReason r) {
     case DropReason::bad_port: return "bad_port";
     case DropReason::sl2vl: return "sl2vl";
     case DropReason::ca_discard: return "ca_discard";
+    case DropReason::hoq_lifetime: return "hoq_lifetime";
+    case DropReason::switch_lifetime: return "switch_lifetime";
   }
   return "unknown";
 }

@@ -19,6 +19,8 @@ enum class DropReason : uint8_t {
   bad_port,        // LFT entry names the input port or a port without a cable
   sl2vl,           // SL2VL maps the packet's SL to a VL the output does not operate
   ca_discard,      // the receiving CA discarded it: CRC, length or DLID check (IBA 7.8, 9.6), or a test's loss
+  hoq_lifetime,    // waited at the head of its output VL longer than HOQLife (IBA 18.2.5.4)
+  switch_lifetime, // stayed in one switch longer than the switch lifetime (IBA 18.2.5.4, seed 000 SLL)
 };
 const char* drop_reason_name(DropReason r);
 
@@ -58,6 +60,8 @@ struct Packet {
   uint32_t flow = 0;          // index of the flow that created it; kNoFlow: none (ACKs, perftest)
   uint32_t frame = kNoFrame;  // video flows: index of the frame it carries a piece of, within the flow
   uint32_t frame_packets = 0; // video flows: packets of that frame
+  uint32_t frame_piece = 0;   // video flows: its position in that frame, 0 .. frame_packets - 1
+  char frame_type = 0;        // video flows: 'I', 'P' or 'B' (0: not known); selective dropping reads it
   uint32_t connection = ~uint32_t{0};  // CBR connections: index in the run's list (workload/cbr_connection.h)
   uint32_t src_node = 0;      // topology node indices of the source and destination endpoints
   uint32_t dst_node = 0;

@@ -27,6 +27,7 @@ struct PortCounters {
   uint64_t packets_rx = 0;
   uint64_t bytes_rx = 0;
   uint64_t vl15_dropped = 0;
+  uint64_t xmit_discards = 0;  // IBA PortXmitDiscards: packets this output dropped (lifetimes expired)
   uint64_t fecn_marked = 0;  // packets this port's switch marked (FECN): at the input that
                              // filled (naive), at the output they left by (triggered policies)
   std::array<VlCounters, ib::kMaxVls> vl{};

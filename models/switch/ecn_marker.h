@@ -39,6 +39,7 @@
 //
 // This class keeps the per-output counters; the switch tells it what happens and scans its
 // own queues for the naive policy.
+#include <algorithm>
 #include <bitset>
 #include <cstdint>
 #include <vector>
@@ -83,6 +84,12 @@ class EcnMarker {
     ++cnt1_[out];
     // Sec. 5: output-triggered when the packets waiting for an output exceed the threshold.
     if (cfg_.policy == MarkingPolicy::input_output_triggered && cnt1_[out] > cfg_.output_threshold) trigger(out);
+  }
+  // A packet that waited for `out` was dropped (its lifetime expired): it no longer counts,
+  // and no more packets are left to mark than wait.
+  void discarded(uint16_t out) {
+    if (cnt1_[out] > 0) --cnt1_[out];
+    cnt2_[out] = std::min(cnt2_[out], cnt1_[out]);
   }
   // An input buffer became full and a packet in it waits for `out`: the output is congested.
   void trigger(uint16_t out) { cnt2_[out] = cnt1_[out]; }

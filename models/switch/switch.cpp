@@ -55,6 +55,7 @@ Switch::Switch(sc_core::sc_module_name name, uint32_t node, const SwitchConfig& 
       multiplexed_(cfg.crossbar == Crossbar::multiplexed),
       ecn_(cfg.ecn, cfg.num_ports) {
   for (const Cable& c : cables) attach_port(c.port, c.rate);
+  set_switch_life(cfg.switch_life);
 }
 
 void Switch::attach_port(uint16_t port, const link::LinkRate& rate) {
@@ -69,6 +70,8 @@ void Switch::attach_port(uint16_t port, const link::LinkRate& rate) {
   for (uint8_t vl = 0; vl < cfg_.data_vls; ++vl) p.buffers.set_capacity(vl, cfg_.vl_buffer_bytes);
   p.buffers.set_capacity(ib::kVl15, cfg_.vl15_buffer_bytes);
   p.arbiter = std::make_unique<link::VlArbiter>(cfg_.vlarb);
+  p.hoq_life_ps.fill(lifetime_ps(cfg_.hoq_life));
+  lifetimes_ |= cfg_.hoq_life < kLifetimeInfinite;
 }
 
 void Switch::set_peer_buffer(uint16_t port, uint8_t vl, uint32_t bytes) {
@@ -230,12 +233,13 @@ void Switch::routed(uint16_t in_port, ib::Packet* p) {
   Request r;
   r.packet = p;
   r.tail_ps = p->hop_tail_ps;
+  r.arrived_ps = agenda_.now_ps() - cfg_.pipeline_delay.value();
   r.blocks = ib::blocks_for(p->size);
   r.in_port = in_port;
   r.in_vl = p->lrh.vl;
   p->lrh.vl = out_vl;  // the VL it will carry on the next link
   // A VL that had nothing to send starts waiting now, not at its last transmission.
-  if (!(out.requested_vls & (1u << out_vl))) out.progress_ps[out_vl] = agenda_.now_ps();
+  if (!(out.requested_vls & (1u << out_vl))) out.progress_ps[out_vl] = out.head_since_ps[out_vl] = agenda_.now_ps();
   out.requests[out_vl].push_back(r);
   out.waiting_blocks[out_vl] += r.blocks;
   requests_from_[in_port * ports_.size() + out_port]++;
@@ -345,6 +349,10 @@ int Switch::candidate(const Port& out, uint8_t vl, bool& credit_blocked, OnBusyI
 void Switch::arbitrate(uint16_t out_port) {
   Port& out = ports_[out_port];
   if (out.requested_vls == 0) return;
+  if (lifetimes_) {
+    expire(out_port);
+    if (out.requested_vls == 0) return;
+  }
   const uint64_t now = agenda_.now_ps();
   if (out.busy_until > now) {
     // Look again when the packet on the wire is done.
@@ -415,6 +423,7 @@ void Switch::start_transmit(uint16_t out_port, uint8_t vl, int index) {
   Port& out = ports_[out_port];
   std::deque<Request>& q = out.requests[vl];
   if (index > 0) q.front().bypassed++;
+  else out.head_since_ps[vl] = agenda_.now_ps();  // the next request is the head from now
   const Request r = q[static_cast<size_t>(index)];
   if (index == 0)
     q.pop_front();
@@ -502,6 +511,7 @@ void Switch::start_transmit(uint16_t out_port, uint8_t vl, int index) {
 bool Switch::vl_waits_for_credits(uint16_t port, uint8_t vl) const {
   const Port& out = ports_.at(port);
   if (vl == ib::kVl15 || out.requests[vl].empty()) return false;
+  if (lifetimes_ && vl_drains_by_lifetime(port, vl)) return false;
   const std::deque<Request>& q = out.requests[vl];
   const uint32_t credits = out.credits.available(vl) + out.credits.announced(vl);
   if (q.front().blocks <= credits) return false;

@@ -41,6 +41,7 @@
 #include "models/switch/path_select.h"
 #include "models/switch/mft.h"
 #include "models/switch/replication.h"
+#include "models/switch/lifetime.h"
 
 namespace ibvp::sw {
 
@@ -78,6 +79,12 @@ struct SwitchConfig {
   Replication multicast_replication = Replication::asynchronous;
   MulticastOrder multicast_order = MulticastOrder::fcfs;  // synchronous: which multicast goes first
   uint32_t multicast_buffer_bytes = 4 * 2112;             // central_buffer: per output port
+  // Lifetimes (lifetime.h, IBA 18.2.5.4): codes, 20 and above infinite. hoq_life is every
+  // output VL's; the builder applies lifetime_overrides through the setters below.
+  uint8_t hoq_life = kLifetimeInfinite;
+  uint8_t switch_life = kLifetimeInfinite;
+  DropPolicy drop_policy = DropPolicy::all;
+  std::vector<LifetimeOverride> lifetime_overrides;  // read by the builder, not the switch
 
   static Sl2VlTable default_sl2vl(uint8_t data_vls);
 };
@@ -119,6 +126,16 @@ class Switch : public sc_core::sc_module {
   // choice follows the new table from its first entry; nothing holds the old arbiter.
   void set_vlarb(uint16_t out_port, const link::VlArbConfig& cfg);
   const link::VlArbConfig& vlarb(uint16_t out_port) const { return ports_.at(out_port).arbiter->config(); }
+  // PortInfo:HOQLife of output `port`, VL `vl` (kVl15 too), and SwitchInfo:LifeTimeValue, as
+  // codes (lifetime.h). Set before the run.
+  void set_hoq_life(uint16_t port, uint8_t vl, uint8_t code);
+  void set_switch_life(uint8_t code);
+  // Credits output `port` holds for `vl` or has been told are on their way (its limit when
+  // nothing is in the next hop's buffer).
+  uint32_t credits_held(uint16_t port, uint8_t vl) const {
+    const link::TxCredits& c = ports_.at(port).credits;
+    return c.available(vl) + c.announced(vl);
+  }
 
   const SwitchConfig& config() const { return cfg_; }
   uint32_t node() const { return node_; }
@@ -167,6 +184,7 @@ class Switch : public sc_core::sc_module {
   struct Request {
     ib::Packet* packet = nullptr;
     uint64_t tail_ps = 0;  // when its tail is (or will be) in this switch
+    uint64_t arrived_ps = 0;  // when its head came in (the switch lifetime counts from it)
     uint32_t blocks = 0;
     uint16_t in_port = 0;
     uint8_t in_vl = 0;
@@ -202,6 +220,10 @@ class Switch : public sc_core::sc_module {
     // Per output VL: the last transmission start, or when requests came to it empty. One
     // store per packet; the deadlock watch reads it (vl_progress_ps).
     std::array<uint64_t, ib::kMaxVls> progress_ps{};
+    // Per output VL: HOQLife in ps (kNoLifetime: infinite) and since when its head request
+    // has been the head (seed 000 Sec. 3.5's HQLifetime register).
+    std::array<uint64_t, ib::kMaxVls> hoq_life_ps = infinite_lifetimes();
+    std::array<uint64_t, ib::kMaxVls> head_since_ps{};
     link::PortCounters counters;
     McPort mc;  // multicast replication state of this output (replication.cpp)
   };
@@ -250,6 +272,15 @@ class Switch : public sc_core::sc_module {
   bool sync_gate(uint16_t out_port);
   void release_input(uint16_t in_port, uint8_t vl, uint32_t blocks, uint64_t at_ps);
   uint32_t new_hold();
+  // Lifetimes (switch_lifetime.cpp): drops the expired requests of `out_port` and asks for
+  // a retry when the next one would expire; discard removes one request.
+  void expire(uint16_t out_port);
+  void discard(uint16_t out_port, uint8_t vl, size_t index, ib::DropReason why);
+  // A multicast copy is never dropped by a lifetime: its packet is shared with the other
+  // copies and held for them (replication.cpp), so dropping one would free it under them.
+  bool eligible(const Request& r) const { return r.hold == kNoHold && drop_eligible(*r.packet, cfg_.drop_policy); }
+  // Whether requests of VL `vl` at `port` can still go by expiring (the deadlock watch).
+  bool vl_drains_by_lifetime(uint16_t port, uint8_t vl) const;
   // Tells the sender on `in_port` that `blocks` of `vl` free `after_ps` from now.
   void return_credit(uint16_t in_port, uint8_t vl, uint32_t blocks, uint64_t after_ps);
 
@@ -275,6 +306,8 @@ class Switch : public sc_core::sc_module {
   EcnMarker ecn_;
   uint64_t dropped_ = 0;
   uint64_t buffered_ = 0;
+  uint64_t switch_life_ps_ = kNoLifetime;
+  bool lifetimes_ = false;  // some lifetime is finite: arbitrate() calls expire()
 };
 
 }  // namespace ibvp::sw

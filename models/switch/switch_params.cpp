@@ -62,6 +62,41 @@ const sim::ParamGroup& ecn_params() {
   return group;
 }
 
+const sim::ParamGroup& lifetime_override_params() {
+  static const sim::ParamGroup group = [] {
+    sim::GroupBuilder<LifetimeOverride> b(
+        "lifetime_override", "Lifetimes of one switch, or of one of its ports, instead of switch.hoq_life and "
+                             "switch.switch_life (what the subnet manager writes to PortInfo and SwitchInfo).");
+    b.string("switch", &LifetimeOverride::switch_name, "The switch, by its topology name.").require();
+    b.integer("port", &LifetimeOverride::port, "", "hoq_life: only this output port (0: every port).")
+        .range(0, 254);
+    b.integer("vl", &LifetimeOverride::vl, "", "hoq_life: only this VL (0..15, 15 for VL15).")
+        .range(0, 15)
+        .defaults_to("every VL");
+    b.integer("hoq_life", &LifetimeOverride::hoq_life, "code",
+              "HOQLife code: 4.096 us x 2^code for 0..19, 20 and above infinite.")
+        .range(0, kLifetimeCodeMax)
+        .defaults_to("switch.hoq_life");
+    b.integer("switch_life", &LifetimeOverride::switch_life, "code",
+              "LifeTimeValue code of the whole switch: 4.096 us x 2^code for 0..19, 20 and above infinite.")
+        .range(0, kLifetimeCodeMax)
+        .defaults_to("switch.switch_life");
+    b.rule("give hoq_life or switch_life; port and vl only with hoq_life.");
+    b.on_complete([](LifetimeOverride& o, const std::set<std::string>& given) {
+      if (!given.count("hoq_life") && !given.count("switch_life"))
+        throw sim::ParamError("hoq_life", "an override changes nothing", "give hoq_life or switch_life");
+      if (!given.count("hoq_life"))
+        for (const char* k : {"port", "vl"})
+          if (given.count(k))
+            throw sim::ParamError(k, std::string(k) + " only selects where hoq_life applies",
+                                  "give hoq_life too, or remove " + std::string(k));
+      (void)o;
+    });
+    return b.build();
+  }();
+  return group;
+}
+
 const sim::ParamGroup& switch_params() {
   static const sim::ParamGroup group = [] {
     // num_ports is not here: every switch has the ports its topology node declares.
@@ -115,6 +150,22 @@ const sim::ParamGroup& switch_params() {
     b.integer("multicast_buffer_bytes", &SwitchConfig::multicast_buffer_bytes, "bytes",
               "central_buffer: the multicast buffer of each output port; holds the largest packet.")
         .range(64, 1 << 24);
+    // IBA 18.2.5.4; docs/switch_lifetimes.md.
+    b.integer("hoq_life", &SwitchConfig::hoq_life, "code",
+              "Head-of-queue lifetime of every output VL (PortInfo:HOQLife): a packet waiting longer at the head "
+              "of its output VL is dropped. 4.096 us x 2^code for 0..19; 20 and above: infinite.")
+        .range(0, kLifetimeCodeMax);
+    b.integer("switch_life", &SwitchConfig::switch_life, "code",
+              "Switch lifetime (SwitchInfo:LifeTimeValue, seed 000's SLL): a packet staying longer in one switch "
+              "is dropped. 4.096 us x 2^code for 0..19; 20 and above: infinite.")
+        .range(0, kLifetimeCodeMax);
+    b.choice("drop_policy", &SwitchConfig::drop_policy,
+             {{drop_policy_name(DropPolicy::all), DropPolicy::all},
+              {drop_policy_name(DropPolicy::selective), DropPolicy::selective}},
+             "Which expired packets go: all, or selective (seed 000 Sec. 3.5: never VL15, never a packet of an "
+             "I frame, never the first or last packet of a P or B frame).");
+    b.objects("lifetime_overrides", &SwitchConfig::lifetime_overrides, lifetime_override_params(),
+              "Per switch or port lifetimes, applied in order after hoq_life and switch_life.");
     return b.build();
   }();
   return group;

@@ -411,7 +411,7 @@ void FlowStreams::run_video(Flow& f) {
     for (uint32_t i = 0; i < split.packets; ++i) {
       while (f.outstanding >= hca_.flow_depth)
         if (!reap(f, true)) return;
-      hca.tag_frame(f.send_qp->qp_num, static_cast<uint32_t>(posted), {k, split.packets, created});
+      hca.tag_frame(f.send_qp->qp_num, static_cast<uint32_t>(posted), {k, split.packets, created, i, sizes.type()});
       if (!post_message(f, i + 1 < split.packets ? split.full_packet_bytes : split.last_packet_bytes)) return;
       ++posted;
     }

@@ -603,8 +603,38 @@ void Fabric::program_switches() {
       if (n < routing_.alternatives.size()) switches_[n]->set_alternatives(routing_.alternatives[n]);
       if (!mft_.empty()) switches_[n]->set_mft(mft_.at(n));
     }
+  program_lifetimes();
   if (connections_)
     for (uint32_t i = 0; i < connections_->ports().size(); ++i) program_vlarb(i);
+}
+
+// The lifetimes' overrides, in order, as the subnet manager would write PortInfo:HOQLife and
+// SwitchInfo:LifeTimeValue (switch.hoq_life and switch_life are every switch's already).
+void Fabric::program_lifetimes() {
+  const topo::Topology& t = scenario_.topology;
+  const auto& overrides = scenario_.switch_cfg.lifetime_overrides;
+  for (size_t i = 0; i < overrides.size(); ++i) {
+    const sw::LifetimeOverride& o = overrides[i];
+    const std::string key = "switch.lifetime_overrides[" + std::to_string(i) + "]";
+    uint32_t node = ~uint32_t{0};
+    for (uint32_t n = 0; n < t.nodes.size(); ++n)
+      if (t.nodes[n].name == o.switch_name) node = n;
+    if (node == ~uint32_t{0} || !switches_[node])
+      throw ConfigError(scenario_.source, key + ".switch", 0, "'" + o.switch_name + "' is not a switch of the topology",
+                        "name a switch of the topology");
+    sw::Switch& s = *switches_[node];
+    if (o.switch_life != sw::LifetimeOverride::kKeep) s.set_switch_life(o.switch_life);
+    if (o.hoq_life == sw::LifetimeOverride::kKeep) continue;
+    if (o.port > t.nodes[node].num_ports)
+      throw ConfigError(scenario_.source, key + ".port", 0,
+                        o.switch_name + " has " + std::to_string(t.nodes[node].num_ports) + " ports",
+                        "give a port from 1 to " + std::to_string(t.nodes[node].num_ports) + ", or 0 for every port");
+    for (uint16_t p = 1; p <= t.nodes[node].num_ports; ++p) {
+      if ((o.port != 0 && p != o.port) || !s.attached(p)) continue;
+      for (uint8_t vl = 0; vl < ib::kMaxVls; ++vl)
+        if (o.vl == sw::LifetimeOverride::kKeep || o.vl == vl) s.set_hoq_life(p, vl, o.hoq_life);
+    }
+  }
 }
 
 // seed 002 Sec. 4.2: connections requested and admitted before the run, along the routes

@@ -88,6 +88,7 @@ class Fabric {
   void check_path_sls() const;
   uint32_t largest_packet_bytes() const;
   void program_switches();
+  void program_lifetimes();
   void admit_connections();
   void build_cbr_sources();
   void program_vlarb(uint32_t port_index);

@@ -96,6 +96,7 @@ void FrameClassStats::add(const FrameStreamStats& stream) {
   ++streams_;
   frames_ += stream.frames();
   missed_ += stream.missed();
+  lost_ += stream.lost();
   lateness_sum_ps_ += stream.lateness_sum_ps();
   inter_frame_.merge(stream.inter_frame());
 }
@@ -121,6 +122,12 @@ FrameReassembly::Completed FrameReassembly::on_packet(uint64_t frame_index, uint
                                   std::to_string(p.packets));
     if (delivered_ps > p.latest_ps) p.latest_ps = delivered_ps;
     if (--p.remaining > 0) return {};
+    if (p.lost) {
+      // The last packet of a frame that lost one: gone without completing.
+      pending_[i] = pending_.back();
+      pending_.pop_back();
+      return {};
+    }
     const Completed done{true, frame_index, p.latest_ps};
     // Unordered removal: the vector keeps its capacity, nothing is freed or allocated.
     pending_[i] = pending_.back();
@@ -128,8 +135,26 @@ FrameReassembly::Completed FrameReassembly::on_packet(uint64_t frame_index, uint
     return done;
   }
   if (packets_in_frame == 1) return {true, frame_index, delivered_ps};
-  pending_.push_back({frame_index, packets_in_frame, packets_in_frame - 1, delivered_ps});
+  pending_.push_back({frame_index, packets_in_frame, packets_in_frame - 1, delivered_ps, false});
   return {};
+}
+
+bool FrameReassembly::on_lost(uint64_t frame_index, uint32_t packets_in_frame) {
+  if (packets_in_frame == 0)
+    throw std::invalid_argument("frame " + std::to_string(frame_index) + ": a frame has at least one packet");
+  for (size_t i = 0; i < pending_.size(); ++i) {
+    Pending& p = pending_[i];
+    if (p.frame_index != frame_index) continue;
+    const bool first = !p.lost;
+    p.lost = true;
+    if (--p.remaining == 0) {
+      pending_[i] = pending_.back();
+      pending_.pop_back();
+    }
+    return first;
+  }
+  if (packets_in_frame > 1) pending_.push_back({frame_index, packets_in_frame, packets_in_frame - 1, 0, true});
+  return true;
 }
 
 }  // namespace ibvp::metrics

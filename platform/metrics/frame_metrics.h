@@ -74,6 +74,10 @@ class FrameStreamStats {
   uint64_t period_ps() const { return period_ps_; }
   uint64_t frames() const { return frames_; }
   uint64_t missed() const { return missed_; }
+  // Frames of which a packet was dropped (a switch's lifetime expired, docs/switch_lifetimes.md):
+  // never delivered, so neither in frames() nor missed(), and they do not move the deadline.
+  void on_lost_frame() { ++lost_; }
+  uint64_t lost() const { return lost_; }
   // Sum of delivery minus deadline over the missed frames, for DMT.
   uint64_t lateness_sum_ps() const { return lateness_sum_ps_; }
   // Frames that completed after a frame with a higher index.
@@ -96,6 +100,7 @@ class FrameStreamStats {
   uint64_t period_ps_;
   uint64_t frames_ = 0;
   uint64_t missed_ = 0;
+  uint64_t lost_ = 0;
   uint64_t lateness_sum_ps_ = 0;
   uint64_t reordered_ = 0;
   uint64_t deadline_ps_ = 0;
@@ -114,6 +119,7 @@ class FrameClassStats {
   uint64_t streams() const { return streams_; }
   uint64_t frames() const { return frames_; }
   uint64_t missed() const { return missed_; }
+  uint64_t lost() const { return lost_; }
   uint64_t lateness_sum_ps() const { return lateness_sum_ps_; }
   double dmp() const;
   double dmt_ps() const;
@@ -124,6 +130,7 @@ class FrameClassStats {
   uint64_t streams_ = 0;
   uint64_t frames_ = 0;
   uint64_t missed_ = 0;
+  uint64_t lost_ = 0;
   uint64_t lateness_sum_ps_ = 0;
   RunningMoments inter_frame_;
 };
@@ -150,6 +157,12 @@ class FrameReassembly {
   // count given by an earlier packet of the same frame.
   Completed on_packet(uint64_t frame_index, uint32_t packets_in_frame, uint64_t delivered_ps);
 
+  // One packet of frame_index was dropped on the way: the frame can never complete. Returns
+  // true when this is the frame's first lost packet (the frame is lost from now on); its
+  // other packets are still counted off as they arrive or are dropped, so the entry goes
+  // when the last one is accounted for and the frame is never reported as completed.
+  bool on_lost(uint64_t frame_index, uint32_t packets_in_frame);
+
   size_t in_progress() const { return pending_.size(); }
 
  private:
@@ -158,6 +171,7 @@ class FrameReassembly {
     uint32_t packets;
     uint32_t remaining;
     uint64_t latest_ps;
+    bool lost;  // a packet of it was dropped
   };
   std::vector<Pending> pending_;
 };

@@ -158,6 +158,11 @@ void Recorder::on_drop(const ib::Packet& p, uint32_t node, uint64_t t) {
   drops_by_reason_[static_cast<uint8_t>(p.drop)]++;
   if (p.flow >= flows_.size()) return;
   flows_[p.flow].dropped++;
+  // A frame with a packet dropped never completes: counted lost, not left in progress.
+  if (p.frame != ib::kNoFrame && p.created.value() >= warmup_ps_ && !video_.empty()) {
+    auto it = video_.find(p.flow);
+    if (it != video_.end() && it->second.frames.on_lost(p.frame, p.frame_packets)) it->second.stats.on_lost_frame();
+  }
   if (PacketRecord* r = record_of(p)) {
     r->done_ps = t;
     r->hops = p.hops;

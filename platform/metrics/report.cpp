@@ -319,7 +319,8 @@ void write_results(const Fabric& fabric, const RunResult& result, const std::str
                                                     {"p99", lat.p99}, {"max", lat.max}}},
                                 {"network_latency_mean_ns", net.mean}});
       Json& fj = flows_json.back();
-      for (const char* k : {"frames", "frames_missed", "dmp", "dmt_ns", "inter_frame_mean_ns", "inter_frame_sd_ns"})
+      for (const char* k :
+           {"frames", "frames_missed", "frames_lost", "dmp", "dmt_ns", "inter_frame_mean_ns", "inter_frame_sd_ns"})
         fj[k] = nullptr;
       // Multicast flows (docs/multicast.md): delivered counts copies; here per member.
       if (i < sc.flows.size())
@@ -336,6 +337,7 @@ void write_results(const Fabric& fabric, const RunResult& result, const std::str
       if (video) {
         fj["frames"] = video->frames();
         fj["frames_missed"] = video->missed();
+        fj["frames_lost"] = video->lost();
         fj["dmp"] = video->dmp();
         fj["dmt_ns"] = video->dmt_ps() / 1e3;
         fj["inter_frame_mean_ns"] = video->inter_frame_mean_ps() / 1e3;
@@ -347,6 +349,7 @@ void write_results(const Fabric& fabric, const RunResult& result, const std::str
       video_json = Json{{"streams", video_class.streams()},
                         {"frames", video_class.frames()},
                         {"frames_missed", video_class.missed()},
+                        {"frames_lost", video_class.lost()},
                         {"dmp", video_class.dmp()},
                         {"dmt_ns", video_class.dmt_ps() / 1e3},
                         {"inter_frame_mean_ns", video_class.inter_frame_mean_ps() / 1e3},
@@ -374,6 +377,7 @@ void write_results(const Fabric& fabric, const RunResult& result, const std::str
     };
     tab.real("frames", video([](const FrameStreamStats& s) { return static_cast<double>(s.frames()); }))
         .real("frames_missed", video([](const FrameStreamStats& s) { return static_cast<double>(s.missed()); }))
+        .real("frames_lost", video([](const FrameStreamStats& s) { return static_cast<double>(s.lost()); }))
         .real("dmp", video([](const FrameStreamStats& s) { return s.dmp(); }))
         .real("dmt_ns", video([](const FrameStreamStats& s) { return s.dmt_ps() / 1e3; }))
         .real("inter_frame_mean_ns", video([](const FrameStreamStats& s) { return s.inter_frame_mean_ps() / 1e3; }))
@@ -428,6 +432,7 @@ void write_results(const Fabric& fabric, const RunResult& result, const std::str
         .int64("buffer_hwm_bytes", [&](size_t r) { return i64(rows[r].hwm); })
         .int64("packets_rx", [&](size_t r) { return i64(rows[r].c->packets_rx); })
         .int64("vl15_dropped", [&](size_t r) { return i64(rows[r].c->vl15_dropped); })
+        .int64("xmit_discards", [&](size_t r) { return i64(rows[r].c->xmit_discards); })
         .int64("fecn_marked", [&](size_t r) { return i64(rows[r].c->fecn_marked); });
     write_table(dir, "ports", tab);
   }

@@ -65,6 +65,7 @@ struct FlowConfig {
   // generator at video_bit_rate with the GOP pattern video_gop; one frame every frame_period.
   std::string video_trace;
   std::vector<uint32_t> video_frame_bytes;  // the trace's frame sizes, in order
+  std::string video_frame_types;            // the trace's frame types ('I', 'P', 'B'), in order; may be empty
   double video_bit_rate = 0.0;              // b/s; 0: not given
   std::string video_gop = "IBBPBBPBBPBB";
   sc_core::sc_time frame_period = sc_core::sc_time::from_value(33'333'333'333);  // 1/30 s in ps

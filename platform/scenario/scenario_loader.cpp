@@ -1126,7 +1126,10 @@ Scenario scenario_from_yaml(const std::string& yaml_text, const std::string& sou
     const std::string text =
         read_named_file(doc, child(item(key("flows"), i), "video_trace"), file, "video trace", base_dir);
     for (const workload::VideoFrame& v : workload::parse_video_frames(text, file))
+    {
       f.video_frame_bytes.push_back(v.size_bytes);
+      f.video_frame_types.push_back(static_cast<char>(v.type));
+    }
   }
   check_mix(s, doc);
   // The floor and why: platform/scenario/deadlock_timeout.h.

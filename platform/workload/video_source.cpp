@@ -4,13 +4,21 @@
 
 namespace ibvp::workload {
 
-VideoFrameSizes::VideoFrameSizes(const FlowConfig& cfg, uint64_t seed) : trace_(cfg.video_frame_bytes) {
+VideoFrameSizes::VideoFrameSizes(const FlowConfig& cfg, uint64_t seed)
+    : trace_(cfg.video_frame_bytes), trace_types_(cfg.video_frame_types) {
   if (trace_.empty()) generator_.emplace(cfg.video_bit_rate, seed, "video/" + cfg.name, cfg.video_gop);
 }
 
 uint32_t VideoFrameSizes::next() {
   const uint64_t k = frame_++;
-  return trace_.empty() ? generator_->next().size_bytes : trace_[static_cast<size_t>(k % trace_.size())];
+  if (trace_.empty()) {
+    const VideoFrame f = generator_->next();
+    type_ = static_cast<char>(f.type);
+    return f.size_bytes;
+  }
+  const size_t i = static_cast<size_t>(k % trace_.size());
+  type_ = i < trace_types_.size() ? trace_types_[i] : 0;
+  return trace_[i];
 }
 
 VideoSource::VideoSource(const FlowConfig& cfg, uint32_t flow_index, Destination dst, uint64_t seed)
@@ -30,6 +38,7 @@ VideoSource::VideoSource(const FlowConfig& cfg, uint32_t flow_index, Destination
 
 void VideoSource::load_frame() {
   split_ = split_frame(sizes_.next(), payload_bytes);
+  type_ = sizes_.type();
   sent_ = 0;
 }
 
@@ -73,6 +82,8 @@ void VideoSource::take(uint64_t now_ps, ep::PacketSpec& out) {
   (void)now_ps;
   out.frame = frame_;
   out.frame_packets = split_.packets;
+  out.frame_piece = sent_;
+  out.frame_type = type_;
   if (++sent_ == split_.packets) {
     ++frame_;
     load_frame();

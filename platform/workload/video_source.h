@@ -7,6 +7,7 @@
 // packet count (Packet::frame, frame_packets) so the receiver can reassemble frames.
 #include <cstdint>
 #include <optional>
+#include <string>
 #include <vector>
 
 #include "models/endpoint/traffic_source.h"
@@ -24,9 +25,14 @@ class VideoFrameSizes {
  public:
   VideoFrameSizes(const FlowConfig& cfg, uint64_t seed);
   uint32_t next();  // the size of the next frame in bytes
+  // The type of the frame next() returned last: 'I', 'P' or 'B'; 0 when a trace was given
+  // as sizes only (tests). Selective dropping (docs/switch_lifetimes.md) reads it.
+  char type() const { return type_; }
 
  private:
   std::vector<uint32_t> trace_;  // empty: the generator
+  std::string trace_types_;      // parallel to trace_, or empty
+  char type_ = 0;
   std::optional<Mpeg2FrameGenerator> generator_;
   uint64_t frame_ = 0;
 };
@@ -59,6 +65,7 @@ class VideoSource : public ep::TrafficSource {
   VideoFrameSizes sizes_;
   uint32_t frame_ = 0;   // index of the frame being sent
   FrameSplit split_{};   // its packets
+  char type_ = 0;        // its type (VideoFrameSizes::type)
   uint32_t sent_ = 0;    // of them, handed out
   std::vector<uint8_t> path_sl_;
   std::vector<uint64_t> phase_end_ps_;

@@ -1,0 +1,100 @@
+// The switch's packet lifetimes (lifetime.h; IBA 18.2.5.4, seed 000 Sec. 3.5): a part of
+// Switch kept apart from the packet path in switch.cpp. Nothing here runs unless a lifetime
+// is finite, and nothing schedules a timer per packet: arbitrate() calls expire(), which
+// drops what has expired and asks for one retry when the next request would expire, so a
+// head that waits with no other event coming still goes on time.
+#include <algorithm>
+#include <cassert>
+
+#include "models/switch/switch.h"
+
+namespace ibvp::sw {
+
+const char* drop_policy_name(DropPolicy p) {
+  switch (p) {
+    case DropPolicy::all: return "all";
+    case DropPolicy::selective: return "selective";
+  }
+  return "unknown";
+}
+
+void Switch::set_hoq_life(uint16_t port, uint8_t vl, uint8_t code) {
+  assert(vl < ib::kMaxVls);
+  ports_.at(port).hoq_life_ps[vl] = lifetime_ps(code);
+  lifetimes_ |= code < kLifetimeInfinite;
+}
+
+void Switch::set_switch_life(uint8_t code) {
+  switch_life_ps_ = lifetime_ps(code);
+  lifetimes_ |= code < kLifetimeInfinite;
+}
+
+void Switch::expire(uint16_t out_port) {
+  Port& out = ports_[out_port];
+  const uint64_t now = agenda_.now_ps();
+  uint64_t next = kNoLifetime;
+  for (uint32_t pending = out.requested_vls; pending; pending &= pending - 1) {
+    const uint8_t vl = static_cast<uint8_t>(__builtin_ctz(pending));
+    std::deque<Request>& q = out.requests[vl];
+    if (switch_life_ps_ != kNoLifetime) {
+      // Requests join a VL's queue a fixed pipeline delay after their heads came in, so the
+      // queue is in arrival order and the expired requests are a prefix of it.
+      size_t i = 0;
+      while (i < q.size() && now - q[i].arrived_ps >= switch_life_ps_) {
+        if (eligible(q[i]))
+          discard(out_port, vl, i, ib::DropReason::switch_lifetime);
+        else
+          ++i;  // selective: kept however long it stays
+      }
+      for (; i < q.size(); ++i)
+        if (eligible(q[i])) {
+          next = std::min(next, q[i].arrived_ps + switch_life_ps_);
+          break;
+        }
+    }
+    const uint64_t hoq = out.hoq_life_ps[vl];
+    if (hoq != kNoLifetime && !q.empty() && eligible(q.front())) {
+      // seed 000 Sec. 3.5: "When the sum of the value stored in HQLifetime and HLL becomes
+      // less than the current clock value, the packet is removed from the queue." The next
+      // request is the head from the drop on, so at most one goes per VL and instant.
+      if (now - out.head_since_ps[vl] >= hoq) discard(out_port, vl, 0, ib::DropReason::hoq_lifetime);
+      if (!q.empty() && eligible(q.front())) next = std::min(next, out.head_since_ps[vl] + hoq);
+    }
+  }
+  if (next != kNoLifetime) schedule_retry(out_port, next);
+}
+
+void Switch::discard(uint16_t out_port, uint8_t vl, size_t index, ib::DropReason why) {
+  Port& out = ports_[out_port];
+  std::deque<Request>& q = out.requests[vl];
+  const Request r = q[index];
+  q.erase(q.begin() + static_cast<std::ptrdiff_t>(index));
+  requests_from_[r.in_port * ports_.size() + out_port]--;
+  ports_[r.in_port].queued--;
+  if (q.empty()) out.requested_vls = static_cast<uint16_t>(out.requested_vls & ~(1u << vl));
+  assert(out.waiting_blocks[vl] >= r.blocks);
+  out.waiting_blocks[vl] -= r.blocks;
+  const uint64_t now = agenda_.now_ps();
+  if (index == 0) out.head_since_ps[vl] = now;
+  // A drop moves the VL on as a transmission would: the deadlock watch counts it as progress.
+  out.progress_ps[vl] = now;
+  out.counters.xmit_discards++;  // IBA PortXmitDiscards counts them at the output
+  if (ecn_.watches_input_buffers()) ecn_.discarded(out_port);
+  // drop() frees the space in the input buffer the packet came in on (once its tail is in)
+  // and returns the credit upstream.
+  r.packet->lrh.vl = r.in_vl;
+  drop(r.in_port, r.packet, why);
+}
+
+bool Switch::vl_drains_by_lifetime(uint16_t port, uint8_t vl) const {
+  const Port& out = ports_.at(port);
+  const std::deque<Request>& q = out.requests[vl];
+  if (q.empty()) return false;
+  if (out.hoq_life_ps[vl] != kNoLifetime && eligible(q.front())) return true;
+  if (switch_life_ps_ != kNoLifetime)
+    for (const Request& r : q)
+      if (eligible(r)) return true;
+  return false;
+}
+
+}  // namespace ibvp::sw
