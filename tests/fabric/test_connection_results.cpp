@@ -108,7 +108,9 @@ TEST(ConnectionResults, AConnectionsPacketsAreJudgedThroughTheFabricAndWrittenAs
   Scenario s = tb::basic_scenario(tb::star(2));
   s.warmup = sc_time(100, SC_US);
   s.duration = sc_time(1, SC_MS);
-  Fabric fab(s);
+  // The connection list and the source are declared before the Fabric so they outlive it:
+  // ~Fabric runs the kernel once more to unwind its threads, and the endpoint may still pull
+  // from its sources then (UBSan caught a destroyed source being called).
   const topo::Topology& topo = s.topology;
   workload::CbrConnections conns(1);
   workload::CbrConnection& c = conns[0];
@@ -121,8 +123,9 @@ TEST(ConnectionResults, AConnectionsPacketsAreJudgedThroughTheFabricAndWrittenAs
   c.interval_ps = 10'000'000;
   c.deadline_ps = 100'000'000;
   c.start_ps = 0;
-  fab.recorder().track_connections(conns);
   TestCbrSource src(0, c, topo.nodes[c.dst_node].lid);
+  Fabric fab(s);
+  fab.recorder().track_connections(conns);
   fab.endpoint_at(c.src_node)->add_source(&src);
   sc_core::sc_start(s.duration);
   fab.finish();
