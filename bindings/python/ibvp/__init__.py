@@ -6,7 +6,8 @@
     res = ibvp.run(sc, "out/minimal", progress=True)   # a fresh child process per run
     res.flows                                           # pandas DataFrame
 
-Scenarios (Scenario, schema, reference), runs (run, Results), sweeps (sweep), topology
+Scenarios (Scenario, schema, reference), runs (run, Results), sweeps (sweep), saturation
+searches (saturate, ibvp.saturation), topology
 summaries (topology_summary), ibnetdiscover export (export_ibnetdiscover), plots (ibvp.plots) and the `ibvp` command (ibvp.cli).
 See docs/python.md.
 
@@ -19,13 +20,13 @@ import importlib
 from typing import Any
 
 __all__ = [
-    "Scenario", "run", "Results", "sweep", "schema", "reference", "version", "topology_summary",
+    "Scenario", "run", "Results", "sweep", "saturate", "schema", "reference", "version", "topology_summary",
     "export_ibnetdiscover", "write_trace", "ConfigError", "DeadlockError", "SimulationError", "RunTimeout", "KernelUsedError",
 ]
 
 _WHERE = {
     "Scenario": "scenario", "run": "runner", "write_trace": "runner", "Results": "results",
-    "sweep": "sweeps", "schema": "info", "reference": "info", "version": "info",
+    "sweep": "sweeps", "saturate": "saturation", "schema": "info", "reference": "info", "version": "info",
     "topology_summary": "info", "export_ibnetdiscover": "info", "ConfigError": "errors", "DeadlockError": "errors",
     "SimulationError": "errors", "RunTimeout": "errors", "KernelUsedError": "errors",
 }

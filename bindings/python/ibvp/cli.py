@@ -2,6 +2,7 @@
 
     ibvp run SCENARIO.yaml [--set key=value ...] [--out DIR] [--timeout S] [--quiet]
     ibvp sweep SCENARIO.yaml --vary key=v1,v2,... [--vary ...] [--set ...] [--jobs N] [--dask ADDRESS] [--out DIR]
+    ibvp saturate SCENARIO.yaml [--vary key=v1,...] [--topology-seeds N] [--compare A/B] [--set ...] [--out DIR]
     ibvp plot DIR [--kind rates-over-time|throughput|latency-cdf|latency-vs-load|deadline|jitter|best_worst|frames] [--out PREFIX]
     ibvp topo FILE [--routing minhop] [--roots A,B | --root-guid-file F] [--lfts-file F] [--lmc N]
               [--node-name-map F] [--dump DIR] [--export-ibnetdiscover OUT [--export-node-name-map MAP]] [--json]
@@ -79,6 +80,10 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--dask", metavar="ADDRESS", help="run the points on this Dask scheduler (tcp://host:8786)")
     p.add_argument("--timeout", type=float, help="wall-clock seconds per point")
     p.set_defaults(handler=cmd_sweep)
+
+    from .saturation import add_command
+
+    add_command(sub, overrides)
 
     from .plots import KINDS
 
