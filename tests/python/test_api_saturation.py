@@ -111,3 +111,18 @@ def test_cli_refuses_a_malformed_compare_with_status_2(tmp_path: Path) -> None:
     p = subprocess.run([sys.executable, "-m", "ibvp", "saturate", str(path), "--compare", "dfs", "--out",
                         str(tmp_path / "out")], capture_output=True, text=True)
     assert p.returncode == 2 and "--compare 'dfs'" in p.stderr and "A/B" in p.stderr
+
+
+def test_link_balance_ranks_every_switch_to_switch_link_of_each_point(tmp_path: Path) -> None:
+    from ibvp import link_balance
+
+    sc = _base().set("traffic.load", 0.05)
+    ibvp.sweep(sc, {"routing": ["updn", "dfs"]}, tmp_path, jobs=2)
+    links = link_balance.link_utilization(tmp_path, switch_ports=4)
+    # 8 switches, each with its 4 switch ports cabled (docs/topology.md): 32 transmit sides.
+    assert links.groupby("point").size().tolist() == [32, 32]
+    for _, part in links.groupby("point"):
+        assert part["utilization"].is_monotonic_decreasing and part["rank"].tolist() == list(range(32))
+        assert part["node"].str.startswith("sw").all() and (part["port"] <= 4).all()
+    b = link_balance.balance(links)
+    assert (b["max_over_mean"] >= 1).all()
