@@ -15,4 +15,4 @@ ibvp sweep "$here/uniform64.yaml" --vary routing=updn,dfs --vary traffic.load=$l
   --jobs "$jobs" --out "$out/fig1b"
 ibvp plot "$out/fig1b" --kind latency-vs-load --x traffic.load --title "Fig. 1(b): 64 switches, 32 B"
 ibvp sweep "$here/fig1c.yaml" --vary routing=updn,dfs,smart --jobs "$jobs" --out "$out/fig1c"
-python3 -m ibvp.link_balance "$out/fig1c" --switch-ports 4
+python3 -m ibvp.link_balance "$out/fig1c" --switch-ports 4 --title "Fig. 1(c): 32 switches, 256 B, 0.021 flits/cycle/switch"
