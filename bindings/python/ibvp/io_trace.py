@@ -140,7 +140,7 @@ def _bad(path: Path, line: int, key: str, problem: str, fix: str) -> ConfigError
 
 # ---- synthetic stand-in --------------------------------------------------------------------
 
-def synthetic_requests(duration_s: float, devices: int = DISKS, *, burst_rate_per_s: float = 20000.0,
+def synthetic_requests(duration_s: float, devices: int = DISKS, *, burst_rate_per_s: float = 80000.0,
                        on_mean_s: float = 2e-3, off_mean_s: float = 8e-3, write_fraction: float = 0.6,
                        sizes: Sequence[int] = (1024, 2048, 4096, 8192, 8192, 8192), seed: int = 1) -> list[IoRequest]:
     """Bursty block I/O over `duration_s`: ON/OFF periods (exponential, means `on_mean_s`,
