@@ -101,3 +101,21 @@ def test_time_series_averages_message_latency_so_far_and_counts_waiting_packets(
     assert ts.loc[2, "cumulative_latency_ns"] == 3000.0          # at 3 us: m1 only
     assert ts.loc[5, "cumulative_latency_ns"] == (3000.0 + 5000.0) / 2  # at 6 us: m1 and m2
     assert ts.loc[5, "waiting_per_host"] == 0.5                  # m3's packet, still at c
+
+
+def test_plot_kinds_draw_a_run_fed_a_disk_workload(tmp_path: Path) -> None:
+    import ibvp
+    from ibvp import plots
+
+    reqs = [io.IoRequest(i * 2e-6, i % 3, 1300, i % 2 == 0) for i in range(20)]
+    disks = io.place_disks(8, disks=3, seed=1)
+    pk = io.io_packets(reqs, disks, io.hosts_of(8, disks))
+    sc = ibvp.Scenario({"name": "io8", "duration": "200us", "topology": {"generator": "random_irregular",
+                        "switches": 8, "seed": 1}, "routing": "updn", "outputs": {"packets_csv": True}})
+    res = ibvp.run(sc, tmp_path / "run", workload=pk)
+    ts = io.read_time_series(res.out_dir)
+    assert ts["messages"].iloc[-1] == 40  # every request and its reply arrived
+    assert ts.equals(io.time_series(res.packets, 200e-6 / 40, workload=pk))
+    for kind in ("io-latency", "io-waiting"):
+        paths = plots.plot(kind, res.out_dir)
+        assert all(p.exists() for p in paths)

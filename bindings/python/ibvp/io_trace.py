@@ -280,3 +280,56 @@ def time_series(packets: Any, step_s: float, workload: Sequence[tuple] | None = 
     waiting = np.searchsorted(created, edges, side="right") - np.searchsorted(injected, edges, side="right")
     return pd.DataFrame({"time_s": edges * 1e-9, "messages": k, "cumulative_latency_ns": cumulative,
                          "waiting_per_host": waiting / max(1, len(sources))})
+
+
+# ---- figures (ibvp plot --kind io-latency | io-waiting) ---------------------------------------
+
+def read_time_series(out_dir: str | os.PathLike, step_s: float | None = None) -> Any:
+    """time_series of a run directory: its packets table and, when the run was given a
+    workload (ibvp.run(..., workload=...)), its workload.csv; the step defaults to a 40th
+    of the run's duration."""
+    import json
+
+    import pandas as pd
+
+    from .results import read_table
+
+    out_dir = Path(out_dir)
+    try:
+        packets = read_table(out_dir, "packets")
+    except FileNotFoundError:
+        raise FileNotFoundError(f"{out_dir}: no packets table; run with outputs.packets_csv: true") from None
+    workload = None
+    if (out_dir / "workload.csv").exists():
+        workload = list(pd.read_csv(out_dir / "workload.csv").itertuples(index=False, name=None))
+    if step_s is None:
+        summary = json.loads((out_dir / "summary.json").read_text())
+        step_s = float(summary["sim_seconds"]) / 40
+    return time_series(packets, step_s, workload=workload)
+
+
+def _plot(column: str, ylabel: str, name: str, out_dir: str | Path, out: str | Path | None,
+          title: str | None) -> list[Path]:
+    from .plots import _figure, _save, _scenario_name
+
+    out_dir = Path(out_dir)
+    ts = read_time_series(out_dir)
+    fig, ax = _figure()
+    scale = 1e-3 if column.endswith("_ns") else 1.0
+    ax.plot(ts["time_s"] * 1e3, ts[column] * scale, marker=".")
+    ax.set_xlabel("simulated time (ms)")
+    ax.set_ylabel(ylabel)
+    ax.set_title(title or f"{_scenario_name(out_dir)}: {ylabel}")
+    ax.grid(alpha=0.3)
+    return _save(fig, out_dir, name, out)
+
+
+def plot_latency(out_dir: str | Path, *, out: str | Path | None = None, title: str | None = None) -> list[Path]:
+    """Seed 001 Figs. 2(a,b), 3, 4: cumulative average message latency against time."""
+    return _plot("cumulative_latency_ns", "cumulative average message latency (us)", "io-latency", out_dir, out,
+                 title)
+
+
+def plot_waiting(out_dir: str | Path, *, out: str | Path | None = None, title: str | None = None) -> list[Path]:
+    """Seed 001 Fig. 2(c): packets waiting to be sent per node against time."""
+    return _plot("waiting_per_host", "packets waiting per node", "io-waiting", out_dir, out, title)

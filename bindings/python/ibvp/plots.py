@@ -385,7 +385,16 @@ KINDS: dict[str, Callable[..., list[Path]]] = {
     "jitter": jitter,
     "best_worst": best_worst,
     "frames": frames,
+    # seed 001 Sec. 3.2 (ibvp.io_trace): a run fed a disk-I/O workload
+    "io-latency": lambda d, **o: _io().plot_latency(d, **o),
+    "io-waiting": lambda d, **o: _io().plot_waiting(d, **o),
 }
+
+
+def _io():
+    from . import io_trace
+
+    return io_trace
 
 
 def plot(kind: str, directory: str | Path, **options) -> list[Path]:
