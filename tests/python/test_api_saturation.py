@@ -126,3 +126,12 @@ def test_link_balance_ranks_every_switch_to_switch_link_of_each_point(tmp_path: 
         assert part["node"].str.startswith("sw").all() and (part["port"] <= 4).all()
     b = link_balance.balance(links)
     assert (b["max_over_mean"] >= 1).all()
+
+
+def test_the_same_search_gives_the_same_table_bit_for_bit(tmp_path: Path) -> None:
+    # Runs are deterministic (same config and seed), so the bisection takes the same steps.
+    tables = []
+    for k in range(2):
+        res = ibvp.saturate(_base(), {"routing": ["dfs"]}, tmp_path / str(k), hi=0.5, resolution=0.1, jobs=1)
+        tables.append(res.points.drop(columns=["dir"]))
+    pd.testing.assert_frame_equal(tables[0], tables[1], check_exact=True)
