@@ -152,9 +152,12 @@ def check_bounds(lo: float, hi: float, tolerance: float, resolution: float) -> N
 def search(spec: dict[str, Any], *, lo: float, hi: float, tolerance: float, resolution: float,
            timeout: float | None = None, report: Report | None = None) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     """Bisection on the offered load of one scenario: returns (search row, probe rows)."""
+    from .sweeps import _remove
+
     search_dir: Path = spec["dir"]
-    if search_dir.exists():
-        shutil.rmtree(search_dir)  # this search's own (or a stale one of the same name)
+    # Inside the claimed directory: this search's own from an earlier run, or a point of
+    # an earlier ibvp sweep of the same name. A link is removed, never followed.
+    _remove(search_dir)
     search_dir.mkdir(parents=True)
     (search_dir / SEARCH_MARKER).write_text("")
     info = spec["info"]
