@@ -135,3 +135,17 @@ def test_the_same_search_gives_the_same_table_bit_for_bit(tmp_path: Path) -> Non
         res = ibvp.saturate(_base(), {"routing": ["dfs"]}, tmp_path / str(k), hi=0.5, resolution=0.1, jobs=1)
         tables.append(res.points.drop(columns=["dir"]))
     pd.testing.assert_frame_equal(tables[0], tables[1], check_exact=True)
+
+
+def test_cli_saturate_prints_each_search_and_the_factors(tmp_path: Path) -> None:
+    path = tmp_path / "sat.yaml"
+    _base().to_yaml(path)
+    out = tmp_path / "out"
+    p = subprocess.run([sys.executable, "-m", "ibvp", "saturate", str(path), "--vary", "routing=updn,dfs",
+                        "--topology-seeds", "2", "--compare", "dfs/updn", "--hi", "0.5", "--resolution", "0.2",
+                        "--jobs", "2", "--out", str(out)], capture_output=True, text=True)
+    assert p.returncode == 0, p.stderr
+    assert "4 of 4 searches done" in p.stdout and "dfs  updn" in p.stdout
+    table = pd.read_parquet(out / "saturation.parquet")
+    assert sorted(zip(table["routing"], table["topology.seed"])) == [("dfs", 1), ("dfs", 2), ("updn", 1), ("updn", 2)]
+    assert (out / "factors.csv").read_text().splitlines()[0] == "a,b,topologies,left_out,min,max,avg"
