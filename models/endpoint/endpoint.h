@@ -10,7 +10,7 @@
 #include <systemc>
 #include <tlm>
 #include <tlm_utils/simple_initiator_socket.h>
-#include <tlm_utils/simple_target_socket.h>
+#include <tlm_utils/passthrough_target_socket.h>
 #include <vector>
 
 #include "models/endpoint/traffic_source.h"
@@ -35,7 +35,10 @@ struct EndpointConfig {
 class Endpoint : public sc_core::sc_module {
  public:
   tlm_utils::simple_initiator_socket<Endpoint> tx;
-  tlm_utils::simple_target_socket<Endpoint> rx;
+  // A passthrough socket spawns no thread (simple_target_socket spawns one per socket that
+  // registers only nb_transport_fw: a stack and a guard mapping each, which large fabrics
+  // run out of; ../shared/SYSTEMC_NOTES.md).
+  tlm_utils::passthrough_target_socket<Endpoint> rx;
 
   SC_HAS_PROCESS(Endpoint);
   Endpoint(sc_core::sc_module_name name, uint32_t node, uint16_t lid, const EndpointConfig& cfg,

@@ -27,6 +27,7 @@
 #include <systemc>
 #include <tlm>
 #include <tlm_utils/simple_initiator_socket.h>
+#include <tlm_utils/passthrough_target_socket.h>
 #include <tlm_utils/simple_target_socket.h>
 #include <unordered_map>
 #include <unordered_set>
@@ -84,7 +85,7 @@ class Hca : public sc_core::sc_module {
   tlm_utils::simple_target_socket<Hca> registers;  // BAR0, from the host bus's mmio_out
   tlm_utils::simple_initiator_socket<Hca> dma;     // to the host bus's dma_in
   tlm_utils::simple_initiator_socket<Hca> tx;      // to a Link, as ep::Endpoint
-  tlm_utils::simple_target_socket<Hca> rx;
+  tlm_utils::passthrough_target_socket<Hca> rx;  // spawns no thread (SYSTEMC_NOTES.md)
 
   SC_HAS_PROCESS(Hca);
   // Loads and starts the firmware image (throws FirmwareError).

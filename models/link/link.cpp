@@ -6,8 +6,8 @@ namespace ibvp::link {
 
 Link::Link(sc_core::sc_module_name name, const LinkConfig& cfg)
     : sc_module(name),
-      in{tlm_utils::simple_target_socket_tagged<Link>("in_ab"),
-         tlm_utils::simple_target_socket_tagged<Link>("in_ba")},
+      in{tlm_utils::passthrough_target_socket_tagged<Link>("in_ab"),
+         tlm_utils::passthrough_target_socket_tagged<Link>("in_ba")},
       out{tlm_utils::simple_initiator_socket_tagged<Link>("out_ab"),
           tlm_utils::simple_initiator_socket_tagged<Link>("out_ba")},
       cfg_(cfg),

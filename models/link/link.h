@@ -8,7 +8,7 @@
 #include <systemc>
 #include <tlm>
 #include <tlm_utils/simple_initiator_socket.h>
-#include <tlm_utils/simple_target_socket.h>
+#include <tlm_utils/passthrough_target_socket.h>
 #include <vector>
 
 #include "models/ib/packet.h"
@@ -26,7 +26,10 @@ class LinkTap {
 class Link : public sc_core::sc_module {
  public:
   // in[d] receives from the sender of direction d; out[d] delivers to its receiver.
-  tlm_utils::simple_target_socket_tagged<Link> in[2];
+  // A passthrough socket spawns no thread (simple_target_socket spawns one per socket that
+  // registers only nb_transport_fw: a stack and a guard mapping each, which large fabrics
+  // run out of; ../shared/SYSTEMC_NOTES.md).
+  tlm_utils::passthrough_target_socket_tagged<Link> in[2];
   tlm_utils::simple_initiator_socket_tagged<Link> out[2];
 
   Link(sc_core::sc_module_name name, const LinkConfig& cfg);

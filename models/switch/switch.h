@@ -26,7 +26,7 @@
 #include <systemc>
 #include <tlm>
 #include <tlm_utils/simple_initiator_socket.h>
-#include <tlm_utils/simple_target_socket.h>
+#include <tlm_utils/passthrough_target_socket.h>
 #include <vector>
 
 #include "models/ib/packet.h"
@@ -91,7 +91,10 @@ struct SwitchConfig {
 
 class Switch : public sc_core::sc_module {
  public:
-  using InSocket = tlm_utils::simple_target_socket_tagged<Switch>;
+  // A passthrough socket spawns no thread (simple_target_socket spawns one per socket that
+  // registers only nb_transport_fw: a stack and a guard mapping each, which large fabrics
+  // run out of; ../shared/SYSTEMC_NOTES.md).
+  using InSocket = tlm_utils::passthrough_target_socket_tagged<Switch>;
   using OutSocket = tlm_utils::simple_initiator_socket_tagged<Switch>;
 
   // A cabled port and the rate of its cable. Only cabled ports get sockets: SystemC requires
