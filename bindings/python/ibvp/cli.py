@@ -2,7 +2,7 @@
 
     ibvp run SCENARIO.yaml [--set key=value ...] [--out DIR] [--timeout S] [--quiet]
     ibvp sweep SCENARIO.yaml --vary key=v1,v2,... [--vary ...] [--set ...] [--jobs N] [--dask ADDRESS] [--out DIR]
-    ibvp plot DIR [--kind rates-over-time|throughput|latency-cdf|latency-vs-load|deadline|jitter|best_worst|frames] [--out PREFIX]
+    ibvp plot DIR [--kind rates-over-time|throughput|latency-cdf|latency-vs-load|classes-vs-load|deadline|jitter|best_worst|frames] [--out PREFIX]
     ibvp topo FILE [--routing minhop] [--roots A,B | --root-guid-file F] [--lfts-file F] [--lmc N]
               [--node-name-map F] [--dump DIR] [--export-ibnetdiscover OUT [--export-node-name-map MAP]] [--json]
     ibvp validate SCENARIO.yaml [--set key=value ...]
@@ -97,8 +97,11 @@ def _parser() -> argparse.ArgumentParser:
                    help="rates-over-time: also print each series' mean rate between two times (40ms,60ms)")
     p.add_argument("--sls", help="deadline, jitter, best_worst: the SLs to draw, comma-separated (default: every SL "
                                  "with connections; best_worst: 0-3)")
-    p.add_argument("--x", help="latency-vs-load: the varied key on the x axis")
-    p.add_argument("--y", default="latency_mean_ns", help="latency-vs-load: the sweep.csv column to draw, or the ratio of two (\"rate:remote / rate:local\")")
+    p.add_argument("--x", help="latency-vs-load, classes-vs-load: the varied key on the x axis")
+    p.add_argument("--y", help="latency-vs-load: the sweep.csv column to draw (default latency_mean_ns), or the "
+                               "ratio of two (\"rate:remote / rate:local\"); classes-vs-load: the panels, "
+                               "comma-separated (dmp, dmt_ms, rt_latency_us, control_latency_us, be_latency_us; "
+                               "default all)")
     p.set_defaults(handler=cmd_plot)
 
     p = sub.add_parser("topo", help="validate a topology (or a scenario's) and summarize it")
@@ -273,6 +276,8 @@ def cmd_plot(args: argparse.Namespace) -> int:
         if kind == "rates-over-time":
             options.update(group=args.group, link_Bps=args.link_Bps, labels=_labels(args.label))
         elif kind == "latency-vs-load":
+            options.update(x=args.x, y=args.y or "latency_mean_ns")
+        elif kind == "classes-vs-load":
             options.update(x=args.x, y=args.y)
         elif kind in ("deadline", "jitter", "best_worst"):
             options.update(sls=_sls(args.sls))
