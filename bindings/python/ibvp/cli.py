@@ -1,7 +1,7 @@
 """The `ibvp` command.
 
     ibvp run SCENARIO.yaml [--set key=value ...] [--out DIR] [--timeout S] [--quiet]
-    ibvp sweep SCENARIO.yaml --vary key=v1,v2,... [--vary ...] [--set ...] [--jobs N] [--dask ADDRESS] [--out DIR]
+    ibvp sweep SCENARIO.yaml --vary key=v1,v2,... | --vary name=@VARIANTS.yaml[:A,B] [--vary ...] [--set ...] [--jobs N] [--dask ADDRESS] [--out DIR]
     ibvp plot DIR [--kind rates-over-time|throughput|latency-cdf|latency-vs-load|classes-vs-load|deadline|jitter|best_worst|frames] [--out PREFIX]
     ibvp topo FILE [--routing minhop] [--roots A,B | --root-guid-file F] [--lfts-file F] [--lmc N]
               [--node-name-map F] [--dump DIR] [--export-ibnetdiscover OUT [--export-node-name-map MAP]] [--json]
@@ -72,7 +72,8 @@ def _parser() -> argparse.ArgumentParser:
     p = sub.add_parser("sweep", help="run the cross product of --vary values, one row per run in sweep.csv")
     p.add_argument("scenario", type=Path)
     p.add_argument("--vary", action="append", required=True, metavar="KEY=V1,V2,...",
-                   help="a key path and its values (YAML each; commas inside [...] do not split); repeatable")
+                   help="a key path and its values (YAML each; commas inside [...] do not split), or NAME=@FILE[:A,B] "
+                        "for named bundles of settings from a variants file; repeatable")
     overrides(p)
     p.add_argument("--out", type=Path, help="sweep directory (default: out/<scenario name>-sweep)")
     p.add_argument("--jobs", type=int, help="runs at once on this machine (default: number of CPUs)")
