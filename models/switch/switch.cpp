@@ -518,10 +518,18 @@ bool Switch::vl_waits_for_credits(uint16_t port, uint8_t vl) const {
   // A head without credits blocks its VL (candidate()); with bypass, a younger request may
   // pass it while its input feeds another output, if that request fits. Whether the head's
   // input is busy at this instant does not matter: it frees after one packet.
-  // With the multiplexed crossbar no input is ever busy, so nothing passes the head.
-  if (cfg_.request_order == RequestOrder::fifo || cfg_.crossbar == Crossbar::multiplexed) return true;
-  for (const Request& r : q)
-    if (r.blocks <= credits) return false;
+  // With the multiplexed crossbar no input is ever busy, so nothing passes the head; nor once
+  // the head has been passed bypass_limit times. As in candidate(), a request may pass only
+  // if no older request of its input is queued (the head's input included).
+  if (cfg_.request_order == RequestOrder::fifo || cfg_.crossbar == Crossbar::multiplexed ||
+      q.front().bypassed >= cfg_.bypass_limit)
+    return true;
+  std::bitset<256> seen;
+  seen.set(q.front().in_port);
+  for (const Request& r : q) {
+    if (!seen.test(r.in_port) && r.blocks <= credits) return false;
+    seen.set(r.in_port);
+  }
   return true;
 }
 

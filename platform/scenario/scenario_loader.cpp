@@ -80,6 +80,7 @@ topo::Topology generate(const ScenarioDocument& sd, const Document& doc) {
       opt.switch_ports = static_cast<uint16_t>(t.switch_ports);
       opt.host_ports = static_cast<uint16_t>(t.host_ports);
       if (own_link) opt.cfg = t.link;
+      if (t.given.count("cycles")) opt.cycles = t.cycles;
       const uint32_t seed = t.given.count("seed") ? t.seed : static_cast<uint32_t>(sd.seed);
       return topo::random_irregular(t.switches, seed, opt);
     }

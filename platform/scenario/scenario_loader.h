@@ -28,6 +28,7 @@ struct TopologySpec {
   uint32_t switch_ports = 4;
   uint32_t host_ports = 4;
   uint32_t seed = 0;      // random_irregular; the scenario's seed (low 32 bits) unless given
+  uint32_t cycles = 0;    // random_irregular, when given: independent cycles of the switch graph
   uint32_t hosts = 0;     // single_switch
   uint32_t k = 0;         // fat_tree (k-ary n-tree)
   uint32_t n = 0;

@@ -427,7 +427,7 @@ struct GeneratorKeys {
 const std::vector<GeneratorKeys>& generator_keys() {
   static const std::vector<GeneratorKeys> table = {
       {"two_switch", {"local", "remote"}, {}},
-      {"random_irregular", {"switches"}, {"seed", "switch_ports", "host_ports"}},
+      {"random_irregular", {"switches"}, {"seed", "switch_ports", "host_ports", "cycles"}},
       {"single_switch", {"hosts"}, {}},
       {"fat_tree", {"k", "n"}, {}},
       {"mesh", {"x", "y"}, {"hosts_per_switch"}},
@@ -469,6 +469,11 @@ const sim::ParamGroup& topology_params() {
         .range(0, max_ports - 1);
     b.integer("seed", &TopologySpec::seed, "", "random_irregular: seed of the random graph.")
         .defaults_to("the scenario's seed (low 32 bits)");
+    b.integer("cycles", &TopologySpec::cycles, "cycles",
+              "random_irregular: independent cycles of the switch graph (switch cables - switches + 1): a random "
+              "spanning tree plus this many random cables (seed 000 Sec. 5.1: nine).")
+        .range(0, 1u << 20)
+        .defaults_to("as many cables as the switch ports allow");
     b.integer("hosts", &TopologySpec::hosts, "hosts", "single_switch: hosts h1.. on one switch.")
         .range(1, max_ports)
         .no_default();
@@ -491,7 +496,7 @@ const sim::ParamGroup& topology_params() {
     b.raw_object("inline", "A topology in the topology file format (defaults, switches, hosts, links).");
     b.rule("Give exactly one of file, generator, inline.");
     b.rule("A generator takes only its own parameters and needs all but seed, switch_ports, host_ports, "
-           "hosts_per_switch; link applies to generators only (a topology file sets its own cables).");
+           "cycles, hosts_per_switch; link applies to generators only (a topology file sets its own cables).");
     b.on_complete([](TopologySpec& t, const std::set<std::string>& given) {
       t.given = given;
       const int sources = static_cast<int>(given.count("file") + given.count("generator") + given.count("inline"));

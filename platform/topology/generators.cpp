@@ -1,5 +1,6 @@
 #include "platform/topology/generators.h"
 
+#include <algorithm>
 #include <random>
 #include <set>
 #include <utility>
@@ -69,6 +70,16 @@ class RandomGraph {
     return edges_;
   }
 
+  // The spanning tree plus exactly `extra` cables (each one more independent cycle), or
+  // fewer when no cable can be added or rewired; the caller checks the count.
+  std::vector<std::pair<uint32_t, uint32_t>> build_with_cycles(uint64_t extra) {
+    spanning_tree();
+    const size_t target = edges_.size() + extra;
+    while (edges_.size() < target)
+      if (!add_one() && !swap_once()) break;
+    return edges_;
+  }
+
  private:
   bool adjacent(uint32_t u, uint32_t v) const { return adj_[u].count(v) != 0; }
   uint32_t free_ports(uint32_t u) const { return degree_ - deg_[u]; }
@@ -109,6 +120,30 @@ class RandomGraph {
       }
       if (free_ports(u) > 0) open.push_back(u);
     }
+  }
+
+  // One random cable between two switches with free ports that are not yet neighbours, as
+  // fill() lays them; false when no such pair is left.
+  bool add_one() {
+    std::vector<uint32_t> open;
+    for (uint32_t u = 0; u < n_; ++u)
+      if (free_ports(u) > 0) open.push_back(u);
+    if (open.size() < 2) return false;
+    for (int attempt = 0; attempt < 32; ++attempt) {
+      const uint32_t u = open[uniform(g_, open.size())], v = open[uniform(g_, open.size())];
+      if (u != v && !adjacent(u, v)) {
+        add(u, v);
+        return true;
+      }
+    }
+    std::vector<std::pair<uint32_t, uint32_t>> pairs;
+    for (size_t i = 0; i < open.size(); ++i)
+      for (size_t j = i + 1; j < open.size(); ++j)
+        if (!adjacent(open[i], open[j])) pairs.emplace_back(open[i], open[j]);
+    if (pairs.empty()) return false;
+    const auto [u, v] = pairs[uniform(g_, pairs.size())];
+    add(u, v);
+    return true;
   }
 
   // Then random extra cables between switches with free ports that are not yet neighbours,
@@ -193,7 +228,8 @@ class RandomGraph {
 }  // namespace
 
 Topology random_irregular(uint32_t switches, uint32_t seed, const RandomIrregularOptions& opt) {
-  Builder b("random_irregular(" + std::to_string(switches) + " switches, seed " + std::to_string(seed) + ")");
+  Builder b("random_irregular(" + std::to_string(switches) + " switches, seed " + std::to_string(seed) +
+            (opt.cycles >= 0 ? ", " + std::to_string(opt.cycles) + " cycles" : std::string()) + ")");
   if (switches == 0) b.fail("switches", "no switches", "ask for at least 1 switch");
   if ((opt.switch_ports == 0 && switches > 1) || (opt.switch_ports == 1 && switches > 2))
     b.fail("switch_ports", std::to_string(opt.switch_ports) + " switch port(s) per switch cannot join " +
@@ -204,7 +240,27 @@ Topology random_irregular(uint32_t switches, uint32_t seed, const RandomIrregula
 
   std::mt19937_64 g(seed);
   RandomGraph graph(switches, opt.switch_ports, g);
-  const auto edges = graph.build();
+  std::vector<std::pair<uint32_t, uint32_t>> edges;
+  if (opt.cycles < 0) {
+    edges = graph.build();
+  } else {
+    // A connected simple graph on n switches of degree <= d has n - 1 tree cables and at
+    // most min(floor(n d / 2), n (n - 1) / 2) cables in all.
+    const uint64_t n = switches, d = opt.switch_ports;
+    const uint64_t most = std::min(n * d / 2, n * (n - 1) / 2) - (n - 1);
+    const uint64_t want = static_cast<uint64_t>(opt.cycles);
+    const std::string fix = "ask for at most " + std::to_string(most) + " cycles, or give more switch_ports";
+    if (want > most)
+      b.fail("cycles", std::to_string(want) + " independent cycles need " + std::to_string(n - 1 + want) +
+                           " switch cables; " + std::to_string(n) + " switches with " + std::to_string(d) +
+                           " switch ports each hold at most " + std::to_string(n - 1 + most),
+             fix);
+    edges = graph.build_with_cycles(want);
+    if (edges.size() != n - 1 + want)
+      b.fail("cycles", "seed " + std::to_string(seed) + " could lay only " + std::to_string(edges.size() - (n - 1)) +
+                           " of " + std::to_string(want) + " cycles",
+             "try another topology seed or " + fix);
+  }
 
   for (uint32_t s = 0; s < switches; ++s) b.add("sw" + std::to_string(s), NodeKind::switch_node, ports);
   // Switch ports in the order the cables were laid, which is random.

@@ -15,6 +15,9 @@ namespace ibvp::topo {
 struct RandomIrregularOptions {
   uint16_t switch_ports = 4;  // ports per switch cabled to other switches (seed 001: 4)
   uint16_t host_ports = 4;    // ports per switch cabled to hosts (seed 001: 4)
+  // Independent cycles of the switch graph (cables - switches + 1), or -1: as many cables as
+  // the ports allow (seed 001). Seed 000 Sec. 5.1's 15-node fabric has nine.
+  int64_t cycles = -1;
   // Seed 001 Sec. 3 uses 1X links.
   link::LinkConfig cfg{link::Width::x1, link::Speed::sdr, 1.0, 5.0};
 };
@@ -26,6 +29,10 @@ struct RandomIrregularOptions {
 // ports use all of them (docs/topology.md has the method). Switch i is "sw<i>"; its switch cables take ports
 // 1..switch_ports, host h is "h<i>_<h>" on port switch_ports + 1 + h. The same seed gives the
 // same fabric on every platform (std::mt19937_64 and an own uniform draw).
+// With opt.cycles >= 0 (seed 000 Sec. 3.2, 5.1): the same random spanning tree, then exactly
+// `cycles` extra random cables between switches that have a free port and are not yet
+// neighbours (rewiring a cable when no such pair is left); a ConfigError (key "cycles")
+// when the ports or the switch count cannot hold that many.
 Topology random_irregular(uint32_t switches, uint32_t seed, const RandomIrregularOptions& opt = {});
 
 // Seed 004 Fig. 1: switches A and B joined by one cable (A/1 - B/1). On A: remote sources

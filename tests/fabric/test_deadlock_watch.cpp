@@ -204,3 +204,22 @@ TEST(StuckReport, HealthyRunHasNoStuckPackets) {
   EXPECT_NE(slurp(dir + "/summary.json").find("\"stuck\": null"), std::string::npos);
   std::filesystem::remove_all(dir);
 }
+
+TEST(DeadlockWatch, CycleBehindHeadsPassedBypassLimitTimesIsReported) {
+  // Seed 000's Fig. 7 fabric with 64 KiB buffers at 40 % load: video bursts deadlock VL1 on
+  // min-hop routes while best effort keeps VL0 (and so the inputs) busy. Younger requests
+  // with credits sit behind heads that have been passed bypass_limit times and may not
+  // pass again; the watch once took such outputs for movable and let the run end with the
+  // packets stuck (docs/seed000.md).
+  const Scenario s = shipped("configs/seed000/fig7.yaml", {"mix.total_load=0.4", "switch.vl_buffer_bytes=65536",
+                                                           "endpoint.vl_buffer_bytes=65536", "duration=60ms"});
+  ASSERT_EQ(s.switch_cfg.request_order, sw::RequestOrder::fifo_bypass);
+  try {
+    run_scenario(s, RunOptions{});
+    FAIL() << "the VL1 deadlock was not reported";
+  } catch (const DeadlockError& e) {
+    const std::string m = e.what();
+    EXPECT_NE(m.find("VL1 ->"), std::string::npos) << m;
+    EXPECT_EQ(m.find("VL0"), std::string::npos) << m;
+  }
+}

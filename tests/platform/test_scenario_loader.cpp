@@ -151,6 +151,23 @@ TEST(ScenarioLoader, RandomIrregularTakesTheScenarioSeedUnlessGiven) {
   EXPECT_EQ(a.topology.links[0].cfg.width, link::Width::x1);  // seed 001's cable unless link is given
 }
 
+TEST(ScenarioLoader, RandomIrregularCyclesSetsTheCableCount) {
+  // seed 000 Sec. 5.1: 15 five-port switches, one host each, nine independent cycles.
+  const std::string yaml =
+      "duration: 1ms\nseed: 5\ntopology: {generator: random_irregular, switches: 15, switch_ports: 4, "
+      "host_ports: 1, cycles: 9}\ntraffic: {load: 0.1}\n";
+  const Scenario s = load(yaml);
+  size_t switch_cables = 0;
+  for (const auto& l : s.topology.links)
+    switch_cables += s.topology.nodes[l.a.node].kind == topo::NodeKind::switch_node &&
+                     s.topology.nodes[l.b.node].kind == topo::NodeKind::switch_node;
+  EXPECT_EQ(switch_cables, 15u - 1 + 9);
+  const ConfigError e = error_of(yaml, {"topology.cycles=17"});
+  EXPECT_EQ(e.key(), "topology.cycles");
+  EXPECT_NE(e.fix().find("at most 16 cycles"), std::string::npos) << e.fix();
+  EXPECT_EQ(error_of(yaml, {"topology.generator=mesh", "topology.x=2", "topology.y=2"}).key(), "topology.cycles");
+}
+
 TEST(ScenarioLoader, TopologyFileIsRelativeToTheScenarioFile) {
   const std::filesystem::path dir = std::filesystem::temp_directory_path() / ("ibvp_scn_" + std::to_string(::getpid()));
   std::filesystem::create_directories(dir / "topo");

@@ -522,6 +522,76 @@ TEST(Generator, RandomIrregularIsPinnedForSeed1) {
   EXPECT_EQ(pairs, "0-1 0-3 0-5 0-6 1-2 1-4 1-7 2-3 2-4 2-7 3-4 3-5 4-6 5-6 5-7 6-7 ");
 }
 
+RandomIrregularOptions seed000_options(int64_t cycles) {
+  // Seed 000 Sec. 4: 5-port switches, one host each, so 4 ports to other switches.
+  RandomIrregularOptions opt;
+  opt.switch_ports = 4;
+  opt.host_ports = 1;
+  opt.cycles = cycles;
+  return opt;
+}
+
+TEST(Generator, RandomIrregularCyclesGivesExactlyThatManyIndependentCycles) {
+  // Independent cycles of a connected graph = cables - switches + 1 (seed 000 Sec. 3.2).
+  for (uint32_t n : {2u, 5u, 15u, 30u})
+    for (int64_t c : {0, 1, 5, 9, 16, 31})
+      for (uint32_t seed : {1u, 2u, 3u, 17u}) {
+        const uint64_t most = std::min<uint64_t>(n * 4 / 2, n * (n - 1) / 2) - (n - 1);
+        if (static_cast<uint64_t>(c) > most) continue;
+        SCOPED_TRACE(std::to_string(n) + " switches, " + std::to_string(c) + " cycles, seed " + std::to_string(seed));
+        const Topology t = random_irregular(n, seed, seed000_options(c));
+        EXPECT_TRUE(switches_connected(t));
+        const auto pairs = switch_pairs(t);
+        size_t cables = 0;
+        for (const Link& l : t.links)
+          cables += t.nodes[l.a.node].kind == NodeKind::switch_node && t.nodes[l.b.node].kind == NodeKind::switch_node;
+        EXPECT_EQ(pairs.size(), cables) << "parallel cables";
+        EXPECT_EQ(static_cast<int64_t>(cables) - n + 1, c);
+      }
+}
+
+TEST(Generator, RandomIrregularCyclesRespectsSwitchPorts) {
+  for (uint32_t seed = 1; seed <= 20; ++seed) {
+    const Topology t = random_irregular(15, seed, seed000_options(16));  // every port used: 30 cables
+    const auto adj = switch_graph(t);
+    std::vector<int> hosts(t.nodes.size(), 0);
+    for (const Link& l : t.links)
+      if (t.nodes[l.b.node].kind == NodeKind::endpoint) ++hosts[l.a.node];
+    for (uint32_t s : t.switches()) {
+      EXPECT_EQ(t.nodes[s].num_ports, 5);
+      EXPECT_LE(adj[s].size(), 4u) << t.nodes[s].name;
+      EXPECT_EQ(hosts[s], 1) << t.nodes[s].name;
+    }
+  }
+}
+
+TEST(Generator, RandomIrregularCyclesSameSeedGivesSameFabric) {
+  EXPECT_EQ(describe(random_irregular(15, 3, seed000_options(9))), describe(random_irregular(15, 3, seed000_options(9))));
+  EXPECT_NE(switch_pairs(random_irregular(15, 3, seed000_options(9))),
+            switch_pairs(random_irregular(15, 4, seed000_options(9))));
+}
+
+TEST(Generator, RandomIrregularWithoutCyclesIsUnchanged) {
+  // cycles absent (-1) keeps seed 001's fabric: the pinned seed-1 graph above, same bytes.
+  RandomIrregularOptions opt;
+  EXPECT_EQ(describe(random_irregular(8, 1, opt)), describe(random_irregular(8, 1)));
+}
+
+TEST(Generator, RandomIrregularTooManyCyclesIsAConfigErrorNamingCycles) {
+  // 15 switches with 4 switch ports hold 30 cables: 16 independent cycles at most.
+  EXPECT_NO_THROW(random_irregular(15, 1, seed000_options(16)));
+  try {
+    random_irregular(15, 1, seed000_options(17));
+    FAIL() << "17 cycles accepted";
+  } catch (const ConfigError& e) {
+    EXPECT_EQ(e.key(), "cycles");
+    EXPECT_NE(std::string(e.fix()).find("at most 16"), std::string::npos) << e.fix();
+  }
+  // Four switches: the complete graph K4 has 3 independent cycles, whatever the ports.
+  EXPECT_THROW(random_irregular(4, 1, seed000_options(4)), ConfigError);
+  EXPECT_NO_THROW(random_irregular(4, 1, seed000_options(3)));
+}
+
 TEST(Generator, TwoSwitchCongestionIsSeed004Figure1) {
   const Topology t = two_switch_congestion(5, 2);
   const uint32_t a = t.find("A"), b = t.find("B");

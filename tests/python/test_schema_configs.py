@@ -2,7 +2,8 @@
 (docs/scenario.schema.json, generated from the parameter declarations by `make schema`; a
 C++ test checks that the file matches the code). Editors and other tools that read the
 schema must not flag the project's own examples (issue 18: 12 of 13 seed 004 configs failed
-on flow_mtu). configs/topologies/ holds topology files, not scenarios."""
+on flow_mtu). configs/topologies/ holds topology files, not scenarios; a variants/ folder holds `ibvp sweep
+--vary KEY=@FILE` bundles (configs/seed000/variants/)."""
 from __future__ import annotations
 
 import json
@@ -13,7 +14,8 @@ import pytest
 import yaml
 
 ROOT = Path(__file__).resolve().parents[2]
-SCENARIOS = sorted(p for p in (ROOT / "configs").rglob("*.yaml") if "topologies" not in p.parts)
+SCENARIOS = sorted(p for p in (ROOT / "configs").rglob("*.yaml")
+                   if "topologies" not in p.parts and "variants" not in p.parts)
 
 
 @pytest.fixture(scope="module")

@@ -20,13 +20,15 @@ import importlib
 from typing import Any
 
 __all__ = [
-    "Scenario", "run", "Results", "sweep", "saturate", "schema", "reference", "version", "topology_summary",
+    "Scenario", "run", "Results", "sweep", "variants", "Variant", "saturate", "schema", "reference", "version",
+    "topology_summary",
     "export_ibnetdiscover", "write_trace", "ConfigError", "DeadlockError", "SimulationError", "RunTimeout", "KernelUsedError",
 ]
 
 _WHERE = {
     "Scenario": "scenario", "run": "runner", "write_trace": "runner", "Results": "results",
-    "sweep": "sweeps", "saturate": "saturation", "schema": "info", "reference": "info", "version": "info",
+    "sweep": "sweeps", "variants": "sweeps", "Variant": "sweeps", "saturate": "saturation", "schema": "info",
+    "reference": "info", "version": "info",
     "topology_summary": "info", "export_ibnetdiscover": "info", "ConfigError": "errors", "DeadlockError": "errors",
     "SimulationError": "errors", "RunTimeout": "errors", "KernelUsedError": "errors",
 }

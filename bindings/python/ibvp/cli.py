@@ -1,9 +1,9 @@
 """The `ibvp` command.
 
     ibvp run SCENARIO.yaml [--set key=value ...] [--out DIR] [--timeout S] [--quiet]
-    ibvp sweep SCENARIO.yaml --vary key=v1,v2,... [--vary ...] [--set ...] [--jobs N] [--dask ADDRESS] [--out DIR]
+    ibvp sweep SCENARIO.yaml --vary key=v1,v2,... | --vary name=@VARIANTS.yaml[:A,B] [--vary ...] [--set ...] [--jobs N] [--dask ADDRESS] [--out DIR]
     ibvp saturate SCENARIO.yaml [--vary key=v1,...] [--topology-seeds N] [--compare A/B] [--set ...] [--out DIR]
-    ibvp plot DIR [--kind rates-over-time|throughput|latency-cdf|latency-vs-load|deadline|jitter|best_worst|frames] [--out PREFIX]
+    ibvp plot DIR [--kind rates-over-time|throughput|latency-cdf|latency-vs-load|classes-vs-load|deadline|jitter|best_worst|frames|io-latency|io-waiting] [--out PREFIX]
     ibvp topo FILE [--routing minhop] [--roots A,B | --root-guid-file F] [--lfts-file F] [--lmc N]
               [--node-name-map F] [--dump DIR] [--export-ibnetdiscover OUT [--export-node-name-map MAP]] [--json]
     ibvp validate SCENARIO.yaml [--set key=value ...]
@@ -73,7 +73,8 @@ def _parser() -> argparse.ArgumentParser:
     p = sub.add_parser("sweep", help="run the cross product of --vary values, one row per run in sweep.csv")
     p.add_argument("scenario", type=Path)
     p.add_argument("--vary", action="append", required=True, metavar="KEY=V1,V2,...",
-                   help="a key path and its values (YAML each; commas inside [...] do not split); repeatable")
+                   help="a key path and its values (YAML each; commas inside [...] do not split), or NAME=@FILE[:A,B] "
+                        "for named bundles of settings from a variants file; repeatable")
     overrides(p)
     p.add_argument("--out", type=Path, help="sweep directory (default: out/<scenario name>-sweep)")
     p.add_argument("--jobs", type=int, help="runs at once on this machine (default: number of CPUs)")
@@ -102,8 +103,11 @@ def _parser() -> argparse.ArgumentParser:
                    help="rates-over-time: also print each series' mean rate between two times (40ms,60ms)")
     p.add_argument("--sls", help="deadline, jitter, best_worst: the SLs to draw, comma-separated (default: every SL "
                                  "with connections; best_worst: 0-3)")
-    p.add_argument("--x", help="latency-vs-load: the varied key on the x axis")
-    p.add_argument("--y", default="latency_mean_ns", help="latency-vs-load: the sweep.csv column to draw, or the ratio of two (\"rate:remote / rate:local\")")
+    p.add_argument("--x", help="latency-vs-load, classes-vs-load: the varied key on the x axis")
+    p.add_argument("--y", help="latency-vs-load: the sweep.csv column to draw (default latency_mean_ns), or the "
+                               "ratio of two (\"rate:remote / rate:local\"); classes-vs-load: the panels, "
+                               "comma-separated (dmp, dmt_ms, rt_latency_us, control_latency_us, be_latency_us; "
+                               "default all)")
     p.set_defaults(handler=cmd_plot)
 
     p = sub.add_parser("topo", help="validate a topology (or a scenario's) and summarize it")
@@ -278,6 +282,8 @@ def cmd_plot(args: argparse.Namespace) -> int:
         if kind == "rates-over-time":
             options.update(group=args.group, link_Bps=args.link_Bps, labels=_labels(args.label))
         elif kind == "latency-vs-load":
+            options.update(x=args.x, y=args.y or "latency_mean_ns")
+        elif kind == "classes-vs-load":
             options.update(x=args.x, y=args.y)
         elif kind in ("deadline", "jitter", "best_worst"):
             options.update(sls=_sls(args.sls))

@@ -3,6 +3,7 @@
     ibvp plot OUT_DIR --kind rates-over-time|throughput|latency-cdf    (one run)
     ibvp plot OUT_DIR --kind deadline|jitter|best_worst [--sls 0,1,2,3] (a run with CBR connections)
     ibvp plot SWEEP_DIR --kind latency-vs-load [--x KEY] [--y COLUMN]   (a sweep)
+    ibvp plot SWEEP_DIR --kind classes-vs-load [--x KEY] [--y dmp,dmt_ms,...] (seed 000 Figs. 7-10)
 
 Every function writes `<dir>/<name>.png` and `.svg` (or `<out>.png`/`.svg`) and returns the
 paths. Figures are made with matplotlib's object API (`Figure`, no pyplot), so nothing here
@@ -206,6 +207,123 @@ def latency_vs_load(sweep_dir: str | Path, *, x: str | None = None, y: str = "la
     return _save(fig, sweep_dir, "latency-vs-load", out)
 
 
+# ---- a sweep: seed 000's metrics per traffic class against load ---------------------------
+
+# The panels of seed 000 Figs. 7-10, in the paper's order: (a) DMP, (b) DMT, (c-e) mean packet
+# latency of real-time, control and best-effort traffic.
+CLASS_METRICS = {
+    "dmp": "DMP (missed / delivered frames)",
+    "dmt_ms": "DMT (ms, missed frames)",
+    "rt_latency_us": "real-time mean latency (us)",
+    "control_latency_us": "control mean latency (us)",
+    "be_latency_us": "best-effort mean latency (us)",
+    # Fig. 10f: multicast flows against every other data flow.
+    "mc_latency_us": "multicast mean latency (us)",
+    "uc_latency_us": "unicast mean latency (us)",
+}
+DEFAULT_PANELS = ["dmp", "dmt_ms", "rt_latency_us", "control_latency_us", "be_latency_us"]
+
+
+def traffic_classes(summary: dict) -> dict[str, float]:
+    """Seed 000's metrics of one run by traffic class (Sec. 4): real time is the video
+    flows and the multicast flows (the paper's multicast traffic is a share of the real-time
+    traffic), control the `control/<host>` flows (VL15), best effort every other flow; for
+    Fig. 10f also multicast (flows to a group) against unicast (every other data flow).
+    DMP and DMT come from summary.json's `video` totals; a class's mean latency is its flows'
+    packet latencies weighted by delivered packets (NaN when it delivered none)."""
+    nan = float("nan")
+    sums = {"rt": [0.0, 0], "control": [0.0, 0], "be": [0.0, 0], "mc": [0.0, 0], "uc": [0.0, 0]}
+    for f in summary.get("flows", []):
+        name = str(f.get("name", ""))
+        control, multicast = name.startswith("control/"), "multicast" in f
+        cls = "control" if control else "rt" if f.get("frames") is not None or multicast else "be"
+        mean, n = (f.get("latency_ns") or {}).get("mean"), f.get("delivered") or 0
+        if mean is not None and n and mean == mean:
+            for c in (cls, None if control else "mc" if multicast else "uc"):
+                if c is not None:
+                    sums[c][0] += mean * n
+                    sums[c][1] += n
+    video = summary.get("video") or {}
+    dmt = video.get("dmt_ns")
+    out = {"dmp": video.get("dmp", nan) if video.get("frames") else nan,
+           "dmt_ms": (dmt / 1e6 if dmt is not None and dmt == dmt and video.get("frames_missed") else 0.0)
+           if video.get("frames") else nan}
+    for cls, (total, n) in sums.items():
+        out[f"{cls}_latency_us"] = total / n / 1e3 if n else nan
+    return out
+
+
+def class_table(sweep_dir: str | Path) -> "pd.DataFrame":
+    """sweep.csv's varied keys and status with traffic_classes() of every finished point,
+    one row per point (failed points keep NaN metrics). Also written to classes.csv."""
+    import pandas as pd
+
+    sweep_dir = Path(sweep_dir)
+    path = sweep_dir / "sweep.csv"
+    if not path.exists():
+        raise FileNotFoundError(f"{sweep_dir}: no sweep.csv; classes-vs-load plots a sweep directory "
+                                "(ibvp sweep SCENARIO.yaml --vary KEY=V1,V2,... --out DIR)")
+    table = pd.read_csv(path)
+    keys = list(table.columns[: list(table.columns).index("point")])
+    rows = []
+    for _, r in table.iterrows():
+        row = {k: r[k] for k in keys}
+        row["point"], row["status"] = r["point"], r["status"]
+        summary = _summary(sweep_dir / str(r["point"])) if r["status"] == "ok" else {}
+        row.update(traffic_classes(summary) if summary else {k: float("nan") for k in CLASS_METRICS})
+        rows.append(row)
+    out = pd.DataFrame(rows, columns=[*keys, "point", "status", *CLASS_METRICS])
+    out.to_csv(sweep_dir / "classes.csv", index=False)
+    return out
+
+
+def classes_vs_load(sweep_dir: str | Path, *, x: str | None = None, y: str | None = None,
+                    out: str | Path | None = None, title: str | None = None) -> list[Path]:
+    """Seed 000 Figs. 7-10: one panel per metric (`y`: comma-separated names of
+    CLASS_METRICS; default DEFAULT_PANELS, the paper's five), a line per combination of the other varied keys (a
+    routing or replication scheme), against the varied key `x` (default: the first with
+    "load" in its name). Failed points are left out; a point whose class has no packets
+    leaves a gap."""
+    sweep_dir = Path(sweep_dir)
+    table = class_table(sweep_dir)
+    keys = list(table.columns[: list(table.columns).index("point")])
+    if x is None:
+        x = next((k for k in keys if "load" in k), keys[0] if keys else None)
+    if x not in keys:
+        raise ValueError(f"--x {x}: not a varied key of this sweep; varied: {', '.join(keys)}")
+    metrics = [m.strip() for m in y.split(",")] if y else list(DEFAULT_PANELS)
+    unknown = [m for m in metrics if m not in CLASS_METRICS]
+    if unknown:
+        raise ValueError(f"--y {','.join(unknown)}: classes-vs-load draws {', '.join(CLASS_METRICS)}")
+    ok = table[table["status"] == "ok"].copy()
+    if ok.empty:
+        raise ValueError(f"{sweep_dir}: no point of the sweep succeeded; nothing to plot")
+    ok["_x"] = _as_number(ok[x])
+    others = [k for k in keys if k != x]
+    from matplotlib.figure import Figure
+
+    cols = min(len(metrics), 3)
+    rows_n = (len(metrics) + cols - 1) // cols
+    fig = Figure(figsize=(4.6 * cols, 3.8 * rows_n))
+    axes = fig.subplots(rows_n, cols, squeeze=False).ravel()
+    groups = list(ok.groupby(others, sort=False)) if others else [((), ok)]
+    for ax, metric in zip(axes, metrics):
+        for i, (label, part) in enumerate(groups):
+            part = part.sort_values("_x")
+            label = label if isinstance(label, tuple) else (label,)
+            ax.plot(part["_x"], part[metric], marker="os^vD<>px*"[i % 10],
+                    label=", ".join(str(v) for v in label) or None)
+        ax.set_xlabel(x)
+        ax.set_ylabel(CLASS_METRICS[metric])
+        ax.grid(alpha=0.3)
+    for ax in axes[len(metrics):]:
+        ax.set_visible(False)
+    if others:
+        axes[0].legend(fontsize=7)
+    fig.suptitle(title or f"{sweep_dir.name}: per traffic class against {x}")
+    return _save(fig, sweep_dir, "classes-vs-load", out)
+
+
 def _as_number(values: "pd.Series") -> "pd.Series":
     """Numbers as they are; times such as 40ns as seconds; anything else left as text."""
     import pandas as pd
@@ -381,6 +499,7 @@ KINDS: dict[str, Callable[..., list[Path]]] = {
     "throughput": throughput,
     "latency-cdf": latency_cdf,
     "latency-vs-load": latency_vs_load,
+    "classes-vs-load": classes_vs_load,
     "deadline": deadline,
     "jitter": jitter,
     "best_worst": best_worst,

@@ -18,6 +18,12 @@ summary metrics; it is rewritten as points finish. When all points have ended,
 point that has it into one Parquet file, with the varied keys, `point` and `status` as its
 first columns: `pd.read_parquet("<out>/dataset/flows.parquet")`.
 
+A value may be a named bundle of settings (`Variant`, a routing scheme: routing engine,
+path selection, lifetimes ...): the point applies each of its settings, and the table and the
+point's name show the bundle's name under the varied key, which is then a label, not a
+scenario key. `variants("schemes.yaml")` reads a file of them (`name: {key path: value}`);
+on the command line, `--vary scheme=@schemes.yaml` takes every bundle of the file in order.
+
 Points run on a local pool of threads, each waiting on its child process (the work is in
 the children, so threads are enough), or on a Dask cluster when given its address. The
 Dask workers need the ibvp package and must see the same paths (the sweep directory and the
@@ -94,6 +100,63 @@ def rate_means(rates: "Any", warmup_s: float) -> dict[str, float]:
     return out
 
 
+class Variant(str):
+    """A named bundle of settings, used as one value of a varied key: the point sets each of
+    `overrides` ({key path: value}) and its row shows `name`. A str, so tables, point names
+    and sweep.csv take it as its name."""
+
+    overrides: dict[str, Any]
+
+    def __new__(cls, name: str, overrides: Mapping[str, Any]):
+        obj = super().__new__(cls, name)
+        obj.overrides = dict(overrides)
+        return obj
+
+
+def variants(path: str | os.PathLike) -> list[Variant]:
+    """The bundles of a variants file, in file order: a YAML mapping of name -> mapping of
+    key path -> value (`MP+LFU: {routing: multipath_adaptive, switch.path_selection: lfu}`).
+    A malformed file is a ConfigError naming it and the entry."""
+    path = Path(path)
+    try:
+        raw = path.read_bytes()
+    except OSError as e:
+        raise _variants_error(path, f"cannot read the variants file ({e.strerror or e})",
+                             "give an existing YAML file after @ (--vary scheme=@schemes.yaml)") from None
+    text = _yaml.decode_text(raw, str(path))
+    _yaml.check_yaml_limits(text, str(path))
+    try:
+        doc = _yaml.load(text)
+    except Exception as e:
+        raise _variants_error(path, f"not valid YAML ({e})", "fix the YAML syntax") from None
+    if not isinstance(doc, Mapping) or not doc:
+        raise _variants_error(path, "a variants file is a non-empty mapping of name -> settings",
+                             "write one bundle per line, e.g. 'SPF: {routing: minhop}'")
+    out = []
+    for name, settings in doc.items():
+        if not isinstance(name, str) or not name.strip():
+            raise _variants_error(path, f"variant name {name!r} is not text", "name each bundle with a word (SPF, MP+LFU)",
+                                 str(name))
+        if not isinstance(settings, Mapping) or not all(isinstance(k, str) for k in settings):
+            raise _variants_error(path, f"variant {name}: its settings are not a mapping of key path -> value",
+                                 f"write '{name}: {{routing: minhop, switch.hoq_life: 20}}'", name)
+        out.append(Variant(name, settings))
+    return out
+
+
+def _variants_error(path: Path, problem: str, fix: str, key: str = "") -> ConfigError:
+    return ConfigError(f"{path}: {problem}; fix: {fix}", file=str(path), key=key, problem=problem, fix=fix)
+
+
+def apply_value(sc: Scenario, key: str, value: Any) -> None:
+    """Sets one varied value on a point's scenario: a Variant's settings, else `key` itself."""
+    if isinstance(value, Variant):
+        for k, v in value.overrides.items():
+            sc.set(k, v)
+    else:
+        sc.set(key, value)
+
+
 def cross_product(vary: Mapping[str, Sequence[Any]]) -> list[dict[str, Any]]:
     for key, values in vary.items():
         if isinstance(values, (str, bytes)) or not isinstance(values, Iterable) or not list(values):
@@ -131,10 +194,12 @@ def run_points(scenario: Scenario | Mapping[str, Any] | str | os.PathLike, vary:
     keys = list(vary)
 
     specs = []
-    for params in cross_product(vary):
+    for values in cross_product(vary):
         sc = base.copy()
-        for key, value in params.items():
-            sc.set(key, value)  # a bad key path fails here, before anything runs
+        for key, value in values.items():
+            apply_value(sc, key, value)  # a bad key path fails here, before anything runs
+        # A bundle appears by its name (plain text) in the table, the point's name and files.
+        params = {k: str(v) if isinstance(v, Variant) else v for k, v in values.items()}
         specs.append({"params": params, "name": point_name(params), "scenario": sc,
                       "hash": scenario_hash(sc), "dir": str(out_dir / point_name(params)), "timeout": timeout})
     names = [s["name"] for s in specs]
@@ -397,10 +462,22 @@ def _cell(value: Any) -> Any:
 
 def parse_vary(option: str) -> tuple[str, list[Any]]:
     """`key=v1,v2,...` -> (key, [values]); each value is YAML, and commas inside brackets or
-    quotes do not split (`switch.sl2vl=[0,1,...],[1,0,...]`)."""
+    quotes do not split (`switch.sl2vl=[0,1,...],[1,0,...]`). `key=@FILE` takes the named
+    bundles of a variants file (see `variants`), `key=@FILE:A,B` only those named."""
     key, eq, text = option.partition("=")
     if not eq or not key.strip() or not text.strip():
         raise ValueError(f"--vary {option}: expected KEY=VALUE1,VALUE2,... e.g. --vary switch.bypass_limit=0,4")
+    if text.strip().startswith("@"):
+        file, _, names = text.strip()[1:].partition(":")
+        bundles = variants(file)
+        if names.strip():
+            by_name = {str(v): v for v in bundles}
+            chosen = [n.strip() for n in names.split(",")]
+            unknown = [n for n in chosen if n not in by_name]
+            if unknown:
+                raise ValueError(f"--vary {key}: {', '.join(unknown)} not in {file}; it has {', '.join(by_name)}")
+            bundles = [by_name[n] for n in chosen]
+        return key.strip(), bundles
     values = []
     for part in _split_top_level(text):
         try:
