@@ -121,6 +121,7 @@ class Switch : public sc_core::sc_module {
   const AltTable& alternatives() const { return alternatives_; }
   const PathSelector& path_selector() const { return selector_; }
   void set_mft(const Mft& mft) { mft_ = mft; }
+  const Mft& mft() const { return mft_; }
   void set_sl2vl(uint16_t in_port, uint16_t out_port, const Sl2VlTable& table);
   // Also mid-run (a subnet manager reprograms a port when connections end): the port's next
   // choice follows the new table from its first entry; nothing holds the old arbiter.
