@@ -56,6 +56,7 @@ struct McHold {
 struct McPending {
   ib::Packet* packet = nullptr;
   uint32_t hold = kNoHold;
+  uint64_t arrived_ps = 0;  // its head's arrival in the switch (the switch lifetime)
 };
 
 // Per output port.

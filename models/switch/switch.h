@@ -264,10 +264,13 @@ class Switch : public sc_core::sc_module {
   // Multicast (replication.cpp): copies to the ports of the packet's MFT entry.
   void replicate(uint16_t in_port, ib::Packet* p);
   void enqueue_copy(uint16_t out_port, const Request& r);
-  void place_central(uint16_t out_port, ib::Packet* c, uint32_t hold);
+  void place_central(uint16_t out_port, ib::Packet* c, uint32_t hold, uint64_t arrived_ps);
   // A copy's transmission started (start_transmit): the input frees after the last one.
   void copy_left(uint16_t out_port, const Request& r, uint64_t end_ps);
   void central_freed(uint16_t out_port, uint32_t blocks);
+  // A lifetime dropped copy `r` at `out_port` (discard): it counts as gone for its packet's
+  // hold, which frees the input after the last copy has left or been dropped.
+  void drop_copy(uint16_t out_port, const Request& r, ib::DropReason why);
   // Synchronous: starts the multicast first in order at `out_port` if all its outputs can
   // go; true when the output is held for multicast (no unicast may start).
   bool sync_gate(uint16_t out_port);
@@ -277,9 +280,9 @@ class Switch : public sc_core::sc_module {
   // a retry when the next one would expire; discard removes one request.
   void expire(uint16_t out_port);
   void discard(uint16_t out_port, uint8_t vl, size_t index, ib::DropReason why);
-  // A multicast copy is never dropped by a lifetime: its packet is shared with the other
-  // copies and held for them (replication.cpp), so dropping one would free it under them.
-  bool eligible(const Request& r) const { return r.hold == kNoHold && drop_eligible(*r.packet, cfg_.drop_policy); }
+  // A multicast copy is a request of its output like any other (IBA 18.2.5.4 drops the head
+  // of an output queue): it may be dropped alone, and its packet's hold counts it gone.
+  bool eligible(const Request& r) const { return drop_eligible(*r.packet, cfg_.drop_policy); }
   // Whether requests of VL `vl` at `port` can still go by expiring (the deadlock watch).
   bool vl_drains_by_lifetime(uint16_t port, uint8_t vl) const;
   // Tells the sender on `in_port` that `blocks` of `vl` free `after_ps` from now.
