@@ -177,7 +177,10 @@ void Switch::copy_left(uint16_t out_port, const Request& r, uint64_t end_ps) {
     agenda_.push_at(end_ps, kCentralFree, out_port, r.blocks);
     return;
   }
-  if (r.mc == McKind::sync_copy) ports_[out_port].mc.sync_waiting--;
+  if (r.mc == McKind::sync_copy) {
+    ports_[out_port].mc.sync_waiting--;
+    ports_[out_port].mc.reserved = false;  // the next arbitration chooses afresh
+  }
   McHold& m = holds_[r.hold];
   m.latest_end_ps = std::max(m.latest_end_ps, end_ps);
   if (--m.remaining) return;
@@ -205,6 +208,7 @@ void Switch::drop_copy(uint16_t out_port, const Request& r, ib::DropReason why) 
   if (r.mc == McKind::sync_copy) {
     // The lock-step group loses this branch; the others may now be able to go together.
     ports_[out_port].mc.sync_waiting--;
+    if (ports_[out_port].mc.sync_waiting == 0) ports_[out_port].mc.reserved = false;
     m.outs.erase(std::find(m.outs.begin(), m.outs.end(), out_port));
     for (uint16_t o : m.outs) schedule_retry(o, now);
   }
@@ -224,32 +228,36 @@ void Switch::release_input(uint16_t in_port, uint8_t vl, uint32_t blocks, uint64
   return_credit(in_port, vl, blocks, at_ps - now);
 }
 
+// One order for the whole switch (FCFS by routing, or round robin over inputs from mc_rr_),
+// so the first multicast of the switch is first at each of its outputs and always goes.
+bool Switch::mc_before(uint32_t a, uint32_t b) const {
+  const McHold& x = holds_[a];
+  const McHold& y = holds_[b];
+  if (cfg_.multicast_order == MulticastOrder::round_robin) {
+    const uint16_t n = cfg_.num_ports;
+    const uint32_t rx = (x.in_port + n - mc_rr_) % n, ry = (y.in_port + n - mc_rr_) % n;
+    if (rx != ry) return rx < ry;
+  }
+  return x.seq < y.seq;
+}
+
+uint32_t Switch::first_sync_at(const Port& po) const {
+  uint32_t best = kNoHold;
+  for (uint32_t pending = po.requested_vls; pending; pending &= pending - 1) {
+    const uint8_t vl = static_cast<uint8_t>(__builtin_ctz(pending));
+    for (const Request& r : po.requests[vl]) {
+      if (r.mc != McKind::sync_copy) break;  // they are at the front
+      if (best == kNoHold || mc_before(r.hold, best)) best = r.hold;
+    }
+  }
+  return best;
+}
+
 bool Switch::sync_gate(uint16_t out_port) {
   Port& out = ports_[out_port];
   const uint64_t now = agenda_.now_ps();
   const uint16_t n = cfg_.num_ports;
-  // One order for the whole switch (FCFS by routing, or round robin over inputs from mc_rr_),
-  // so the first multicast of the switch is first at each of its outputs and always goes.
-  auto before = [&](uint32_t a, uint32_t b) {
-    const McHold& x = holds_[a];
-    const McHold& y = holds_[b];
-    if (cfg_.multicast_order == MulticastOrder::round_robin) {
-      const uint32_t rx = (x.in_port + n - mc_rr_) % n, ry = (y.in_port + n - mc_rr_) % n;
-      if (rx != ry) return rx < ry;
-    }
-    return x.seq < y.seq;
-  };
-  auto first_at = [&](const Port& po) {
-    uint32_t best = kNoHold;
-    for (uint32_t pending = po.requested_vls; pending; pending &= pending - 1) {
-      const uint8_t vl = static_cast<uint8_t>(__builtin_ctz(pending));
-      for (const Request& r : po.requests[vl]) {
-        if (r.mc != McKind::sync_copy) break;  // they are at the front
-        if (best == kNoHold || before(r.hold, best)) best = r.hold;
-      }
-    }
-    return best;
-  };
+  auto first_at = [this](const Port& po) { return first_sync_at(po); };
   auto locate = [&](const Port& po, uint32_t h, uint8_t& vl_out) {
     for (uint32_t pending = po.requested_vls; pending; pending &= pending - 1) {
       const uint8_t vl = static_cast<uint8_t>(__builtin_ctz(pending));
@@ -286,6 +294,13 @@ bool Switch::sync_gate(uint16_t out_port) {
     // A branch that serves an earlier multicast first: this one waits until that one has
     // started there (the branch arbitrates again when its transmission ends).
     if (o != out_port && first_at(po) != h) {
+      ready = false;
+      continue;
+    }
+    // A branch whose VL arbiter has not given multicast its turn yet: it arbitrates now and
+    // reserves itself when the turn comes (then its own sync_gate starts the copies).
+    if (!po.mc.reserved) {
+      schedule_retry(o, now);
       ready = false;
       continue;
     }

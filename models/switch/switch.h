@@ -271,9 +271,13 @@ class Switch : public sc_core::sc_module {
   // A lifetime dropped copy `r` at `out_port` (discard): it counts as gone for its packet's
   // hold, which frees the input after the last copy has left or been dropped.
   void drop_copy(uint16_t out_port, const Request& r, ib::DropReason why);
-  // Synchronous: starts the multicast first in order at `out_port` if all its outputs can
-  // go; true when the output is held for multicast (no unicast may start).
+  // Synchronous, at an output reserved for multicast: starts the multicast first in order at
+  // `out_port` if all its outputs are reserved, idle and credited; true (the output is held).
   bool sync_gate(uint16_t out_port);
+  // Synchronous: whether held packet a goes before b (multicast_order), and the first
+  // multicast waiting at an output in that order (kNoHold if none).
+  bool mc_before(uint32_t a, uint32_t b) const;
+  uint32_t first_sync_at(const Port& po) const;
   void release_input(uint16_t in_port, uint8_t vl, uint32_t blocks, uint64_t at_ps);
   uint32_t new_hold();
   // Lifetimes (switch_lifetime.cpp): drops the expired requests of `out_port` and asks for

@@ -256,6 +256,34 @@ TEST(MulticastBandwidth, EqualGivesBothVlsTheUnicastWeight) {
   EXPECT_EQ(weights_by_vl(f.switch_at(switch_node(f.scenario()))->vlarb(1)), (std::vector<uint32_t>{100, 100}));
 }
 
+// Seed 000 Sec. 5.2: "with separate VLs, multicast traffic uses the limited number of VLs".
+// A synchronous multicast on a VL of its own gets its turns at an output from the VLArb
+// table, like any VL: h1 multicasts to {h2, h3} and h4 sends unicast to h2, both saturating,
+// so output 2 is asked for twice its rate. With the multicast VL weighted 198 against 99
+// (linear, two members; 6 and 3 packets of 33 credit blocks per turn) multicast gets about
+// two thirds of output 2. (Skipping the arbiter, it would take nearly all of it.)
+TEST(MulticastBandwidth, SynchronousMulticastOnItsOwnVlTakesItsVlArbShareOfAContendedOutput) {
+  Scenario s = group_star(sw::Replication::synchronous);
+  s.multicast[0].members = {"h2", "h3"};
+  s.switch_cfg.data_vls = s.endpoint_cfg.data_vls = 2;
+  s.switch_cfg.sl2vl = s.endpoint_cfg.sl2vl = sw::SwitchConfig::default_sl2vl(2);
+  s.multicast_bandwidth.enabled = true;
+  s.multicast_bandwidth.allocation = MulticastAllocation::linear;
+  s.multicast_bandwidth.destinations = MulticastDestinations::group;
+  s.multicast_bandwidth.sl = 1;
+  s.multicast_bandwidth.unicast_weight = 99;
+  s.flows.push_back(tb::saturating_flow("mc", "h1", "g", 2048, 1));
+  s.flows.push_back(tb::saturating_flow("uni", "h4", "h2", 2048, 0));
+  s.duration = sc_time(2, SC_MS);
+  Fabric f(s);
+  sc_core::sc_start(s.duration);
+  const link::PortCounters& c = f.switch_at(switch_node(f.scenario()))->counters(2);
+  const double mc = static_cast<double>(c.vl[1].bytes_tx), uni = static_cast<double>(c.vl[0].bytes_tx);
+  ASSERT_GT(uni + mc, 0.0);
+  EXPECT_NEAR(mc / (mc + uni), 2.0 / 3.0, 0.04);
+  EXPECT_EQ(f.recorder().non_member_copies(0), 0u);
+}
+
 // Downstream: x on s0 sends to {h1, h2, y} over a ring of four switches. The source tree takes
 // s0 -> s1 -> s2 (s2 grafts onto the tree through s1, which is on it already), so s0's port to
 // s1 serves two members, s1's port to s2 and each member's own port one, the source's CA port
