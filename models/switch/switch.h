@@ -163,8 +163,10 @@ class Switch : public sc_core::sc_module {
   // Blocks of input (`in_port`, `vl`) held by packets at `now_ps`; `releasing` is set when
   // some of them are on their way out (a tail leaving through the crossbar after now).
   uint32_t input_held_blocks(uint16_t in_port, uint8_t vl, uint64_t now_ps, bool& releasing) const;
-  // Calls f(out_port, out_vl, blocks) for every request of a packet held in input
-  // (`in_port`, `in_vl`), at whichever output it waits.
+  // Calls f(out_port, out_vl, blocks, hold) for every request of a packet held in input
+  // (`in_port`, `in_vl`), at whichever output it waits. `hold` names the multicast packet a
+  // copy belongs to (its copies share one input space: count its blocks once), kNoHold for
+  // a unicast packet.
   template <class F>
   void for_each_request_from(uint16_t in_port, uint8_t in_vl, F&& f) const {
     const size_t n = ports_.size();
@@ -173,9 +175,32 @@ class Switch : public sc_core::sc_module {
       for (uint32_t pending = ports_[o].requested_vls; pending; pending &= pending - 1) {
         const uint8_t vl = static_cast<uint8_t>(__builtin_ctz(pending));
         for (const Request& r : ports_[o].requests[vl])
-          if (r.in_port == in_port && r.in_vl == in_vl) f(o, vl, r.blocks);
+          if (r.in_port == in_port && r.in_vl == in_vl) f(o, vl, r.blocks, r.hold);
       }
     }
+  }
+  // Synchronous multicast, for the deadlock watch: whether output `port` is reserved for
+  // multicast (it sends nothing else until the multicast it serves starts), and which held
+  // packet that is (kNoHold if no synchronous copy waits there).
+  bool mc_reserved(uint16_t port) const { return ports_.at(port).mc.reserved; }
+  uint32_t sync_first(uint16_t port) const { return first_sync_at(ports_.at(port)); }
+  // Calls f(out_port, out_vl, dlid) for every copy of held multicast packet `hold` still
+  // waiting at an output (dlid: its MLID).
+  template <class F>
+  void for_each_copy(uint32_t hold, F&& f) const {
+    for (uint16_t o = 1; o < ports_.size(); ++o)
+      for (uint32_t pending = ports_[o].requested_vls; pending; pending &= pending - 1) {
+        const uint8_t vl = static_cast<uint8_t>(__builtin_ctz(pending));
+        for (const Request& r : ports_[o].requests[vl])
+          if (r.hold == hold) f(o, vl, r.packet->lrh.dlid);
+      }
+  }
+  // Whether some request at output `port` may still go by a lifetime drop.
+  bool port_drains_by_lifetime(uint16_t port) const {
+    if (!lifetimes_) return false;
+    for (uint8_t vl = 0; vl < ib::kMaxVls; ++vl)
+      if (vl_drains_by_lifetime(port, vl)) return true;
+    return false;
   }
   // Closes time accumulators at the end of a run.
   void finish();
