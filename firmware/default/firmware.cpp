@@ -886,6 +886,8 @@ void Firmware::on_command() {
     case IBVP_CMD_CREATE_QP: status = create_qp(mbox, out); break;
     case IBVP_CMD_MODIFY_QP: status = modify_qp(mbox); break;
     case IBVP_CMD_REG_MR: status = reg_mr(mbox, out); break;
+    case IBVP_CMD_ATTACH_MCAST: status = attach_mcast(mbox, true); break;
+    case IBVP_CMD_DETACH_MCAST: status = attach_mcast(mbox, false); break;
     case IBVP_CMD_QUERY:
       out = IBVP_HAL_VERSION;
       status = IBVP_CMD_STATUS_OK;
@@ -895,6 +897,21 @@ void Firmware::on_command() {
   hal_->reg_write(c_, IBVP_REG_CMD_OUT, out);
   hal_->reg_write(c_, IBVP_REG_CMD_STATUS, status);
   hal_->reg_write(c_, IBVP_REG_CMD_GO, 0);
+}
+
+// ibv_attach_mcast / ibv_detach_mcast: only UD QPs join multicast groups (IBA 10.5; a
+// connected QP has one peer). Attaching twice is refused, as detaching a QP that is not there.
+uint32_t Firmware::attach_mcast(uint64_t mbox, bool attach) {
+  ibvp_mbox_mcast m{};
+  if (hal_->dma_read(c_, mbox, &m, sizeof m) != 0) return IBVP_CMD_STATUS_DMA_ERROR;
+  if (m.qpn >= qps_.size() || !qps_[m.qpn].valid || qps_[m.qpn].type != IBVP_QPT_UD) return IBVP_CMD_STATUS_BAD_PARAM;
+  if (m.mlid < IBVP_MLID_FIRST || m.mlid > IBVP_MLID_LAST) return IBVP_CMD_STATUS_BAD_PARAM;
+  std::vector<uint32_t>& qpns = mcast_[m.mlid];
+  const auto at = std::find(qpns.begin(), qpns.end(), m.qpn);
+  if (attach == (at != qpns.end())) return IBVP_CMD_STATUS_BAD_PARAM;
+  if (attach) qpns.push_back(m.qpn);
+  else qpns.erase(at);
+  return IBVP_CMD_STATUS_OK;
 }
 
 uint32_t Firmware::create_cq(uint64_t mbox, uint32_t& out) {
@@ -1035,6 +1052,8 @@ bool Firmware::mr_covers(uint32_t key, uint32_t pdn, uint64_t addr, uint64_t len
 void Firmware::on_rx(const ibvp_rx_packet& rx) {
   hal_->counter_add(c_, IBVP_CNT_RX_PACKETS, 1);
   if (costs_.rx_cycles) hal_->consume_cycles(c_, costs_.rx_cycles);
+  if (rx.icrc_ok && rx.vcrc_ok && rx.dlid >= IBVP_MLID_FIRST && rx.dlid <= IBVP_MLID_LAST)
+    return receive_multicast(rx);
   if (!rx.icrc_ok || !rx.vcrc_ok || rx.dest_qp >= qps_.size() || !qps_[rx.dest_qp].valid) {
     hal_->counter_add(c_, IBVP_CNT_RX_DROPPED, 1);
     return;
@@ -1071,6 +1090,25 @@ void Firmware::on_rx(const ibvp_rx_packet& rx) {
   }
   if (qp.type == IBVP_QPT_UD) receive_ud(rx.dest_qp, qp, rx);
   else receive_rc_uc(rx.dest_qp, qp, rx);
+}
+
+// IBA 10.5: a packet to an MLID carries DestQP 0xFFFFFF and is delivered to every QP of this
+// CA attached to the group, each taking one receive WQE; it is a UD SEND or nothing.
+void Firmware::receive_multicast(const ibvp_rx_packet& rx) {
+  const auto group = mcast_.find(rx.dlid);
+  if (rx.dest_qp != IBVP_MULTICAST_QPN || (rx.opcode >> 5) != 3 || group == mcast_.end() || group->second.empty()) {
+    hal_->counter_add(c_, IBVP_CNT_RX_DROPPED, 1);
+    return;
+  }
+  // receive_ud may move a QP to the error state, never detach it: the list stays as it is.
+  for (const uint32_t qpn : group->second) {
+    Qp& qp = qps_[qpn];
+    if (!qp.valid || (qp.state != IBVP_QPS_RTR && qp.state != IBVP_QPS_RTS)) {
+      hal_->counter_add(c_, IBVP_CNT_RX_DROPPED, 1);
+      continue;
+    }
+    receive_ud(qpn, qp, rx);
+  }
 }
 
 void Firmware::receive_ud(uint32_t qpn, Qp& qp, const ibvp_rx_packet& rx) {

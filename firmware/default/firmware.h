@@ -200,9 +200,11 @@ class Firmware {
   uint32_t create_qp(uint64_t mbox, uint32_t& out);
   uint32_t modify_qp(uint64_t mbox);
   uint32_t reg_mr(uint64_t mbox, uint32_t& out);
+  uint32_t attach_mcast(uint64_t mbox, bool attach);
 
   // Receive.
   void receive_ud(uint32_t qpn, Qp& qp, const ibvp_rx_packet& rx);
+  void receive_multicast(const ibvp_rx_packet& rx);
   void receive_rc_uc(uint32_t qpn, Qp& qp, const ibvp_rx_packet& rx);
   void receive_read_request(uint32_t qpn, Qp& qp, const ibvp_rx_packet& rx, bool duplicate);
   void receive_ack(uint32_t qpn, Qp& qp, const ibvp_rx_packet& rx);
@@ -259,6 +261,8 @@ class Firmware {
   std::vector<Qp> qps_;
   std::vector<Cq> cqs_;
   std::vector<Mr> mrs_;
+  // The UD QPs attached to each MLID (IBVP_CMD_ATTACH_MCAST), in attach order.
+  std::unordered_map<uint16_t, std::vector<uint32_t>> mcast_;
 };
 
 // Shared by the images: the four entry points for a given policy.

@@ -31,8 +31,9 @@ extern "C" {
 #endif
 
 /* Bumped on any change to this header that changes layout or meaning. */
-#define IBVP_HAL_VERSION 3u /* 2: RDMA descriptors, packet windows, RETH on rx, QP scheduling attributes;
-                             3: held packets (IBVP_TXF_HOLD, tx_release) */
+#define IBVP_HAL_VERSION 4u /* 2: RDMA descriptors, packet windows, RETH on rx, QP scheduling attributes;
+                             3: held packets (IBVP_TXF_HOLD, tx_release);
+                             4: multicast attach and detach (IBVP_CMD_ATTACH_MCAST) */
 
 /* ---------------------------------------------------------------------------------------
  * Register map (BAR0 byte offsets; 32-bit registers, 32-bit accesses).
@@ -68,7 +69,9 @@ enum ibvp_cmd {
   IBVP_CMD_CREATE_QP = 2, /* in: ibvp_mbox_qp;  out: QPN */
   IBVP_CMD_MODIFY_QP = 3, /* in: ibvp_mbox_modify_qp */
   IBVP_CMD_REG_MR = 4,    /* in: ibvp_mbox_mr;  out: key (lkey == rkey) */
-  IBVP_CMD_QUERY = 5      /* out: HAL version (the port is described by RO registers) */
+  IBVP_CMD_QUERY = 5,     /* out: HAL version (the port is described by RO registers) */
+  IBVP_CMD_ATTACH_MCAST = 6, /* in: ibvp_mbox_mcast (ibv_attach_mcast; IBA 10.5) */
+  IBVP_CMD_DETACH_MCAST = 7  /* in: ibvp_mbox_mcast */
 };
 enum ibvp_cmd_status {
   IBVP_CMD_STATUS_OK = 0,
@@ -126,6 +129,19 @@ struct ibvp_mbox_mr {
   uint64_t length; /* 8 */
   uint32_t pdn;    /* 16 */
   uint32_t access; /* 20: IBVP_ACCESS_* */
+};
+
+/* A UD QP attached to a multicast group (IBA 10.5): the HCA hands every packet whose
+ * DLID is the group's MLID (0xC000..0xFFFE) and whose BTH:DestQP is IBVP_MULTICAST_QPN to each
+ * QP attached to that MLID. The MGID is not modelled: packets carry no GRH inside a subnet, so
+ * the MLID names the group. */
+#define IBVP_MULTICAST_QPN 0xFFFFFFu
+#define IBVP_MLID_FIRST 0xC000u
+#define IBVP_MLID_LAST 0xFFFEu
+struct ibvp_mbox_mcast {
+  uint32_t qpn;      /* 0: a UD QP */
+  uint16_t mlid;     /* 4: IBVP_MLID_FIRST..IBVP_MLID_LAST */
+  uint16_t reserved; /* 6 */
 };
 
 /* libibverbs values (enum ibv_qp_type, ibv_qp_state, ibv_qp_attr_mask, ibv_access_flags,
@@ -394,6 +410,7 @@ static_assert(sizeof(struct ibvp_send_wqe) == IBVP_SEND_WQE_BYTES, "send WQE lay
 static_assert(sizeof(struct ibvp_recv_wqe) == IBVP_RECV_WQE_BYTES, "receive WQE layout");
 static_assert(sizeof(struct ibvp_cqe) == IBVP_CQE_BYTES, "CQE layout");
 static_assert(sizeof(struct ibvp_mbox_modify_qp) == 48, "MODIFY_QP mailbox layout");
+static_assert(sizeof(struct ibvp_mbox_mcast) == 8, "ATTACH_MCAST mailbox layout");
 #else
 _Static_assert(sizeof(struct ibvp_send_wqe) == IBVP_SEND_WQE_BYTES, "send WQE layout");
 _Static_assert(sizeof(struct ibvp_recv_wqe) == IBVP_RECV_WQE_BYTES, "receive WQE layout");

@@ -946,7 +946,11 @@ void Hca::rx_ready(ib::Packet* p) {
   } catch (const std::invalid_argument&) {
     r.ok = false;
   }
-  if (!r.ok || !r.icrc_ok || !r.vcrc_ok || r.packet.lrh.dlid != lid_) {
+  // A CA port takes packets to its LID and to any MLID (IBA 10.5): which of its QPs
+  // joined the group is the firmware's to know (IBVP_CMD_ATTACH_MCAST); it drops the rest.
+  const uint16_t dlid = r.packet.lrh.dlid;
+  const bool to_port = dlid == lid_ || (dlid >= IBVP_MLID_FIRST && dlid <= IBVP_MLID_LAST);
+  if (!r.ok || !r.icrc_ok || !r.vcrc_ok || !to_port) {
     ++rx_dropped_;
     p->drop = ib::DropReason::ca_discard;
     probe_.drop(*p, node_, agenda_.now_ps());

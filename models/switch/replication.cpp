@@ -58,6 +58,7 @@ void Switch::replicate(uint16_t in_port, ib::Packet* p) {
   // No entry, or an entry with only the arrival port: the packet ends here (IBA 18.2.4.3.2).
   if (k == 0) return drop(in_port, p, ib::DropReason::no_route);
   const uint64_t now = agenda_.now_ps();
+  const uint64_t arrived = now - cfg_.pipeline_delay.value();  // the switch lifetime counts from it
   const uint32_t h = new_hold();
   {
     McHold& m = holds_[h];
@@ -82,12 +83,13 @@ void Switch::replicate(uint16_t in_port, ib::Packet* p) {
   for (uint32_t i = 0; i < k; ++i) {
     copies[i]->lrh.vl = vls[i];
     if (cfg_.multicast_replication == Replication::central_buffer) {
-      place_central(outs[i], copies[i], h);
+      place_central(outs[i], copies[i], h, arrived);
       continue;
     }
     Request r;
     r.packet = copies[i];
     r.tail_ps = p->hop_tail_ps;
+    r.arrived_ps = arrived;
     r.blocks = holds_[h].blocks;
     r.in_port = in_port;
     r.in_vl = holds_[h].in_vl;
@@ -103,7 +105,8 @@ void Switch::replicate(uint16_t in_port, ib::Packet* p) {
 void Switch::enqueue_copy(uint16_t out_port, const Request& r) {
   Port& out = ports_[out_port];
   const uint8_t vl = r.packet->lrh.vl;
-  if (!(out.requested_vls & (1u << vl))) out.progress_ps[vl] = agenda_.now_ps();
+  const uint64_t now = agenda_.now_ps();
+  if (!(out.requested_vls & (1u << vl))) out.progress_ps[vl] = out.head_since_ps[vl] = now;
   std::deque<Request>& q = out.requests[vl];
   if (r.mc == McKind::async_copy) {
     q.push_back(r);
@@ -112,6 +115,8 @@ void Switch::enqueue_copy(uint16_t out_port, const Request& r) {
     // order they came.
     auto it = q.begin();
     while (it != q.end() && it->mc != McKind::unicast && it->mc != McKind::async_copy) ++it;
+    // A copy put before the head is the head from now (its HOQ lifetime counts from here).
+    if (it == q.begin()) out.head_since_ps[vl] = now;
     q.insert(it, r);
   }
   out.waiting_blocks[vl] += r.blocks;
@@ -126,12 +131,12 @@ void Switch::enqueue_copy(uint16_t out_port, const Request& r) {
   arbitrate(out_port);
 }
 
-void Switch::place_central(uint16_t out_port, ib::Packet* c, uint32_t hold) {
+void Switch::place_central(uint16_t out_port, ib::Packet* c, uint32_t hold, uint64_t arrived_ps) {
   Port& out = ports_[out_port];
   const uint32_t blocks = ib::blocks_for(c->size);
   const uint32_t cap = cfg_.multicast_buffer_bytes / ib::kCreditBlockBytes;
   if (!out.mc.central_pending.empty() || out.mc.central_used_blocks + blocks > cap) {
-    out.mc.central_pending.push_back({c, hold});
+    out.mc.central_pending.push_back({c, hold, arrived_ps});
     return;
   }
   out.mc.central_used_blocks += blocks;
@@ -145,6 +150,7 @@ void Switch::place_central(uint16_t out_port, ib::Packet* c, uint32_t hold) {
   Request r;
   r.packet = c;
   r.tail_ps = c->hop_tail_ps;
+  r.arrived_ps = arrived_ps;
   r.blocks = blocks;
   r.in_port = 0;  // the central buffer, not an input: its crossbar input is never busy
   r.in_vl = 0;
@@ -161,7 +167,7 @@ void Switch::central_freed(uint16_t out_port, uint32_t blocks) {
     const McPending next = out.mc.central_pending.front();
     if (out.mc.central_used_blocks + ib::blocks_for(next.packet->size) > cap) break;
     out.mc.central_pending.pop_front();
-    place_central(out_port, next.packet, next.hold);
+    place_central(out_port, next.packet, next.hold, next.arrived_ps);
   }
 }
 
@@ -171,12 +177,44 @@ void Switch::copy_left(uint16_t out_port, const Request& r, uint64_t end_ps) {
     agenda_.push_at(end_ps, kCentralFree, out_port, r.blocks);
     return;
   }
-  if (r.mc == McKind::sync_copy) ports_[out_port].mc.sync_waiting--;
+  if (r.mc == McKind::sync_copy) {
+    ports_[out_port].mc.sync_waiting--;
+    ports_[out_port].mc.reserved = false;  // the next arbitration chooses afresh
+  }
   McHold& m = holds_[r.hold];
   m.latest_end_ps = std::max(m.latest_end_ps, end_ps);
   if (--m.remaining) return;
   // The last copy has started: the input frees, and its credit returns, when the last tail
   // of all copies has left.
+  release_input(m.in_port, m.in_vl, m.blocks, m.latest_end_ps);
+  free_holds_.push_back(r.hold);
+}
+
+void Switch::drop_copy(uint16_t out_port, const Request& r, ib::DropReason why) {
+  const uint64_t now = agenda_.now_ps();
+  const uint64_t tail = std::max(now, r.tail_ps);
+  ib::Packet* p = r.packet;
+  p->drop = why;
+  dropped_++;
+  probe_.drop(*p, node_, now);
+  packets_.release(p);  // each copy is a packet of its own; only the input space is shared
+  if (r.mc == McKind::central_copy) {
+    // Its central-buffer space frees when its tail is in, as a sent copy's when it has left
+    // (through the agenda: the caller is in the middle of arbitrating this output).
+    agenda_.push_at(tail, kCentralFree, out_port, r.blocks);
+    return;
+  }
+  McHold& m = holds_[r.hold];
+  if (r.mc == McKind::sync_copy) {
+    // The lock-step group loses this branch; the others may now be able to go together.
+    ports_[out_port].mc.sync_waiting--;
+    if (ports_[out_port].mc.sync_waiting == 0) ports_[out_port].mc.reserved = false;
+    m.outs.erase(std::find(m.outs.begin(), m.outs.end(), out_port));
+    for (uint16_t o : m.outs) schedule_retry(o, now);
+  }
+  m.latest_end_ps = std::max(m.latest_end_ps, tail);
+  if (--m.remaining) return;
+  // The last copy is gone: the input frees once the last tail has left (or is in).
   release_input(m.in_port, m.in_vl, m.blocks, m.latest_end_ps);
   free_holds_.push_back(r.hold);
 }
@@ -190,32 +228,36 @@ void Switch::release_input(uint16_t in_port, uint8_t vl, uint32_t blocks, uint64
   return_credit(in_port, vl, blocks, at_ps - now);
 }
 
+// One order for the whole switch (FCFS by routing, or round robin over inputs from mc_rr_),
+// so the first multicast of the switch is first at each of its outputs and always goes.
+bool Switch::mc_before(uint32_t a, uint32_t b) const {
+  const McHold& x = holds_[a];
+  const McHold& y = holds_[b];
+  if (cfg_.multicast_order == MulticastOrder::round_robin) {
+    const uint16_t n = cfg_.num_ports;
+    const uint32_t rx = (x.in_port + n - mc_rr_) % n, ry = (y.in_port + n - mc_rr_) % n;
+    if (rx != ry) return rx < ry;
+  }
+  return x.seq < y.seq;
+}
+
+uint32_t Switch::first_sync_at(const Port& po) const {
+  uint32_t best = kNoHold;
+  for (uint32_t pending = po.requested_vls; pending; pending &= pending - 1) {
+    const uint8_t vl = static_cast<uint8_t>(__builtin_ctz(pending));
+    for (const Request& r : po.requests[vl]) {
+      if (r.mc != McKind::sync_copy) break;  // they are at the front
+      if (best == kNoHold || mc_before(r.hold, best)) best = r.hold;
+    }
+  }
+  return best;
+}
+
 bool Switch::sync_gate(uint16_t out_port) {
   Port& out = ports_[out_port];
   const uint64_t now = agenda_.now_ps();
   const uint16_t n = cfg_.num_ports;
-  // One order for the whole switch (FCFS by routing, or round robin over inputs from mc_rr_),
-  // so the first multicast of the switch is first at each of its outputs and always goes.
-  auto before = [&](uint32_t a, uint32_t b) {
-    const McHold& x = holds_[a];
-    const McHold& y = holds_[b];
-    if (cfg_.multicast_order == MulticastOrder::round_robin) {
-      const uint32_t rx = (x.in_port + n - mc_rr_) % n, ry = (y.in_port + n - mc_rr_) % n;
-      if (rx != ry) return rx < ry;
-    }
-    return x.seq < y.seq;
-  };
-  auto first_at = [&](const Port& po) {
-    uint32_t best = kNoHold;
-    for (uint32_t pending = po.requested_vls; pending; pending &= pending - 1) {
-      const uint8_t vl = static_cast<uint8_t>(__builtin_ctz(pending));
-      for (const Request& r : po.requests[vl]) {
-        if (r.mc != McKind::sync_copy) break;  // they are at the front
-        if (best == kNoHold || before(r.hold, best)) best = r.hold;
-      }
-    }
-    return best;
-  };
+  auto first_at = [this](const Port& po) { return first_sync_at(po); };
   auto locate = [&](const Port& po, uint32_t h, uint8_t& vl_out) {
     for (uint32_t pending = po.requested_vls; pending; pending &= pending - 1) {
       const uint8_t vl = static_cast<uint8_t>(__builtin_ctz(pending));
@@ -252,6 +294,13 @@ bool Switch::sync_gate(uint16_t out_port) {
     // A branch that serves an earlier multicast first: this one waits until that one has
     // started there (the branch arbitrates again when its transmission ends).
     if (o != out_port && first_at(po) != h) {
+      ready = false;
+      continue;
+    }
+    // A branch whose VL arbiter has not given multicast its turn yet: it arbitrates now and
+    // reserves itself when the turn comes (then its own sync_gate starts the copies).
+    if (!po.mc.reserved) {
+      schedule_retry(o, now);
       ready = false;
       continue;
     }

@@ -3,9 +3,10 @@
 // of a packet whose DLID is an MLID leave the outputs its MFT entry names. The switch's
 // methods that do it live in replication.cpp; this header holds the choices and the state.
 //
-//  - synchronous: all copies leave together. A packet starts only when every output of its
-//    entry is idle and has credits for it; waiting multicast packets hold their outputs
-//    against unicast (multicast ahead of unicast), and among multicasts the one first in
+//  - synchronous: all copies leave together. Each copy is at the front of its output VL (ahead
+//    of unicast); when an output's VL arbiter chooses that VL, the output is reserved for
+//    multicast and sends nothing else. A packet starts when every output of its entry is
+//    reserved, idle and has credits for it; among multicasts the one first in
 //    multicast_order (FCFS by routing time, or round robin over input ports) goes first. The
 //    order is one for the whole switch, so two multicasts never wait for each other.
 //  - asynchronous: each copy is a request of its own output and leaves when that output can
@@ -56,11 +57,15 @@ struct McHold {
 struct McPending {
   ib::Packet* packet = nullptr;
   uint32_t hold = kNoHold;
+  uint64_t arrived_ps = 0;  // its head's arrival in the switch (the switch lifetime)
 };
 
 // Per output port.
 struct McPort {
   uint32_t sync_waiting = 0;         // synchronous copies queued here
+  // Synchronous: the VL arbiter chose a multicast VL here, so the output is held for the
+  // first multicast at it until that one starts (seed 000 Sec. 3.6.1's reservation).
+  bool reserved = false;
   uint32_t central_used_blocks = 0;  // central multicast buffer in use
   std::deque<McPending> central_pending;
 };

@@ -327,6 +327,13 @@ int Switch::candidate(const Port& out, uint8_t vl, bool& credit_blocked, OnBusyI
   credit_blocked = false;
   if (q.empty()) return -1;
   const Request& head = q.front();
+  if (head.mc == McKind::sync_copy) {
+    // Nothing passes a synchronous copy (multicast ahead of unicast); its input and its other
+    // outputs are sync_gate's to judge once the arbiter has chosen this VL.
+    if (out.credits.can_send(vl, head.blocks)) return 0;
+    credit_blocked = true;
+    return -1;
+  }
   if (!feeding(head.in_port)) {
     if (out.credits.can_send(vl, head.blocks)) return 0;
     credit_blocked = true;  // the whole VL waits: a packet may not pass its VL's head for credits
@@ -360,8 +367,15 @@ void Switch::arbitrate(uint16_t out_port) {
     return;
   }
   out.credits.absorb(now);
-  // Synchronous multicast holds its outputs against unicast (seed 000 Sec. 3.6.1).
-  if (out.mc.sync_waiting && sync_gate(out_port)) return;
+  // Synchronous multicast: an output the arbiter reserved for it sends nothing else until the
+  // multicast goes (seed 000 Sec. 3.6.1).
+  if (out.mc.reserved) {
+    if (out.mc.sync_waiting) {
+      sync_gate(out_port);
+      return;
+    }
+    out.mc.reserved = false;  // its copies left or were dropped
+  }
   std::array<int, ib::kMaxVls> pick;
   uint16_t ready = 0;
   bool any_credit_blocked = false;
@@ -387,6 +401,13 @@ void Switch::arbitrate(uint16_t out_port) {
   }
   const int vl = out.arbiter->choose(ready, [&](uint8_t v) { return out.requests[v][pick[v]].packet->size; });
   assert(vl >= 0);
+  if (out.requests[vl][pick[vl]].mc == McKind::sync_copy) {
+    // Seed 000 Sec. 5.2: multicast on VLs of its own "uses the limited number of VLs": its
+    // turn comes from the VLArb table, like any VL's; on its turn it reserves the output.
+    out.mc.reserved = true;
+    sync_gate(out_port);
+    return;
+  }
   start_transmit(out_port, static_cast<uint8_t>(vl), pick[vl]);
 }
 

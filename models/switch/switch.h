@@ -124,6 +124,7 @@ class Switch : public sc_core::sc_module {
   const AltTable& alternatives() const { return alternatives_; }
   const PathSelector& path_selector() const { return selector_; }
   void set_mft(const Mft& mft) { mft_ = mft; }
+  const Mft& mft() const { return mft_; }
   void set_sl2vl(uint16_t in_port, uint16_t out_port, const Sl2VlTable& table);
   // Also mid-run (a subnet manager reprograms a port when connections end): the port's next
   // choice follows the new table from its first entry; nothing holds the old arbiter.
@@ -165,8 +166,10 @@ class Switch : public sc_core::sc_module {
   // Blocks of input (`in_port`, `vl`) held by packets at `now_ps`; `releasing` is set when
   // some of them are on their way out (a tail leaving through the crossbar after now).
   uint32_t input_held_blocks(uint16_t in_port, uint8_t vl, uint64_t now_ps, bool& releasing) const;
-  // Calls f(out_port, out_vl, blocks) for every request of a packet held in input
-  // (`in_port`, `in_vl`), at whichever output it waits.
+  // Calls f(out_port, out_vl, blocks, hold) for every request of a packet held in input
+  // (`in_port`, `in_vl`), at whichever output it waits. `hold` names the multicast packet a
+  // copy belongs to (its copies share one input space: count its blocks once), kNoHold for
+  // a unicast packet.
   template <class F>
   void for_each_request_from(uint16_t in_port, uint8_t in_vl, F&& f) const {
     const size_t n = ports_.size();
@@ -175,9 +178,32 @@ class Switch : public sc_core::sc_module {
       for (uint32_t pending = ports_[o].requested_vls; pending; pending &= pending - 1) {
         const uint8_t vl = static_cast<uint8_t>(__builtin_ctz(pending));
         for (const Request& r : ports_[o].requests[vl])
-          if (r.in_port == in_port && r.in_vl == in_vl) f(o, vl, r.blocks);
+          if (r.in_port == in_port && r.in_vl == in_vl) f(o, vl, r.blocks, r.hold);
       }
     }
+  }
+  // Synchronous multicast, for the deadlock watch: whether output `port` is reserved for
+  // multicast (it sends nothing else until the multicast it serves starts), and which held
+  // packet that is (kNoHold if no synchronous copy waits there).
+  bool mc_reserved(uint16_t port) const { return ports_.at(port).mc.reserved; }
+  uint32_t sync_first(uint16_t port) const { return first_sync_at(ports_.at(port)); }
+  // Calls f(out_port, out_vl, dlid) for every copy of held multicast packet `hold` still
+  // waiting at an output (dlid: its MLID).
+  template <class F>
+  void for_each_copy(uint32_t hold, F&& f) const {
+    for (uint16_t o = 1; o < ports_.size(); ++o)
+      for (uint32_t pending = ports_[o].requested_vls; pending; pending &= pending - 1) {
+        const uint8_t vl = static_cast<uint8_t>(__builtin_ctz(pending));
+        for (const Request& r : ports_[o].requests[vl])
+          if (r.hold == hold) f(o, vl, r.packet->lrh.dlid);
+      }
+  }
+  // Whether some request at output `port` may still go by a lifetime drop.
+  bool port_drains_by_lifetime(uint16_t port) const {
+    if (!lifetimes_) return false;
+    for (uint8_t vl = 0; vl < ib::kMaxVls; ++vl)
+      if (vl_drains_by_lifetime(port, vl)) return true;
+    return false;
   }
   // Closes time accumulators at the end of a run.
   void finish();
@@ -266,22 +292,29 @@ class Switch : public sc_core::sc_module {
   // Multicast (replication.cpp): copies to the ports of the packet's MFT entry.
   void replicate(uint16_t in_port, ib::Packet* p);
   void enqueue_copy(uint16_t out_port, const Request& r);
-  void place_central(uint16_t out_port, ib::Packet* c, uint32_t hold);
+  void place_central(uint16_t out_port, ib::Packet* c, uint32_t hold, uint64_t arrived_ps);
   // A copy's transmission started (start_transmit): the input frees after the last one.
   void copy_left(uint16_t out_port, const Request& r, uint64_t end_ps);
   void central_freed(uint16_t out_port, uint32_t blocks);
-  // Synchronous: starts the multicast first in order at `out_port` if all its outputs can
-  // go; true when the output is held for multicast (no unicast may start).
+  // A lifetime dropped copy `r` at `out_port` (discard): it counts as gone for its packet's
+  // hold, which frees the input after the last copy has left or been dropped.
+  void drop_copy(uint16_t out_port, const Request& r, ib::DropReason why);
+  // Synchronous, at an output reserved for multicast: starts the multicast first in order at
+  // `out_port` if all its outputs are reserved, idle and credited; true (the output is held).
   bool sync_gate(uint16_t out_port);
+  // Synchronous: whether held packet a goes before b (multicast_order), and the first
+  // multicast waiting at an output in that order (kNoHold if none).
+  bool mc_before(uint32_t a, uint32_t b) const;
+  uint32_t first_sync_at(const Port& po) const;
   void release_input(uint16_t in_port, uint8_t vl, uint32_t blocks, uint64_t at_ps);
   uint32_t new_hold();
   // Lifetimes (switch_lifetime.cpp): drops the expired requests of `out_port` and asks for
   // a retry when the next one would expire; discard removes one request.
   void expire(uint16_t out_port);
   void discard(uint16_t out_port, uint8_t vl, size_t index, ib::DropReason why);
-  // A multicast copy is never dropped by a lifetime: its packet is shared with the other
-  // copies and held for them (replication.cpp), so dropping one would free it under them.
-  bool eligible(const Request& r) const { return r.hold == kNoHold && drop_eligible(*r.packet, cfg_.drop_policy); }
+  // A multicast copy is a request of its output like any other (IBA 18.2.5.4 drops the head
+  // of an output queue): it may be dropped alone, and its packet's hold counts it gone.
+  bool eligible(const Request& r) const { return drop_eligible(*r.packet, cfg_.drop_policy); }
   // Whether requests of VL `vl` at `port` can still go by expiring (the deadlock watch).
   bool vl_drains_by_lifetime(uint16_t port, uint8_t vl) const;
   // Tells the sender on `in_port` that `blocks` of `vl` free `after_ps` from now.

@@ -37,20 +37,18 @@ void Switch::expire(uint16_t out_port) {
     const uint8_t vl = static_cast<uint8_t>(__builtin_ctz(pending));
     std::deque<Request>& q = out.requests[vl];
     if (switch_life_ps_ != kNoLifetime) {
-      // Requests join a VL's queue a fixed pipeline delay after their heads came in, so the
-      // queue is in arrival order and the expired requests are a prefix of it.
-      size_t i = 0;
-      while (i < q.size() && now - q[i].arrived_ps >= switch_life_ps_) {
-        if (eligible(q[i]))
-          discard(out_port, vl, i, ib::DropReason::switch_lifetime);
-        else
+      // Unicast requests join a VL's queue in arrival order, but synchronous and central-buffer
+      // copies go ahead of them (replication.cpp), so the whole queue is looked at.
+      for (size_t i = 0; i < q.size();) {
+        if (!eligible(q[i])) {
           ++i;  // selective: kept however long it stays
-      }
-      for (; i < q.size(); ++i)
-        if (eligible(q[i])) {
+        } else if (now - q[i].arrived_ps >= switch_life_ps_) {
+          discard(out_port, vl, i, ib::DropReason::switch_lifetime);
+        } else {
           next = std::min(next, q[i].arrived_ps + switch_life_ps_);
-          break;
+          ++i;
         }
+      }
     }
     const uint64_t hoq = out.hoq_life_ps[vl];
     if (hoq != kNoLifetime && !q.empty() && eligible(q.front())) {
@@ -80,6 +78,8 @@ void Switch::discard(uint16_t out_port, uint8_t vl, size_t index, ib::DropReason
   out.progress_ps[vl] = now;
   out.counters.xmit_discards++;  // IBA PortXmitDiscards counts them at the output
   if (ecn_.watches_input_buffers()) ecn_.discarded(out_port);
+  // A multicast copy shares its input space with its siblings (replication.cpp).
+  if (r.mc != McKind::unicast) return drop_copy(out_port, r, why);
   // drop() frees the space in the input buffer the packet came in on (once its tail is in)
   // and returns the credit upstream.
   r.packet->lrh.vl = r.in_vl;

@@ -56,10 +56,19 @@ FlowStreams::FlowStreams(const Scenario& s, const std::vector<driver::HostNode*>
     Flow f;
     f.index = i;
     f.cfg = fc;
-    const uint32_t src = t.find(fc.src), dst = t.find(fc.dst);
+    const uint32_t src = t.find(fc.src);
     f.src = host(src);
-    f.dst = host(dst);
-    f.dlid = static_cast<uint16_t>(t.nodes[dst].lid + fc.dlid_offset);
+    for (const std::string& r : receivers(s, fc)) f.dsts.push_back(host(t.find(r)));
+    const auto group = std::find_if(s.multicast.begin(), s.multicast.end(),
+                                    [&](const MulticastGroupConfig& g) { return g.name == fc.dst; });
+    f.multicast = group != s.multicast.end();
+    if (f.multicast) {
+      // One sender per group: its source tree's MLID is the group's (docs/multicast.md).
+      f.dlid = static_cast<uint16_t>(group->mlid);
+    } else {
+      f.dst = f.dsts.front();
+      f.dlid = static_cast<uint16_t>(t.nodes[t.find(fc.dst)].lid + fc.dlid_offset);
+    }
     // The stream fabric-only sources draw from (Fabric::build_flows), so the ON/OFF periods
     // and Poisson arrivals are the same under either endpoint model.
     f.rng = sim::Rng(s.seed, "flow/" + std::to_string(i) + "/" + fc.name);
@@ -73,7 +82,7 @@ FlowStreams::FlowStreams(const Scenario& s, const std::vector<driver::HostNode*>
   }
   for (Flow& f : flows_) {
     f.src->out.push_back(&f);
-    f.dst->in.push_back(&f);
+    for (Host* d : f.dsts) d->in.push_back(&f);
   }
   if (s.mix.enabled) {
     std::vector<double> link;
@@ -137,11 +146,17 @@ HostMemoryPlan FlowStreams::plan(const HcaHostConfig& hca, size_t out, size_t in
   return p;
 }
 
+std::vector<std::string> FlowStreams::receivers(const Scenario& s, const FlowConfig& fc) {
+  for (const MulticastGroupConfig& g : s.multicast)
+    if (g.name == fc.dst) return g.members;
+  return {fc.dst};
+}
+
 uint64_t FlowStreams::host_memory_bytes(const Scenario& s) {
   std::map<std::string, std::pair<size_t, size_t>> flows_of;  // host: (out, in)
   for (const FlowConfig& fc : s.flows) {
     ++flows_of[fc.src].first;
-    ++flows_of[fc.dst].second;
+    for (const std::string& r : receivers(s, fc)) ++flows_of[r].second;
   }
   const uint32_t buffer = buffer_bytes(s);
   uint64_t most = 0;
@@ -197,8 +212,10 @@ bool FlowStreams::create(Host& h) {
     a.qp_type = transport_;
     a.cap.max_send_wr = 1;
     a.cap.max_recv_wr = recv_depth_;
-    f->recv_qp = create_qp(h.pd, a);
-    if (!f->recv_qp) return fail("cannot create the receive QP of flow " + f->cfg.name + " on " + name), false;
+    QueuePair* qp = create_qp(h.pd, a);
+    if (!qp) return fail("cannot create the receive QP of flow " + f->cfg.name + " on " + name), false;
+    h.in_qp.push_back(qp);
+    if (!f->multicast) f->recv_qp = qp;
   }
   return true;
 }
@@ -232,15 +249,16 @@ bool FlowStreams::connect(Flow& f, QueuePair* qp, uint16_t dlid, uint32_t dest_q
   return true;
 }
 
-bool FlowStreams::post_receives(Flow& f, uint32_t count) {
+bool FlowStreams::post_receives(Host& h, size_t k, uint32_t count) {
+  const Flow& f = *h.in[k];
   std::vector<RecvWr> wrs(count);
   for (uint32_t i = 0; i < count; ++i) {
     wrs[i].wr_id = f.index;
-    wrs[i].sg = {f.dst->plan.buffer_address(), buffer_bytes_, f.dst->mr->lkey};
+    wrs[i].sg = {h.plan.buffer_address(), buffer_bytes_, h.mr->lkey};
     wrs[i].next = i + 1 < count ? &wrs[i + 1] : nullptr;
   }
-  if (post_recv(f.recv_qp, wrs.data()) != 0)
-    return fail("cannot post receives for flow " + f.cfg.name + " on " + f.dst->node->name()), false;
+  if (post_recv(h.in_qp[k], wrs.data()) != 0)
+    return fail("cannot post receives for flow " + f.cfg.name + " on " + h.node->name()), false;
   return true;
 }
 
@@ -251,22 +269,28 @@ void FlowStreams::host_program(Host& h) {
   // Each end learns the other's QPN and LID here, as perftest's TCP exchange would tell it.
   bool ok = true;
   for (Flow* f : h.out) {
-    ok = ok && connect(*f, f->send_qp, f->dlid, f->recv_qp->qp_num);
+    ok = ok && connect(*f, f->send_qp, f->dlid, f->multicast ? IBVP_MULTICAST_QPN : f->recv_qp->qp_num);
     if (ok && transport_ == QpType::ud) {
       f->ah = create_ah(h.pd, AhAttr{f->dlid, f->cfg.sl, 1});
       if (!f->ah) fail("cannot create the address handle of flow " + f->cfg.name), ok = false;
     }
   }
-  for (Flow* f : h.in) ok = ok && connect(*f, f->recv_qp, f->src->lid, f->send_qp->qp_num) && post_receives(*f, recv_depth_);
+  for (size_t k = 0; k < h.in.size(); ++k) {
+    Flow* f = h.in[k];
+    ok = ok && connect(*f, h.in_qp[k], f->src->lid, f->send_qp->qp_num) && post_receives(h, k, recv_depth_);
+    // A member joins the group before any packet is sent to it (the barrier below).
+    if (ok && f->multicast && attach_mcast(h.in_qp[k], f->dlid) != 0)
+      fail("cannot attach the receive QP of flow " + f->cfg.name + " on " + h.node->name() + " to its MLID"), ok = false;
+  }
   barrier(1);
   if (!ok || !error_.empty() || h.in.empty()) return;
   receive_loop(h);
 }
 
 void FlowStreams::receive_loop(Host& h) {
-  std::map<uint32_t, Flow*>& by_qpn = h.in_by_qpn;
-  for (Flow* f : h.in) by_qpn[f->recv_qp->qp_num] = f;
-  std::map<Flow*, uint32_t>& repost = h.repost;
+  std::map<uint32_t, size_t>& by_qpn = h.in_by_qpn;
+  for (size_t k = 0; k < h.in.size(); ++k) by_qpn[h.in_qp[k]->qp_num] = k;
+  std::map<size_t, uint32_t>& repost = h.repost;
   Wc wc[32];
   for (;;) {
     int k = poll_cq(h.recv_cq, 32, wc);
@@ -275,15 +299,15 @@ void FlowStreams::receive_loop(Host& h) {
     for (int i = 0; i < k; ++i) {
       const auto it = by_qpn.find(wc[i].qp_num);
       if (it == by_qpn.end()) continue;
-      Flow* f = it->second;
+      Flow* f = h.in[it->second];
       if (wc[i].status != WcStatus::success)
         return fail("flow " + f->cfg.name + ": a receive on " + std::string(h.node->name()) +
                     " completed with status " + wc_status_str(wc[i].status));
       ++f->received;
-      ++repost[f];
+      ++repost[it->second];
     }
-    for (const auto& [f, n] : repost)
-      if (!post_receives(*f, n)) return;
+    for (const auto& [k, n] : repost)
+      if (!post_receives(h, k, n)) return;
   }
 }
 
@@ -305,7 +329,8 @@ bool FlowStreams::post_message(Flow& f, uint32_t bytes) {
   wr.send_flags = SEND_SIGNALED;
   if (f.ah) {
     wr.ud.ah = f.ah;
-    wr.ud.remote_qpn = f.recv_qp->qp_num;
+    // IBA 10.5: a datagram to an MLID goes to DestQP 0xFFFFFF, every attached QP.
+    wr.ud.remote_qpn = f.multicast ? IBVP_MULTICAST_QPN : f.recv_qp->qp_num;
     wr.ud.remote_qkey = kQkey;
   }
   if (post_send(f.send_qp, &wr) != 0) return fail("flow " + f.cfg.name + ": cannot post a SEND"), false;

@@ -19,6 +19,9 @@
 //   one as it completes (the firmware has no RNR retry, so it must never run dry).
 // - Packets carry their flow (Hca::tag_flow), so flows.csv and the rate series are read as
 //   with fabric-only endpoints.
+// - A flow to a multicast group (seed 000 Sec. 3.6, docs/multicast.md) is one UD QP at the
+//   source, sending to the group's MLID with DestQP 0xFFFFFF, and one UD QP at each member,
+//   attached to the MLID (verbs::attach_mcast, IBA 10.5); the switches make the copies.
 //
 // QP set-up happens at time zero with the perftest's zero-time out-of-band exchange: every
 // host creates its QPs, then all connect, then the flows start.
@@ -48,7 +51,8 @@ class FlowStreams {
   const std::string& error() const { return error_; }
   // Messages of flow `f` whose send completed at its source.
   uint64_t completed(size_t f) const { return flows_.at(f).completed; }
-  // Messages of flow `f` received (completions at the destination).
+  // Messages of flow `f` received (completions at the destination; for a multicast flow at
+  // every member, so copies).
   uint64_t received(size_t f) const { return flows_.at(f).received; }
 
   // The host memory the flows need on their busiest host (verbs::HostMemoryPlan: driver
@@ -62,7 +66,9 @@ class FlowStreams {
     size_t index = 0;
     FlowConfig cfg;
     Host* src = nullptr;
-    Host* dst = nullptr;
+    Host* dst = nullptr;               // unicast: the one receiver
+    std::vector<Host*> dsts;           // every receiver (a multicast group's members)
+    bool multicast = false;            // dlid is the group's MLID
     uint16_t dlid = 0;
     uint64_t packet_time_ps = 0;  // one message's packets on the source link (open-loop loads)
     uint64_t seed = 0;            // the scenario's (video frame sizes)
@@ -75,7 +81,7 @@ class FlowStreams {
     sim::Rng rng{0, ""};  // the flow's stream (set by the constructor)
     verbs::CompletionQueue* send_cq = nullptr;
     verbs::QueuePair* send_qp = nullptr;
-    verbs::QueuePair* recv_qp = nullptr;
+    verbs::QueuePair* recv_qp = nullptr;  // unicast: the receiver's QP
     verbs::AddressHandle* ah = nullptr;  // UD
     uint64_t completed = 0, received = 0;
     uint32_t outstanding = 0;
@@ -88,10 +94,11 @@ class FlowStreams {
     verbs::CompletionQueue* recv_cq = nullptr;
     uint16_t lid = 0;
     std::vector<Flow*> out, in;
+    std::vector<verbs::QueuePair*> in_qp;  // this host's receive QP of each flow of `in`
     // The receive loop's state: here, not on its thread's stack, which never unwinds (the
     // loop waits for the next completion when the run ends).
-    std::map<uint32_t, Flow*> in_by_qpn;
-    std::map<Flow*, uint32_t> repost;
+    std::map<uint32_t, size_t> in_by_qpn;  // receive QPN -> index into `in`
+    std::map<size_t, uint32_t> repost;
     verbs::HostMemoryPlan plan;  // where its driver area and buffer go
   };
   // The objects create() makes on a host with `out` outgoing and `in` incoming flows.
@@ -103,7 +110,9 @@ class FlowStreams {
   void flow_program(Flow& f);
   bool create(Host& h);
   bool connect(Flow& f, verbs::QueuePair* qp, uint16_t dlid, uint32_t dest_qpn);
-  bool post_receives(Flow& f, uint32_t count);
+  bool post_receives(Host& h, size_t k, uint32_t count);  // on h.in_qp[k]
+  // The hosts that receive flow `fc`: its dst, or the members of the group it names.
+  static std::vector<std::string> receivers(const Scenario& s, const FlowConfig& fc);
   void receive_loop(Host& h);
   void run_saturating(Flow& f);
   void run_open_loop(Flow& f);

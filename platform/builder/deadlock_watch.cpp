@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <map>
 #include <set>
 
 #include "platform/builder/fabric.h"
@@ -52,20 +53,26 @@ std::vector<DeadlockWatch::Channel> DeadlockWatch::candidates(uint64_t now_ps) c
 }
 
 // The wait-for graph (IBA credit flow control, 7.9): output VL (S, o, v) waits for credits of
-// the input buffer (S', i', v) at the far end of its cable. That buffer frees space only when
-// one of the packets it holds leaves S' through the output VL (S', o', v') it requests. So
-// (S, o, v) is stuck for good when
+// the input buffer (S', i', v) at the far end of its cable. That buffer frees a packet's space
+// only when the packet has left S' through the output VL (S', o', v') it requests; a multicast
+// packet (seed 000 Sec. 3.6.1) frees it when every copy has left, so it stays for good if any
+// one of its copies does. So (S, o, v) is stuck for good by credits when
 //   - it lacks credits for its head, counting those on their way (and, with bypass, for
 //     every request behind the head);
 //   - (S', i', v) releases nothing already under way, and every block it holds belongs to a
-//     request (none still in the pipeline or on the cable);
-//   - every output VL those requests wait at is stuck for good in the same sense.
-// The last condition is a fixed point: start from the candidates and drop those with a
-// successor that is not (still) one, until nothing changes. What is left can never send
-// again, whatever the rest of the fabric does: its credits can come only from buffers whose
-// packets wait at outputs that are left too. Each output left has a successor left, so they
-// contain a cycle. This is a property of the state, not of the timeout: a short timeout makes
-// the watch look more often, never report a fabric that is only slow.
+//     request (none still in the pipeline or on the cable; a multicast packet's blocks once);
+//   - every packet it holds has a request (a copy) waiting at an output VL stuck for good.
+// Synchronous multicast adds a second way: an output reserved for a multicast sends nothing
+// else until all of that multicast's copies start together, so it is stuck for good by the
+// multicast when one of the multicast's other outputs is stuck for good by credits, or is
+// reserved for an earlier multicast that is (the switch's one multicast order runs one way,
+// so these waits never close a cycle by themselves).
+// Both are a fixed point: start from the candidates and drop what no longer holds until
+// nothing changes. What is left can never send again, whatever the rest of the fabric does:
+// its credits can come only from buffers whose packets wait at outputs that are left too.
+// Each output left has a successor left, and the cycles among them pass through credit
+// waits. This is a property of the state, not of the timeout: a short timeout makes the
+// watch look more often, never report a fabric that is only slow.
 std::optional<std::string> DeadlockWatch::check(uint64_t now_ps) {
   if (now_ps < next_check_ps_) return std::nullopt;
   next_check_ps_ = now_ps + timeout_ps_;
@@ -82,11 +89,35 @@ std::optional<std::string> DeadlockWatch::check(uint64_t now_ps) {
     return it != keys.end() && *it == k ? it - keys.begin() : -1;
   };
 
-  std::vector<std::vector<size_t>> next(cand.size());
-  std::vector<bool> left(cand.size(), false);
-  for (size_t i = 0; i < cand.size(); ++i) {
+  const size_t n = cand.size();
+  // By credits: the packets of the far buffer, each as the candidates its requests wait at
+  // (a unicast packet one, a multicast packet one per copy); the far buffer must lose one
+  // copy of each packet to move.
+  std::vector<std::vector<std::vector<size_t>>> packets(n);
+  std::vector<bool> by_credits(n, false);
+  std::vector<uint32_t> far_mlid(n, 0);  // a multicast packet in the far buffer (for the report)
+  // By a synchronous multicast: the output is reserved for `hold`, whose other copies wait
+  // at `siblings`.
+  std::vector<bool> by_hold(n, false);
+  std::vector<uint32_t> hold(n, sw::kNoHold);
+  std::vector<uint16_t> hold_mlid(n, 0);
+  std::vector<std::vector<size_t>> siblings(n);
+  for (size_t i = 0; i < n; ++i) {
     const Channel& c = cand[i];
-    if (!fabric_.switch_at(c.node)->vl_waits_for_credits(c.port, c.vl)) continue;
+    const sw::Switch* s = fabric_.switch_at(c.node);
+    if (s->mc_reserved(c.port) && !s->port_drains_by_lifetime(c.port)) {
+      hold[i] = s->sync_first(c.port);
+      if (hold[i] != sw::kNoHold) {
+        s->for_each_copy(hold[i], [&](uint16_t o, uint8_t v, uint16_t dlid) {
+          hold_mlid[i] = dlid;
+          if (o == c.port) return;
+          const long j = index_of(c.node, o, v);
+          if (j >= 0) siblings[i].push_back(static_cast<size_t>(j));
+        });
+        by_hold[i] = !siblings[i].empty();
+      }
+    }
+    if (!s->vl_waits_for_credits(c.port, c.vl)) continue;
     const topo::PortRef peer = t.peer(c.node, c.port);
     if (t.nodes[peer.node].kind != topo::NodeKind::switch_node) continue;  // a CA sinks what it gets
     const sw::Switch* far = fabric_.switch_at(peer.node);
@@ -95,61 +126,116 @@ std::optional<std::string> DeadlockWatch::check(uint64_t now_ps) {
     if (releasing) continue;
     uint64_t requested = 0;
     bool elsewhere = false;
-    far->for_each_request_from(peer.port, c.vl, [&](uint16_t o, uint8_t v, uint32_t blocks) {
-      requested += blocks;
-      const long j = index_of(peer.node, o, v);
-      if (j < 0)
-        elsewhere = true;
-      else
-        next[i].push_back(static_cast<size_t>(j));
-    });
-    left[i] = !elsewhere && requested == held && !next[i].empty();
-  }
-  // The fixed point in O(edges): an output that goes takes with it those waiting for it.
-  std::vector<std::vector<size_t>> waiting_for(cand.size());
-  std::vector<size_t> gone;
-  for (size_t i = 0; i < cand.size(); ++i) {
-    for (size_t j : next[i]) waiting_for[j].push_back(i);
-    if (!left[i]) gone.push_back(i);
-  }
-  while (!gone.empty()) {
-    const size_t j = gone.back();
-    gone.pop_back();
-    for (size_t i : waiting_for[j])
-      if (left[i]) {
-        left[i] = false;
-        gone.push_back(i);
+    std::map<uint32_t, size_t> packet_of_hold;  // a multicast packet's index in packets[i]
+    far->for_each_request_from(peer.port, c.vl, [&](uint16_t o, uint8_t v, uint32_t blocks, uint32_t h) {
+      size_t k;
+      if (h == sw::kNoHold) {
+        k = packets[i].size();
+        packets[i].emplace_back();
+        requested += blocks;
+      } else {
+        const auto [it, first] = packet_of_hold.try_emplace(h, packets[i].size());
+        if (first) {
+          packets[i].emplace_back();
+          requested += blocks;
+          far->for_each_copy(h, [&](uint16_t, uint8_t, uint16_t dlid) { far_mlid[i] = dlid; });
+        }
+        k = it->second;
       }
+      const long j = index_of(peer.node, o, v);
+      if (j >= 0) packets[i][k].push_back(static_cast<size_t>(j));
+    });
+    for (const std::vector<size_t>& p : packets[i]) elsewhere |= p.empty();
+    by_credits[i] = !elsewhere && requested == held && !packets[i].empty();
   }
-  const auto first = std::find(left.begin(), left.end(), true);
-  if (first == left.end()) return std::nullopt;
+  // The fixed point. Every round can only drop reasons, so it ends within 2n rounds; it runs
+  // only when outputs have made no progress for a whole timeout.
+  auto left = [&](size_t j) { return by_credits[j] || by_hold[j]; };
+  for (bool changed = true; changed;) {
+    changed = false;
+    for (size_t i = 0; i < n; ++i) {
+      if (by_credits[i]) {
+        for (const std::vector<size_t>& p : packets[i])
+          if (std::none_of(p.begin(), p.end(), left)) {
+            by_credits[i] = false;
+            changed = true;
+            break;
+          }
+      }
+      if (by_hold[i] &&
+          std::none_of(siblings[i].begin(), siblings[i].end(),
+                       [&](size_t j) { return by_credits[j] || (by_hold[j] && hold[j] != hold[i]); })) {
+        by_hold[i] = false;
+        changed = true;
+      }
+    }
+  }
+  // A successor of each output left: the copy that keeps a far packet, or the branch a
+  // reserved output waits for.
+  std::vector<long> next(n, -1);
+  for (size_t i = 0; i < n; ++i) {
+    if (by_credits[i]) {
+      for (size_t j : packets[i].front())
+        if (left(j)) {
+          next[i] = static_cast<long>(j);
+          break;
+        }
+    } else if (by_hold[i]) {
+      for (size_t j : siblings[i])
+        if (by_credits[j] || (by_hold[j] && hold[j] != hold[i])) {
+          next[i] = static_cast<long>(j);
+          break;
+        }
+    }
+  }
+  size_t first = n;
+  for (size_t i = 0; i < n && first == n; ++i)
+    if (left(i)) first = i;
+  if (first == n) return std::nullopt;
 
   // Walk successors from the first output left until one repeats: that closes the cycle.
-  std::vector<long> position(cand.size(), -1);
+  std::vector<long> position(n, -1);
   std::vector<size_t> walk;
-  size_t at = static_cast<size_t>(first - left.begin());
+  size_t at = first;
   while (position[at] < 0) {
     position[at] = static_cast<long>(walk.size());
     walk.push_back(at);
-    at = next[at].front();
+    at = static_cast<size_t>(next[at]);
   }
   std::string cycle;
-  for (size_t k = static_cast<size_t>(position[at]); k < walk.size(); ++k) cycle += name(cand[walk[k]]) + " -> ";
+  for (size_t k = static_cast<size_t>(position[at]); k < walk.size(); ++k) {
+    const size_t i = walk[k];
+    cycle += name(cand[i]) + (by_credits[i] ? " -> " : " =(" + group_name(hold_mlid[i]) + " waits for its copy at)=> ");
+  }
   cycle += name(cand[at]);
   const size_t cycle_len = walk.size() - static_cast<size_t>(position[at]);
 
-  uint64_t packets = 0, latest_since = 0;
+  uint64_t packets_caught = 0, latest_since = 0;
   size_t outputs = 0;
-  for (size_t i = 0; i < cand.size(); ++i)
-    if (left[i]) {
-      packets += cand[i].packets;
+  std::string multicast;
+  for (size_t i = 0; i < n; ++i)
+    if (left(i)) {
+      packets_caught += cand[i].packets;
       latest_since = std::max(latest_since, cand[i].since_ps);
       ++outputs;
+      if (by_hold[i])
+        multicast += "; " + name(cand[i]) + " is reserved for a synchronous copy of " + group_name(hold_mlid[i]);
+      else if (far_mlid[i])
+        multicast += "; " + name(cand[i]) + " waits for a buffer that holds a packet of " + group_name(far_mlid[i]);
     }
   return "deadlock detected at " + readable(now_ps) + ": " + std::to_string(outputs) +
-         " switch output VL(s) can never send again, holding " + std::to_string(packets) +
+         " switch output VL(s) can never send again, holding " + std::to_string(packets_caught) +
          " packets, none sent for at least " + readable(now_ps - latest_since) + "; the " +
-         std::to_string(cycle_len) + " ports waiting for each other's credits: " + cycle;
+         std::to_string(cycle_len) + " ports waiting for each other's credits: " + cycle +
+         (multicast.empty() ? "" : "; multicast involved: " + multicast.substr(2));
+}
+
+std::string DeadlockWatch::group_name(uint32_t mlid) const {
+  char hex[16];
+  std::snprintf(hex, sizeof hex, "0x%04X", mlid);
+  for (const MulticastGroupConfig& g : fabric_.scenario().multicast)
+    if (g.mlid == mlid) return "multicast group '" + g.name + "' (MLID " + hex + ")";
+  return std::string("MLID ") + hex;
 }
 
 std::optional<StuckReport> DeadlockWatch::stuck(uint64_t now_ps) const {

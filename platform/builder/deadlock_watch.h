@@ -6,6 +6,9 @@
 // timeout are the candidates. Among them it keeps the ones that can never move again (the
 // wait-for graph below); a deadlock is reported only when such outputs exist, and they then
 // always contain a cycle, which the report names. Other traffic may keep moving meanwhile.
+// Multicast takes part: a multicast packet holds its input until every copy has left, and a
+// synchronous multicast holds the outputs it reserved until all its copies start; the report
+// names the groups caught (docs/multicast.md).
 //
 // Only switch outputs take part. A channel adapter's output (ep::Endpoint, hca::Hca) may wait
 // for a switch's credits, but nothing in the fabric waits for a channel adapter: its receive
@@ -63,6 +66,8 @@ class DeadlockWatch {
   };
   std::vector<Channel> candidates(uint64_t now_ps) const;
   std::string name(const Channel& c) const;
+  // "multicast group 'g' (MLID 0xC000)", or the MLID alone if no group has it.
+  std::string group_name(uint32_t mlid) const;
 
   const Fabric& fabric_;
   uint64_t timeout_ps_;

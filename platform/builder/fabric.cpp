@@ -124,6 +124,9 @@ Fabric::Fabric(const Scenario& scenario, const std::string& out_dir) : scenario_
   build_nodes();
   build_links();
   program_switches();
+  if (scenario_.multicast_bandwidth.enabled &&
+      scenario_.multicast_bandwidth.destinations == MulticastDestinations::downstream)
+    program_multicast_vlarb();
   // Sources attach after the endpoints exist.
   for (auto& s : sources_) {
     const uint32_t src = t.find(flows_[s->flow].src);
@@ -315,12 +318,21 @@ void Fabric::build_flows() {
 }
 
 // Seed 000 Sec. 3.6.2 (after [23]): the multicast VL's weight grows with the number of
-// destinations n (the largest group's members): x1 (equal), x n (linear), x max(1, round(log2 n))
-// (logarithmic). Entries hold at most 255 units (IBA 7.6.9), so a larger weight takes several.
+// destinations n: x1 (equal), x n (linear), x max(1, round(log2 n)) (logarithmic). Every port
+// starts with the largest group's n, the most any port can serve (the check of the table's
+// size is made for it); with destinations: downstream, program_multicast_vlarb then gives each
+// port its own n.
 void Fabric::multicast_vlarb() {
-  const MulticastBandwidthConfig& b = scenario_.multicast_bandwidth;
   size_t n = 1;
   for (const MulticastGroupConfig& g : scenario_.multicast) n = std::max(n, g.members.size());
+  const link::VlArbConfig cfg = multicast_table(n);
+  scenario_.switch_cfg.vlarb = cfg;
+  scenario_.endpoint_cfg.vlarb = cfg;
+}
+
+// Entries hold at most 255 units (IBA 7.6.9), so a larger weight takes several.
+link::VlArbConfig Fabric::multicast_table(size_t n) const {
+  const MulticastBandwidthConfig& b = scenario_.multicast_bandwidth;
   uint64_t factor = 1;
   if (b.allocation == MulticastAllocation::linear) factor = n;
   if (b.allocation == MulticastAllocation::logarithmic)
@@ -339,8 +351,39 @@ void Fabric::multicast_vlarb() {
                       "the multicast VL's weight (" + std::to_string(b.unicast_weight * factor) +
                           " units) needs more than the 64 entries of a VLArb table",
                       "use a smaller unicast_weight or allocation logarithmic");
-  scenario_.switch_cfg.vlarb = cfg;
-  scenario_.endpoint_cfg.vlarb = cfg;
+  return cfg;
+}
+
+// Seed 000 Sec. 3.6.2 allocates multicast bandwidth "proportional to the number of
+// destinations"; an IBA switch allocates per output port and VL, and the destinations a
+// port's copy serves are the receivers downstream of it in the group's tree. So each port's
+// n is the most receivers behind it over the groups (1 where no multicast passes): the
+// source's port serves the whole group, a branch towards one member serves one.
+void Fabric::program_multicast_vlarb() {
+  const topo::Topology& t = scenario_.topology;
+  std::map<std::pair<uint32_t, uint16_t>, size_t> n;  // (node, port) -> destinations
+  for (const MulticastGroupConfig& g : scenario_.multicast) {
+    if (g.delivery != MulticastDelivery::replicate) continue;
+    const uint32_t src = t.find(g.source);
+    const sm::MulticastWalk w = sm::walk_multicast(t, mft_, src, static_cast<uint16_t>(g.mlid));
+    size_t& at_source = n[{src, 1}];
+    at_source = std::max(at_source, w.reached.size());
+    for (const auto& [port, receivers] : w.receivers_behind) n[port] = std::max<size_t>(n[port], receivers);
+  }
+  for (uint32_t node = 0; node < t.nodes.size(); ++node) {
+    if (sw::Switch* s = switches_[node].get()) {
+      for (uint16_t p = 1; p <= t.nodes[node].num_ports; ++p) {
+        if (!s->attached(p)) continue;
+        const auto it = n.find({node, p});
+        s->set_vlarb(p, multicast_table(it == n.end() ? 1 : std::max<size_t>(1, it->second)));
+      }
+      continue;
+    }
+    const auto it = n.find({node, 1});
+    const link::VlArbConfig cfg = multicast_table(it == n.end() ? 1 : std::max<size_t>(1, it->second));
+    if (ep::Endpoint* e = endpoints_[node].get()) e->set_vlarb(cfg);
+    else if (driver::HostNode* h = hosts_[node].get()) h->hca.set_vlarb(cfg);
+  }
 }
 
 const MulticastGroupConfig* Fabric::group_named(const std::string& name) const {

@@ -95,6 +95,12 @@ class Fabric {
   void schedule_releases();
   void build_multicast();
   void multicast_vlarb();
+  // multicast_bandwidth with destinations: downstream: every port's table from the receivers
+  // its copies serve (after the MFTs are loaded).
+  void program_multicast_vlarb();
+  // The low-priority VLArb table that gives the multicast VL the allocation's weight for n
+  // destinations (seed 000 Sec. 3.6.2).
+  link::VlArbConfig multicast_table(size_t n) const;
   const MulticastGroupConfig* group_named(const std::string& name) const;
   void build_flows();
   void build_trace_flows();

@@ -258,6 +258,25 @@ AddressHandle* create_ah(ProtectionDomain* pd, const AhAttr& attr) {
   return pd->context->ahs.back().get();
 }
 
+namespace {
+int mcast_command(QueuePair* qp, uint16_t mlid, uint32_t opcode) {
+  if (qp == nullptr) return EINVAL;
+  Context& ctx = *qp->context;
+  ctx.cpu().spend_call();
+  if (qp->qp_type != QpType::ud || mlid < IBVP_MLID_FIRST || mlid > IBVP_MLID_LAST) return EINVAL;
+  ibvp_mbox_mcast m{};
+  m.qpn = qp->qp_num;
+  m.mlid = mlid;
+  uint32_t out = 0;
+  const uint32_t status = ctx.command(opcode, &m, sizeof m, out);
+  if (status == IBVP_CMD_STATUS_BAD_PARAM) return EINVAL;
+  return status == IBVP_CMD_STATUS_OK ? 0 : EIO;
+}
+}  // namespace
+
+int attach_mcast(QueuePair* qp, uint16_t mlid) { return mcast_command(qp, mlid, IBVP_CMD_ATTACH_MCAST); }
+int detach_mcast(QueuePair* qp, uint16_t mlid) { return mcast_command(qp, mlid, IBVP_CMD_DETACH_MCAST); }
+
 int modify_qp(QueuePair* qp, const QpAttr& attr, uint32_t attr_mask) {
   if (qp == nullptr) return EINVAL;
   Context& ctx = *qp->context;

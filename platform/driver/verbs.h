@@ -259,6 +259,12 @@ AddressHandle* create_ah(ProtectionDomain* pd, const AhAttr& attr);
 // EINVAL for an illegal transition, missing or unexpected attributes (libibverbs /
 // IBA 10.3 state machine), EIO if the device refuses.
 int modify_qp(QueuePair* qp, const QpAttr& attr, uint32_t attr_mask);
+// ibv_attach_mcast / ibv_detach_mcast: a UD QP joins (leaves) the multicast group of `mlid`
+// (0xC000..0xFFFE), so the HCA hands it every packet sent to that MLID with DestQP 0xFFFFFF
+// (IBA 10.5). The group is named by its MLID: there is no GRH, so no MGID. EINVAL for a QP
+// that is not UD, an MLID outside the range, or attaching twice; EIO if the device refuses.
+int attach_mcast(QueuePair* qp, uint16_t mlid);
+int detach_mcast(QueuePair* qp, uint16_t mlid);
 // A chain of work requests (next); one doorbell for the chain. On failure *bad_wr (if
 // given) points at the first request not posted.
 int post_send(QueuePair* qp, SendWr* wr, SendWr** bad_wr = nullptr);

@@ -225,9 +225,12 @@ enum class MulticastDelivery : uint8_t {
 // other data VL unicast_weight and that VL unicast_weight x f(n), n the largest group's
 // members: f = 1 (equal), n (linear), max(1, round(log2 n)) (logarithmic).
 enum class MulticastAllocation : uint8_t { equal, linear, logarithmic };
+// Which n a port's weight follows: the receivers its copies serve, or the largest group.
+enum class MulticastDestinations : uint8_t { downstream, group };
 struct MulticastBandwidthConfig {
   bool enabled = false;
   MulticastAllocation allocation = MulticastAllocation::equal;
+  MulticastDestinations destinations = MulticastDestinations::downstream;
   uint8_t sl = 1;
   uint32_t unicast_weight = 32;  // 64-byte units per VLArb entry
 };

@@ -310,10 +310,18 @@ class ScenarioChecker {
 
   // What a flow on HCA hosts can be: one QP to one destination, carrying SENDs.
   void hca_flow(const FlowConfig& f, const Path& at) const {
-    if (group_named(f.dst))
-      doc_.fail(child(at, "dst"), "multicast flows are sent by fabric-only endpoints; the HCA hosts' UD QPs do not "
-                "send to multicast LIDs yet",
-                "use endpoint_model: fabric for multicast, or send one flow per member");
+    // A multicast flow is a UD QP sending to the group's MLID (IBA 10.5: only datagrams go to
+    // multicast groups), received by a QP attached to it at every member (docs/multicast.md).
+    if (const MulticastGroupConfig* g = group_named(f.dst)) {
+      if (s_.hca_host.flow_transport != FlowTransport::ud)
+        doc_.fail(child(at, "dst"), "flow '" + f.name + "' sends to multicast group '" + g->name +
+                  "', and on HCA hosts only UD QPs send to a multicast LID (IBA 10.5), but hca.flow_transport is not UD",
+                  "set hca.flow_transport: UD, or send one flow per member");
+      if (g->delivery == MulticastDelivery::replicated_unicast)
+        doc_.fail(child(at, "dst"), "group '" + g->name + "' has delivery: replicated_unicast, which HCA hosts do "
+                  "not run (their flows are one QP to one destination)",
+                  "use delivery: replicate, endpoint_model: fabric for the baseline, or one flow per member");
+    }
     if (f.pattern != DestinationPattern::fixed)
       doc_.fail(child(at, "pattern"), "on HCA hosts a flow is one QP to one destination",
                 "use pattern: fixed with a dst, one flow per destination");

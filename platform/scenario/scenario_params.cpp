@@ -712,7 +712,11 @@ const sim::ParamGroup& multicast_bandwidth_params() {
               {"linear", MulticastAllocation::linear},
               {"logarithmic", MulticastAllocation::logarithmic}},
              "The multicast VL's weight: unicast_weight times 1 (equal), n (linear) or max(1, round(log2 n)) "
-             "(logarithmic), n the members of the largest group.");
+             "(logarithmic), n the destinations (see destinations).");
+    b.choice("destinations", &MulticastBandwidthConfig::destinations,
+             {{"downstream", MulticastDestinations::downstream}, {"group", MulticastDestinations::group}},
+             "The n of each port's table: downstream, the group members its multicast copies serve (the most "
+             "over the groups, 1 where none pass); group, the members of the largest group on every port.");
     b.integer("sl", &MulticastBandwidthConfig::sl, "", "The SL of multicast flows; its VL carries no other flow.")
         .range(0, 14);
     b.integer("unicast_weight", &MulticastBandwidthConfig::unicast_weight, "64-byte units",

@@ -308,31 +308,45 @@ MulticastWalk walk_multicast(const Topology& t, const std::vector<Mft>& mft, uin
     uint32_t sw;
     uint16_t in_port;
     uint32_t hops;  // switches passed, this one included
+    size_t via;     // the send that brought it (index into sends)
   };
+  struct Send {
+    uint32_t node;
+    uint16_t port;
+    size_t parent;  // the send that brought the copy to `node`; kNone from the sender
+  };
+  constexpr size_t kNone = ~size_t{0};
   std::vector<Arrival> queue;
+  std::vector<Send> sends;
   const size_t limit = 2 * t.links.size();
   size_t sent = 0;
-  auto deliver = [&w](uint32_t node, uint32_t hops) {
+  // An endpoint (or a switch's port 0) got the copy that `via` sent: every switch port on its
+  // way served one more receiver.
+  auto deliver = [&](uint32_t node, uint32_t hops, size_t via) {
     if (w.copies[node]++ == 0) w.switch_hops[node] = hops;
+    for (size_t k = via; k != kNone; k = sends[k].parent)
+      if (t.nodes[sends[k].node].kind == NodeKind::switch_node) ++w.receivers_behind[{sends[k].node, sends[k].port}];
   };
   // One copy out of (node, port); `hops`: switches the copy has passed so far.
-  auto send = [&](uint32_t node, uint16_t port, uint32_t hops) {
+  auto send = [&](uint32_t node, uint16_t port, uint32_t hops, size_t parent) {
     if (sent == limit) {
       w.cut_off = true;
       return;
     }
     ++sent;
+    sends.push_back({node, port, parent});
+    const size_t via = sends.size() - 1;
     const int l = t.link_at(node, port);
     const topo::Link& link = t.links[static_cast<size_t>(l)];
     ++w.link_copies[static_cast<size_t>(l)][link.a == PortRef{node, port} ? 0 : 1];
     const PortRef far = t.peer(node, port);
     if (t.nodes[far.node].kind == NodeKind::switch_node)
-      queue.push_back({far.node, far.port, hops + 1});
+      queue.push_back({far.node, far.port, hops + 1, via});
     else
-      deliver(far.node, hops);
+      deliver(far.node, hops, via);
   };
 
-  send(sender, 1, 0);
+  send(sender, 1, 0, kNone);
   for (size_t q = 0; q < queue.size() && !w.cut_off; ++q) {
     const Arrival a = queue[q];
     if (w.switch_hops[a.sw] == 0) w.switch_hops[a.sw] = a.hops;
@@ -343,11 +357,11 @@ MulticastWalk walk_multicast(const Topology& t, const std::vector<Mft>& mft, uin
       // IBA 18.2.4.3.2: never back out of the arrival port.
       if (!mask.test(p) || p == a.in_port) continue;
       if (p == 0) {
-        deliver(a.sw, a.hops);  // the switch's own management port is a member
+        deliver(a.sw, a.hops, a.via);  // the switch's own management port is a member
         continue;
       }
       if (t.link_at(a.sw, p) < 0) continue;  // no cable: the copy is dropped
-      send(a.sw, p, a.hops);
+      send(a.sw, p, a.hops, a.via);
     }
   }
   for (uint32_t e : t.endpoints())

@@ -14,6 +14,8 @@
 //    because a switch never sends a multicast packet back out of its arrival port.
 #include <array>
 #include <cstdint>
+#include <map>
+#include <utility>
 #include <vector>
 
 #include "models/switch/mft.h"
@@ -70,6 +72,9 @@ struct MulticastWalk {
   std::vector<uint32_t> switch_hops;  // [node] switches the first copy passed; 0 if none came
   std::vector<std::array<uint32_t, 2>> link_copies;  // [link] copies a->b ([0]) and b->a ([1])
   std::vector<uint32_t> reached;      // endpoints with at least one copy, ascending
+  // (switch, output port) -> copies delivered to endpoints downstream of that port: the
+  // destinations its copy serves (multicast_bandwidth's per-port weights, seed 000 Sec. 3.6.2).
+  std::map<std::pair<uint32_t, uint16_t>, uint32_t> receivers_behind;
   // The walk stopped after 2 x links copies, more than a tree can send (one per cable and
   // direction): the tables loop.
   bool cut_off = false;

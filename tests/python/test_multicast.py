@@ -72,12 +72,27 @@ def test_bad_multicast_input_is_refused_with_key_and_fix(key: str, value: object
     assert err.value.fix
 
 
-def test_multicast_flows_on_hca_hosts_are_refused(tmp_path: Path) -> None:
+def hca_scenario(tmp_path: Path) -> ibvp.Scenario:
     text = (ROOT / "configs" / "examples" / "multicast.yaml").read_text()
     no_traffic = text[: text.index("traffic:")] + text[text.index("outputs:"):]
     (tmp_path / "hca.yaml").write_text(no_traffic)
-    sc = ibvp.Scenario.from_yaml(tmp_path / "hca.yaml").set("endpoint_model", "hca")
+    return ibvp.Scenario.from_yaml(tmp_path / "hca.yaml").set("endpoint_model", "hca")
+
+
+def test_multicast_flow_from_an_hca_host_reaches_every_member_once(tmp_path: Path) -> None:
+    sc = hca_scenario(tmp_path).set("hca.flow_transport", "UD").set("flows[0].stop", "1500us")
+    flow = ibvp.run(sc, tmp_path / "run", timeout=300).summary["flows"][0]
+    mc = flow["multicast"]
+    assert flow["injected"] > 100
+    assert sorted(mc["members"]) == sorted(MEMBERS)
+    assert set(mc["members"].values()) == {flow["injected"]}
+    assert mc["non_member_copies"] == 0
+    assert flow["delivered"] == len(MEMBERS) * flow["injected"]
+
+
+def test_multicast_flows_on_hca_hosts_need_ud(tmp_path: Path) -> None:
     with pytest.raises(ibvp.ConfigError) as err:
-        sc.validate()
+        hca_scenario(tmp_path).validate()  # hca.flow_transport defaults to RC
     assert err.value.key == "flows[0].dst"
-    assert "multicast LIDs" in err.value.problem
+    assert "only UD QPs" in err.value.problem
+    assert "flow_transport: UD" in err.value.fix
