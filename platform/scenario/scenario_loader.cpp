@@ -412,6 +412,10 @@ class ScenarioChecker {
   // Seed 000 Sec. 3.6: static groups, one source each (docs/multicast.md).
   void multicast() const {
     if (s_.multicast_bandwidth.enabled) multicast_bandwidth();
+    if (!s_.multicast.empty() && s_.switch_cfg.scheduling != sw::Scheduling::fifo)
+      doc_.fail(key("switch", "scheduling"), "multicast copies are ordered by their replication rules, which "
+                "the rate schedulers do not follow yet",
+                "use scheduling: fifo with multicast groups, or remove the multicast section");
     std::map<std::string, size_t> names;
     std::map<uint32_t, size_t> mlids;
     for (size_t i = 0; i < s_.multicast.size(); ++i) {
