@@ -141,7 +141,14 @@ class Hca : public sc_core::sc_module {
   // Observers' bookkeeping, invisible to the firmware: the packets QP `qpn` sends belong to
   // scenario flow `flow` (Packet::flow), so results read per flow as with fabric-only
   // endpoints. Packets of other QPs (ACKs, CNPs, perftest) carry ib::kNoFlow.
-  void tag_flow(uint32_t qpn, uint32_t flow) { flow_of_qp_[qpn] = flow; }
+  // `reserved_bps` (0: none) is the rate the flow reserved, which its packets carry to the
+  // switches' rate schedulers (Packet::reserved_bps; seed 003 Sec. 4.2 puts it in the header).
+  void tag_flow(uint32_t qpn, uint32_t flow, uint64_t reserved_bps = 0) {
+    flow_of_qp_[qpn] = flow;
+    if (reserved_bps) reserved_of_qp_[qpn] = reserved_bps;
+  }
+  // The doorbell priority class of QP `qpn` (what the firmware set at CREATE_QP).
+  uint32_t qp_class(uint32_t qpn) const { return qpn < qp_class_.size() ? qp_class_[qpn] : 0; }
   // Observers' bookkeeping for video flows (issue 11): the packet QP `qpn` sends with PSN
   // `psn` carries a piece of video frame `frame` (Packet::frame, frame_packets), created at
   // `created_ps` (Packet::created, so the recorder measures the frame from its creation, as
@@ -311,6 +318,7 @@ class Hca : public sc_core::sc_module {
   static uint64_t flow_key(uint32_t src_qp, uint16_t dlid) { return uint64_t{src_qp} << 16 | dlid; }
   std::unordered_map<uint64_t, uint64_t> flow_next_allowed_ps_;  // congestion control per (QP, DLID)
   std::unordered_map<uint32_t, uint32_t> flow_of_qp_;  // tag_flow
+  std::unordered_map<uint32_t, uint64_t> reserved_of_qp_;  // tag_flow's reserved rates
   static uint64_t frame_key(uint32_t qpn, uint32_t psn) { return uint64_t{qpn} << 24 | (psn & 0xFFFFFF); }
   std::unordered_map<uint64_t, FrameTag> frame_tags_;  // tag_frame, by (QPN, PSN)
   struct ConnectionTag {

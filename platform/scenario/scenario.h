@@ -73,6 +73,9 @@ struct FlowConfig {
   // on HCA hosts the firmware's VirtualClock) charge it at; 0: not given (a video flow then
   // reserves its stream's mean rate, other flows none). workload::reserved_rate_bps.
   double reserved_rate = 0.0;
+  // HCA hosts: the doorbell priority class of the flow's send QP (seed 003 Sec. 3.3.1, higher
+  // first); -1: not given (class 0).
+  int32_t doorbell_class = -1;
   bool control = false;  // one of the control section's senders (not a key: the builder sets it)
 };
 

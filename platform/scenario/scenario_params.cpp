@@ -160,6 +160,11 @@ const sim::ParamGroup& flow_params() {
            "and, on HCA hosts, the firmware's VirtualClock charge its packets at it.")
         .real_range(0.0, 1e13, true)
         .defaults_to("a video flow's mean stream rate, none for other flows");
+    b.integer("doorbell_class", &FlowConfig::doorbell_class, "class",
+              "HCA hosts: the doorbell priority class of the flow's send QP (seed 003 Sec. 3.3.1: the firmware "
+              "serves higher classes first); below hca.doorbell_classes.")
+        .range(0, 15)
+        .defaults_to("0, the lowest");
     b.rule("pattern fixed needs dst; the other patterns take no dst.");
     b.rule("generator video needs exactly one of video_trace and video_bit_rate, pattern fixed and payload_bytes "
            "above 0; video_gop goes with video_bit_rate; the video keys go with generator video only.");
