@@ -673,6 +673,7 @@ void Hca::apply_connection_tag(uint32_t src_qp, ib::Packet& p) {
   while (!q.empty() && q.front().psn != psn && ((psn - q.front().psn) & 0xFFFFFF) < 0x800000) q.pop_front();
   if (q.empty() || q.front().psn != psn) return;
   p.connection = q.front().connection;
+  p.reserved_bps = q.front().reserved_bps;
   p.created = sc_core::sc_time::from_value(q.front().created_ps);
   q.pop_front();
 }

@@ -169,9 +169,12 @@ class Hca : public sc_core::sc_module {
   // host and HCA delays count against the connection's deadline). Tags of a QP form a FIFO
   // in PSN order and each is used once, when its packet is built: the programs that use it
   // post one-packet UD SENDs, which a QP numbers with consecutive PSNs and never resends.
-  // A tag whose PSN the QP has passed (its WQE failed) is discarded.
-  void tag_connection(uint32_t qpn, uint32_t psn, uint32_t connection, uint64_t created_ps) {
-    connection_tags_[qpn].push_back({psn & 0xFFFFFF, connection, created_ps});
+  // A tag whose PSN the QP has passed (its WQE failed) is discarded. `reserved_bps` is
+  // what the connection reserved, carried to the switches' rate schedulers
+  // (Packet::reserved_bps).
+  void tag_connection(uint32_t qpn, uint32_t psn, uint32_t connection, uint64_t created_ps,
+                      uint64_t reserved_bps = 0) {
+    connection_tags_[qpn].push_back({psn & 0xFFFFFF, connection, created_ps, reserved_bps});
   }
   // Tags posted and not yet used, over every QP (tests: none may be left behind).
   size_t connection_tags_pending() const {
@@ -325,6 +328,7 @@ class Hca : public sc_core::sc_module {
     uint32_t psn;
     uint32_t connection;
     uint64_t created_ps;
+    uint64_t reserved_bps;
   };
   std::unordered_map<uint32_t, std::deque<ConnectionTag>> connection_tags_;  // tag_connection, by QPN
   void apply_connection_tag(uint32_t src_qp, ib::Packet& p);
