@@ -84,12 +84,13 @@ bool transition(uint32_t type, uint32_t cur, uint32_t next, Transition& t) {
 }  // namespace
 
 Firmware::Firmware(const ibvp_hal* hal, DoorbellPolicy policy, const StepCosts& costs, const SchedOptions& sched)
-    : hal_(hal), c_(hal->ctx), policy_(policy), costs_(costs), sched_(sched) {
+    : hal_(hal), c_(hal->ctx), policy_(policy), costs_(costs), sched_(sched), vc_(sched.vc_bits) {
   classes_ = hal_->reg_read(c_, IBVP_REG_DB_CLASSES);
   data_vls_ = hal_->reg_read(c_, IBVP_REG_DATA_VLS);
   if (data_vls_ == 0 || data_vls_ > 15) data_vls_ = 1;
   for (uint32_t sl = 0; sl < 16; ++sl) sl2vl_[sl] = static_cast<uint8_t>(hal_->reg_read(c_, IBVP_REG_SL2VL_BASE + 4 * sl));
   qps_.resize(hal_->reg_read(c_, IBVP_REG_MAX_QPS));
+  vc_.resize(qps_.size());
   active_.reserve(qps_.size());
   cqs_.resize(kMaxCqs);
   mrs_.resize(kMaxMrs);
@@ -382,10 +383,7 @@ void Firmware::set_active(uint32_t qpn, Qp& qp) {
     active_.insert(active_.begin() + static_cast<std::ptrdiff_t>(i), qpn);
     // VirtualClock (Zhang): an idle connection's clock catches up with real time, so idling
     // earns no credit. The finite-counter variant of seed 003 has no real-time term.
-    if (sched_.policy == QpSchedPolicy::virtual_clock && sched_.vc_bits == 0) {
-      const uint64_t now_ns = hal_->now_ps(c_) / 1000;
-      if (qp.aux_vc < now_ns) qp.aux_vc = now_ns;
-    }
+    if (sched_.policy == QpSchedPolicy::virtual_clock) vc_.activate(qpn, hal_->now_ps(c_) / 1000);
   } else if (i < active_.size() && active_[i] == qpn) {
     active_.erase(active_.begin() + static_cast<std::ptrdiff_t>(i));
   }
@@ -407,33 +405,13 @@ uint32_t Firmware::next_packet_bytes(const Qp& qp) const {
 uint64_t Firmware::vtick_ns(const Qp& qp, uint32_t bytes) const {
   // Seed 003 Sec. 3.1: Vtick is the time one unit of data takes at the connection's
   // reserved rate; here per packet, bytes * 8 / rate, in ns.
-  const uint64_t rate = qp.rate_mbps ? qp.rate_mbps : kDefaultVcRateMbps;
-  return (uint64_t{bytes} * 8000 + rate - 1) / rate;
+  const uint64_t rate_mbps = qp.rate_mbps ? qp.rate_mbps : kDefaultVcRateMbps;
+  return sched::vtick_ns(bytes, rate_mbps * 1'000'000);
 }
 
 void Firmware::charge_virtual_clock(uint32_t qpn, uint32_t bytes) {
-  Qp& qp = qps_[qpn];
-  const uint64_t tick = vtick_ns(qp, bytes);
-  if (sched_.vc_bits == 0) {
-    qp.aux_vc += tick;
-    return;
-  }
-  // Seed 003 Sec. 3.1, finite counters: when auxVC_i overflows it is set to 0 and every
-  // other auxVC_j becomes auxVC_j - auxVC_i (0 if negative). auxVC_i is taken before the
-  // add and the Vtick is then added to the restarted counter, so the differences between
-  // the clocks (the order of service) survive the overflow.
-  const uint64_t limit = (uint64_t{1} << sched_.vc_bits) - 1;
-  if (qp.aux_vc + tick <= limit) {
-    qp.aux_vc += tick;
-    return;
-  }
-  const uint64_t old = qp.aux_vc;
-  qp.aux_vc = tick;
-  for (uint32_t n : active_) {
-    if (n == qpn) continue;
-    Qp& o = qps_[n];
-    o.aux_vc = o.aux_vc > old ? o.aux_vc - old : 0;
-  }
+  // Finite counters follow seed 003 Sec. 3.1's overflow rule (models/sched/virtual_clock.h).
+  vc_.charge(qpn, vtick_ns(qps_[qpn], bytes));
 }
 
 int Firmware::pick_qp(const uint32_t* space) {
@@ -484,7 +462,7 @@ int Firmware::pick_qp(const uint32_t* space) {
       for (uint32_t n : active_) {
         if (!eligible(n)) continue;
         const Qp& qp = qps_[n];
-        const uint64_t stamp = qp.aux_vc + vtick_ns(qp, next_packet_bytes(qp));
+        const uint64_t stamp = vc_.stamp(n, vtick_ns(qp, next_packet_bytes(qp)));
         if (best < 0 || stamp < best_stamp) {
           best = static_cast<int>(n);
           best_stamp = stamp;

@@ -21,6 +21,7 @@
 #include "firmware/cc/cct.h"
 #include "firmware/cc/response.h"
 #include "firmware/hal/ibvp_hal.h"
+#include "models/sched/virtual_clock.h"  // pure C++, shared with the switch
 
 namespace ibvp::fw {
 
@@ -158,8 +159,7 @@ class Firmware {
     // Scheduling.
     bool active = false;   // in active_ (has packets to send)
     uint32_t weight = 1;   // WRR packets per turn
-    uint32_t rate_mbps = 0;
-    uint64_t aux_vc = 0;   // VirtualClock auxVC, ns
+    uint32_t rate_mbps = 0;  // VirtualClock reserved rate (its auxVC is in vc_)
   };
 
   // Events.
@@ -259,6 +259,7 @@ class Firmware {
   std::unordered_map<uint64_t, uint32_t> cct_flows_;  // CCTI of the flows above CCTI_Min
   bool cct_timer_armed_ = false;
   std::vector<Qp> qps_;
+  sched::VirtualClock vc_;  // sched=vc: auxVC per QPN, in ns
   std::vector<Cq> cqs_;
   std::vector<Mr> mrs_;
   // The UD QPs attached to each MLID (IBVP_CMD_ATTACH_MCAST), in attach order.

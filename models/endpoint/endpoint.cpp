@@ -211,6 +211,7 @@ void Endpoint::send(size_t source_index, uint32_t payload_bytes) {
   p->frame_piece = spec.frame_piece;
   p->frame_type = spec.frame_type;
   p->connection = spec.connection;
+  p->reserved_bps = spec.reserved_bps ? spec.reserved_bps : src.reserved_bps;
   p->source_path = spec.source_path;
   p->path_bits = spec.path_bits;
   p->src_node = node_;

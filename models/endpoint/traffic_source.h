@@ -18,6 +18,7 @@ struct PacketSpec {
   uint32_t frame_piece = 0;       // video sources: position in that frame, from 0
   char frame_type = 0;            // video sources: 'I', 'P' or 'B' (0: not known)
   uint32_t connection = ~uint32_t{0};  // CBR connection sources: the connection's index (none: ~0)
+  uint64_t reserved_bps = 0;  // the packet's reserved rate, b/s, when not the source's (CBR)
   // seed 000 Sec. 3.4 reliable datagrams: the source chose the path (ib::Packet::path_bits).
   bool source_path = false;
   uint32_t path_bits = 0;
@@ -48,6 +49,8 @@ class TrafficSource {
   uint32_t ipd = 0;
   // Subnet-management traffic: sent on VL15 whatever the SL, uncredited, before data VLs.
   bool vl15 = false;
+  // The rate the flow reserved, b/s (0: none), carried by each packet (ib::Packet::reserved_bps).
+  uint64_t reserved_bps = 0;
 };
 
 }  // namespace ibvp::ep

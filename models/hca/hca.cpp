@@ -645,6 +645,10 @@ ib::Packet* Hca::build_packet(const ibvp_tx_desc& d, uint32_t index, uint32_t co
   p->created = sc_core::sc_time_stamp();
   const auto tag = flow_of_qp_.find(d.src_qp);
   p->flow = tag == flow_of_qp_.end() || d.op == IBVP_TX_ACK || d.op == IBVP_TX_CNP ? ib::kNoFlow : tag->second;
+  if (p->flow != ib::kNoFlow && !reserved_of_qp_.empty()) {
+    const auto r = reserved_of_qp_.find(d.src_qp);
+    if (r != reserved_of_qp_.end()) p->reserved_bps = r->second;
+  }
   if (!frame_tags_.empty() && p->flow != ib::kNoFlow) {
     const auto f = frame_tags_.find(frame_key(d.src_qp, p->bth.psn));
     if (f != frame_tags_.end()) {
@@ -669,6 +673,7 @@ void Hca::apply_connection_tag(uint32_t src_qp, ib::Packet& p) {
   while (!q.empty() && q.front().psn != psn && ((psn - q.front().psn) & 0xFFFFFF) < 0x800000) q.pop_front();
   if (q.empty() || q.front().psn != psn) return;
   p.connection = q.front().connection;
+  p.reserved_bps = q.front().reserved_bps;
   p.created = sc_core::sc_time::from_value(q.front().created_ps);
   q.pop_front();
 }

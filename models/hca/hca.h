@@ -142,7 +142,14 @@ class Hca : public sc_core::sc_module {
   // Observers' bookkeeping, invisible to the firmware: the packets QP `qpn` sends belong to
   // scenario flow `flow` (Packet::flow), so results read per flow as with fabric-only
   // endpoints. Packets of other QPs (ACKs, CNPs, perftest) carry ib::kNoFlow.
-  void tag_flow(uint32_t qpn, uint32_t flow) { flow_of_qp_[qpn] = flow; }
+  // `reserved_bps` (0: none) is the rate the flow reserved, which its packets carry to the
+  // switches' rate schedulers (Packet::reserved_bps; seed 003 Sec. 4.2 puts it in the header).
+  void tag_flow(uint32_t qpn, uint32_t flow, uint64_t reserved_bps = 0) {
+    flow_of_qp_[qpn] = flow;
+    if (reserved_bps) reserved_of_qp_[qpn] = reserved_bps;
+  }
+  // The doorbell priority class of QP `qpn` (what the firmware set at CREATE_QP).
+  uint32_t qp_class(uint32_t qpn) const { return qpn < qp_class_.size() ? qp_class_[qpn] : 0; }
   // Observers' bookkeeping for video flows (issue 11): the packet QP `qpn` sends with PSN
   // `psn` carries a piece of video frame `frame` (Packet::frame, frame_packets), created at
   // `created_ps` (Packet::created, so the recorder measures the frame from its creation, as
@@ -163,9 +170,12 @@ class Hca : public sc_core::sc_module {
   // host and HCA delays count against the connection's deadline). Tags of a QP form a FIFO
   // in PSN order and each is used once, when its packet is built: the programs that use it
   // post one-packet UD SENDs, which a QP numbers with consecutive PSNs and never resends.
-  // A tag whose PSN the QP has passed (its WQE failed) is discarded.
-  void tag_connection(uint32_t qpn, uint32_t psn, uint32_t connection, uint64_t created_ps) {
-    connection_tags_[qpn].push_back({psn & 0xFFFFFF, connection, created_ps});
+  // A tag whose PSN the QP has passed (its WQE failed) is discarded. `reserved_bps` is
+  // what the connection reserved, carried to the switches' rate schedulers
+  // (Packet::reserved_bps).
+  void tag_connection(uint32_t qpn, uint32_t psn, uint32_t connection, uint64_t created_ps,
+                      uint64_t reserved_bps = 0) {
+    connection_tags_[qpn].push_back({psn & 0xFFFFFF, connection, created_ps, reserved_bps});
   }
   // Tags posted and not yet used, over every QP (tests: none may be left behind).
   size_t connection_tags_pending() const {
@@ -312,12 +322,14 @@ class Hca : public sc_core::sc_module {
   static uint64_t flow_key(uint32_t src_qp, uint16_t dlid) { return uint64_t{src_qp} << 16 | dlid; }
   std::unordered_map<uint64_t, uint64_t> flow_next_allowed_ps_;  // congestion control per (QP, DLID)
   std::unordered_map<uint32_t, uint32_t> flow_of_qp_;  // tag_flow
+  std::unordered_map<uint32_t, uint64_t> reserved_of_qp_;  // tag_flow's reserved rates
   static uint64_t frame_key(uint32_t qpn, uint32_t psn) { return uint64_t{qpn} << 24 | (psn & 0xFFFFFF); }
   std::unordered_map<uint64_t, FrameTag> frame_tags_;  // tag_frame, by (QPN, PSN)
   struct ConnectionTag {
     uint32_t psn;
     uint32_t connection;
     uint64_t created_ps;
+    uint64_t reserved_bps;
   };
   std::unordered_map<uint32_t, std::deque<ConnectionTag>> connection_tags_;  // tag_connection, by QPN
   void apply_connection_tag(uint32_t src_qp, ib::Packet& p);

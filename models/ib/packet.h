@@ -63,6 +63,9 @@ struct Packet {
   uint32_t frame_piece = 0;   // video flows: its position in that frame, 0 .. frame_packets - 1
   char frame_type = 0;        // video flows: 'I', 'P' or 'B' (0: not known); selective dropping reads it
   uint32_t connection = ~uint32_t{0};  // CBR connections: index in the run's list (workload/cbr_connection.h)
+  // The rate its connection reserved, b/s (0: none): seed 003 Sec. 4.2's messages carry
+  // their Vtick in the header flit; a switch's rate scheduler reads it (switch.scheduling).
+  uint64_t reserved_bps = 0;
   uint32_t src_node = 0;      // topology node indices of the source and destination endpoints
   uint32_t dst_node = 0;
   sc_core::sc_time created;   // when the generator produced it

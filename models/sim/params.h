@@ -338,8 +338,12 @@ class GroupBuilder {
   void on_begin(std::function<void(Cfg&)> f) {
     g_.begin = [f](void* c) { f(cfg(c)); };
   }
+  // Several calls add up: each check runs after the ones declared before it.
   void on_complete(std::function<void(Cfg&, const std::set<std::string>&)> f) {
-    g_.complete = [f](void* c, const std::set<std::string>& given) { f(cfg(c), given); };
+    g_.complete = [f, before = std::move(g_.complete)](void* c, const std::set<std::string>& given) {
+      if (before) before(c, given);
+      f(cfg(c), given);
+    };
   }
 
   ParamGroup build() { return std::move(g_); }

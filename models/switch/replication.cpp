@@ -104,6 +104,9 @@ void Switch::replicate(uint16_t in_port, ib::Packet* p) {
 
 void Switch::enqueue_copy(uint16_t out_port, const Request& r) {
   Port& out = ports_[out_port];
+  // The scenario loader refuses multicast with a rate scheduler (docs/qos.md): copies go
+  // ahead of unicast by their own rules.
+  assert(!rate_ && "multicast copies under a rate scheduler");
   const uint8_t vl = r.packet->lrh.vl;
   const uint64_t now = agenda_.now_ps();
   if (!(out.requested_vls & (1u << vl))) out.progress_ps[vl] = out.head_since_ps[vl] = now;

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cassert>
+#include <cmath>
 #include <string>
 
 namespace ibvp::sw {
@@ -53,7 +54,9 @@ Switch::Switch(sc_core::sc_module_name name, uint32_t node, const SwitchConfig& 
       sl2vl_(cfg.num_ports + 1u, std::vector<Sl2VlTable>(cfg.num_ports + 1u, cfg.sl2vl)),
       requests_from_((cfg.num_ports + 1u) * (cfg.num_ports + 1u), 0),
       multiplexed_(cfg.crossbar == Crossbar::multiplexed),
-      ecn_(cfg.ecn, cfg.num_ports) {
+      ecn_(cfg.ecn, cfg.num_ports),
+      rate_(cfg.scheduling != Scheduling::fifo),
+      unreserved_bps_(static_cast<uint64_t>(std::max(1.0, std::round(cfg.unreserved_rate)))) {
   for (const Cable& c : cables) attach_port(c.port, c.rate);
   set_switch_life(cfg.switch_life);
 }
@@ -72,6 +75,12 @@ void Switch::attach_port(uint16_t port, const link::LinkRate& rate) {
   p.arbiter = std::make_unique<link::VlArbiter>(cfg_.vlarb);
   p.hoq_life_ps.fill(lifetime_ps(cfg_.hoq_life));
   lifetimes_ |= cfg_.hoq_life < kLifetimeInfinite;
+  if (cfg_.scheduling != Scheduling::fifo) {
+    p.sched = std::make_unique<RateState>();
+    // Fair Queueing's fluid system shares this output's link.
+    if (cfg_.scheduling == Scheduling::fair_queueing)
+      p.sched->fq = std::make_unique<sched::FairQueueing>(rate.data_bits_per_s());
+  }
 }
 
 void Switch::set_peer_buffer(uint16_t port, uint8_t vl, uint32_t bytes) {
@@ -240,6 +249,7 @@ void Switch::routed(uint16_t in_port, ib::Packet* p) {
   p->lrh.vl = out_vl;  // the VL it will carry on the next link
   // A VL that had nothing to send starts waiting now, not at its last transmission.
   if (!(out.requested_vls & (1u << out_vl))) out.progress_ps[out_vl] = out.head_since_ps[out_vl] = agenda_.now_ps();
+  if (rate_) rate_enqueue(out, r);
   out.requests[out_vl].push_back(r);
   out.waiting_blocks[out_vl] += r.blocks;
   requests_from_[in_port * ports_.size() + out_port]++;
@@ -326,6 +336,14 @@ int Switch::candidate(const Port& out, uint8_t vl, bool& credit_blocked, OnBusyI
   };
   credit_blocked = false;
   if (q.empty()) return -1;
+  if (rate_) {
+    // Seed 003 Sec. 3.1: the request the rate scheduler serves; like a FIFO head, it waits
+    // for credits rather than let another request of its VL pass it.
+    const int i = rate_candidate(out, vl, false, on_busy_input);
+    if (i < 0 || out.credits.can_send(vl, q[static_cast<size_t>(i)].blocks)) return i;
+    credit_blocked = true;
+    return -1;
+  }
   const Request& head = q.front();
   if (head.mc == McKind::sync_copy) {
     // Nothing passes a synchronous copy (multicast ahead of unicast); its input and its other
@@ -351,6 +369,32 @@ int Switch::candidate(const Port& out, uint8_t vl, bool& credit_blocked, OnBusyI
     seen.set(r.in_port);
   }
   return -1;
+}
+
+template <class OnBusyInput>
+int Switch::rate_candidate(const Port& out, uint8_t vl, bool ignore_busy, OnBusyInput&& on_busy_input) const {
+  const std::deque<Request>& q = out.requests[vl];
+  const uint64_t now = agenda_.now_ps();
+  // Only a connection's oldest request here is its candidate: its packets keep their order
+  // (IBA 9.5: in order per path). Later ones of a connection whose oldest waits for a busy
+  // input share that input, so they are passed over too.
+  if (++seen_epoch_ == 0) {
+    std::fill(seen_.begin(), seen_.end(), 0);
+    seen_epoch_ = 1;
+  }
+  int best = -1;
+  for (size_t i = 0; i < q.size(); ++i) {
+    const Request& r = q[i];
+    if (seen_[r.slot] == seen_epoch_) continue;
+    seen_[r.slot] = seen_epoch_;
+    if (!ignore_busy && ports_[r.in_port].feeding_until > now) {
+      on_busy_input(r.in_port, ports_[r.in_port].feeding_until);
+      continue;
+    }
+    // Equal stamps go to the older request (the queue is in arrival order).
+    if (best < 0 || rate_before(out, r, q[static_cast<size_t>(best)])) best = static_cast<int>(i);
+  }
+  return best;
 }
 
 void Switch::arbitrate(uint16_t out_port) {
@@ -399,7 +443,9 @@ void Switch::arbitrate(uint16_t out_port) {
       schedule_retry(out_port, out.credits.next_arrival_ps());
     return;
   }
-  const int vl = out.arbiter->choose(ready, [&](uint8_t v) { return out.requests[v][pick[v]].packet->size; });
+  const int vl = rate_ && cfg_.scheduling_scope == SchedulingScope::across_vls
+                     ? rate_choose_vl(out, ready, pick)
+                     : out.arbiter->choose(ready, [&](uint8_t v) { return out.requests[v][pick[v]].packet->size; });
   assert(vl >= 0);
   if (out.requests[vl][pick[vl]].mc == McKind::sync_copy) {
     // Seed 000 Sec. 5.2: multicast on VLs of its own "uses the limited number of VLs": its
@@ -446,6 +492,7 @@ void Switch::start_transmit(uint16_t out_port, uint8_t vl, int index) {
   if (index > 0) q.front().bypassed++;
   else out.head_since_ps[vl] = agenda_.now_ps();  // the next request is the head from now
   const Request r = q[static_cast<size_t>(index)];
+  if (rate_) rate_dequeue(out, r, true);
   if (index == 0)
     q.pop_front();
   else
@@ -535,6 +582,12 @@ bool Switch::vl_waits_for_credits(uint16_t port, uint8_t vl) const {
   if (lifetimes_ && vl_drains_by_lifetime(port, vl)) return false;
   const std::deque<Request>& q = out.requests[vl];
   const uint32_t credits = out.credits.available(vl) + out.credits.announced(vl);
+  if (rate_) {
+    // The request the rate scheduler serves once the inputs now busy free (they free after
+    // one packet); it waits for credits like a FIFO head (candidate()).
+    const int i = rate_candidate(out, vl, true, [](uint16_t, uint64_t) {});
+    return q[static_cast<size_t>(i)].blocks > credits;
+  }
   if (q.front().blocks <= credits) return false;
   // A head without credits blocks its VL (candidate()); with bypass, a younger request may
   // pass it while its input feeds another output, if that request fits. Whether the head's

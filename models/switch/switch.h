@@ -35,6 +35,8 @@
 #include "models/link/port_state.h"
 #include "models/link/vl_arbiter.h"
 #include "models/sim/observer.h"
+#include "models/sched/fair_queueing.h"
+#include "models/sched/virtual_clock.h"
 #include "models/sim/timed_queue.h"
 #include "models/switch/ecn_marker.h"
 #include "models/switch/lft.h"
@@ -60,6 +62,24 @@ enum class RequestOrder : uint8_t {
 };
 const char* request_order_name(RequestOrder o);
 
+// Rate-based scheduling of an output's requests (seed 003 Sec. 3.1, models/sched): which
+// waiting packet crosses the crossbar to the output next. fifo keeps the request order
+// above; the rate schedulers serve, among the requests whose input is free, the one whose
+// connection (its CBR connection, else its flow) has the smallest stamp, each connection
+// charged at its reserved rate (Packet::reserved_bps, unreserved_rate for packets without).
+enum class Scheduling : uint8_t {
+  fifo,           // request order (switch.request_order)
+  virtual_clock,  // smallest auxVC + Vtick, auxVC += Vtick when sent (Zhang, unbounded counters)
+  fair_queueing,  // smallest weighted finish tag (Demers, Keshav, Shenker)
+};
+const char* scheduling_name(Scheduling s);
+// Where the rate scheduler chooses: within each output VL, the IBA VL arbiter then choosing
+// among VLs (per_vl); or among the candidates of all data VLs at once, in place of the
+// VLArb tables, as seed 003's router schedules all VCs of a port (across_vls). VL15 goes
+// first either way (IBA 7.6.9).
+enum class SchedulingScope : uint8_t { per_vl, across_vls };
+const char* scheduling_scope_name(SchedulingScope s);
+
 using Sl2VlTable = std::array<uint8_t, 16>;  // SL -> VL
 
 struct SwitchConfig {
@@ -71,6 +91,9 @@ struct SwitchConfig {
   Crossbar crossbar = Crossbar::non_multiplexed;
   RequestOrder request_order = RequestOrder::fifo_bypass;
   uint32_t bypass_limit = 4;
+  Scheduling scheduling = Scheduling::fifo;
+  SchedulingScope scheduling_scope = SchedulingScope::per_vl;
+  double unreserved_rate = 1e9;  // b/s; rate schedulers: the rate of packets that reserved none
   link::VlArbConfig vlarb = link::VlArbConfig::round_robin(1);
   Sl2VlTable sl2vl = default_sl2vl(1);  // for every (input, output) pair unless set per pair
   EcnConfig ecn;                         // congestion marking (seed 004 Sec. 5)
@@ -220,6 +243,17 @@ class Switch : public sc_core::sc_module {
     uint8_t bypassed = 0;
     McKind mc = McKind::unicast;  // a multicast copy (replication.h)
     uint32_t hold = kNoHold;      // its packet's McHold while the input holds it
+    // Rate schedulers: its connection (rate_slot), Vtick (virtual_clock) or finish tag
+    // (fair_queueing).
+    uint32_t slot = 0;
+    uint64_t vtick_ns = 0;
+    double finish = 0.0;
+  };
+  // A rate scheduler's state at one output (seed 003 Sec. 3.1).
+  struct RateState {
+    sched::VirtualClock vc;
+    std::unique_ptr<sched::FairQueueing> fq;
+    std::vector<uint32_t> queued;  // per connection slot: its requests waiting here
   };
   struct Port {
     std::unique_ptr<InSocket> rx;
@@ -255,6 +289,7 @@ class Switch : public sc_core::sc_module {
     std::array<uint64_t, ib::kMaxVls> head_since_ps{};
     link::PortCounters counters;
     McPort mc;  // multicast replication state of this output (replication.cpp)
+    std::unique_ptr<RateState> sched;  // switch.scheduling other than fifo
   };
   // kTxEnd: a transmission ends while its output or its input has requests waiting;
   // kRetry: arbitrate an output again (it frees, or credits land); kOffer: an input's
@@ -285,6 +320,17 @@ class Switch : public sc_core::sc_module {
   template <class OnBusyInput>
   int candidate(const Port& out, uint8_t vl, bool& credit_blocked, OnBusyInput&& on_busy_input) const;
   void start_transmit(uint16_t out_port, uint8_t vl, int index);
+  // Rate schedulers (seed 003 Sec. 3.1): the connection slot of a packet; a request joins
+  // or leaves an output's scheduler (charged when `sent`); the request the scheduler serves
+  // among requests[vl] (inputs that feed another output passed over, unless
+  // `ignore_busy`); whether request a goes before b; the VL to serve across VLs.
+  static uint32_t rate_slot(const ib::Packet& p);
+  void rate_enqueue(Port& out, Request& r);
+  void rate_dequeue(Port& out, const Request& r, bool sent);
+  template <class OnBusyInput>
+  int rate_candidate(const Port& out, uint8_t vl, bool ignore_busy, OnBusyInput&& on_busy_input) const;
+  bool rate_before(const Port& out, const Request& a, const Request& b) const;
+  int rate_choose_vl(const Port& out, uint16_t ready, const std::array<int, ib::kMaxVls>& pick) const;
   void schedule_retry(uint16_t out_port, uint64_t at_ps);
   void schedule_offer(uint16_t in_port, uint64_t at_ps);
   void free_input(uint16_t in_port, uint8_t vl, uint32_t blocks);
@@ -344,6 +390,11 @@ class Switch : public sc_core::sc_module {
   uint64_t buffered_ = 0;
   uint64_t switch_life_ps_ = kNoLifetime;
   bool lifetimes_ = false;  // some lifetime is finite: arbitrate() calls expire()
+  bool rate_ = false;       // cfg_.scheduling != fifo
+  uint64_t unreserved_bps_ = 0;  // cfg_.unreserved_rate, whole b/s
+  // rate_candidate: which connections it has met in this pass (== seen_epoch_).
+  mutable std::vector<uint32_t> seen_;
+  mutable uint32_t seen_epoch_ = 0;
 };
 
 }  // namespace ibvp::sw

@@ -66,6 +66,7 @@ void Switch::discard(uint16_t out_port, uint8_t vl, size_t index, ib::DropReason
   Port& out = ports_[out_port];
   std::deque<Request>& q = out.requests[vl];
   const Request r = q[index];
+  if (rate_) rate_dequeue(out, r, false);
   q.erase(q.begin() + static_cast<std::ptrdiff_t>(index));
   requests_from_[r.in_port * ports_.size() + out_port]--;
   ports_[r.in_port].queued--;

@@ -123,6 +123,40 @@ const sim::ParamGroup& switch_params() {
     b.integer("bypass_limit", &SwitchConfig::bypass_limit, "requests",
               "fifo_bypass: how often younger requests may pass one head request.")
         .range(0, 255);
+    // Seed 003 Sec. 3.1 (models/sched, docs/qos.md).
+    b.choice("scheduling", &SwitchConfig::scheduling,
+             {{scheduling_name(Scheduling::fifo), Scheduling::fifo},
+              {scheduling_name(Scheduling::virtual_clock), Scheduling::virtual_clock},
+              {scheduling_name(Scheduling::fair_queueing), Scheduling::fair_queueing}},
+             "Which waiting packet an output serves next (seed 003 Sec. 3.1): fifo (request_order); "
+             "virtual_clock (the connection with the smallest auxVC + Vtick, Vtick the packet's time at its "
+             "reserved rate); fair_queueing (the smallest weighted finish tag of the bit-by-bit round robin). "
+             "A connection is a CBR connection or a flow; its rate is its reserved_rate (a video flow's mean "
+             "rate, a CBR connection's reservation), unreserved_rate for packets without one.");
+    b.choice("scheduling_scope", &SwitchConfig::scheduling_scope,
+             {{scheduling_scope_name(SchedulingScope::per_vl), SchedulingScope::per_vl},
+              {scheduling_scope_name(SchedulingScope::across_vls), SchedulingScope::across_vls}},
+             "virtual_clock, fair_queueing: choose within each output VL, the VLArb tables then choosing the VL "
+             "(per_vl); or among all data VLs' packets at once, in place of the VLArb tables (across_vls, as "
+             "seed 003's router schedules all VCs of a port). VL15 goes first either way.");
+    b.real("unreserved_rate", &SwitchConfig::unreserved_rate, "b/s",
+           "virtual_clock, fair_queueing: the rate packets that reserved none are charged at (ACKs, flows "
+           "without reserved_rate).")
+        .real_range(1.0, 1e13);
+    b.rule("scheduling_scope and unreserved_rate go with scheduling virtual_clock or fair_queueing; "
+           "request_order and bypass_limit with scheduling fifo.");
+    b.on_complete([](SwitchConfig& c, const std::set<std::string>& given) {
+      const bool rate = c.scheduling != Scheduling::fifo;
+      for (const char* k : {"scheduling_scope", "unreserved_rate"})
+        if (!rate && given.count(k))
+          throw sim::ParamError(k, std::string(k) + " is only used by a rate scheduler",
+                                "remove it or set scheduling: virtual_clock (or fair_queueing)");
+      for (const char* k : {"request_order", "bypass_limit"})
+        if (rate && given.count(k))
+          throw sim::ParamError(k, std::string(k) + " orders FIFO requests; the rate scheduler orders them by "
+                                   "stamp (it passes over requests whose input is busy)",
+                                "remove it or set scheduling: fifo");
+    });
     b.choice("path_selection", &SwitchConfig::path_selection,
              {{path_selection_name(PathSelection::first), PathSelection::first},
               {path_selection_name(PathSelection::lfu), PathSelection::lfu},

@@ -261,7 +261,7 @@ void CbrStreams::send_program(Host& h) {
     wr.ud.remote_qpn = dst->recv_qp->qp_num;
     wr.ud.remote_qkey = kQkey;
     // One packet per SEND, numbered from sq_psn 0 (IBA 9.7.1): its PSN is its count.
-    hca.tag_connection(s.qp->qp_num, s.posted, spec.connection, spec.created_ps);
+    hca.tag_connection(s.qp->qp_num, s.posted, spec.connection, spec.created_ps, spec.reserved_bps);
     if (post_send(s.qp, &wr) != 0) return fail("cannot post a connection's SEND on " + std::string(h.hca_host->name()));
     ++s.posted;
   }

@@ -201,9 +201,14 @@ bool FlowStreams::create(Host& h) {
     a.cap.max_recv_wr = 1;
     a.sq_sig_all = true;
     a.ipd = f->cfg.ipd;
+    // Seed 003 Sec. 3.3.1: the QoS NIC's prioritized doorbells and VirtualClock (sched=vc),
+    // from the flow's doorbell_class and reserved rate (whole Mb/s, at least 1 when it has one).
+    a.doorbell_class = static_cast<uint32_t>(std::max<int32_t>(0, f->cfg.doorbell_class));
+    const uint64_t reserved = workload::reserved_rate_bps(f->cfg);
+    a.reserved_rate_mbps = reserved ? static_cast<uint32_t>(std::max<uint64_t>(1, (reserved + 500'000) / 1'000'000)) : 0;
     f->send_qp = f->send_cq ? create_qp(h.pd, a) : nullptr;
     if (!f->send_qp) return fail("cannot create the send QP of flow " + f->cfg.name + " on " + name), false;
-    h.node->hca.tag_flow(f->send_qp->qp_num, static_cast<uint32_t>(f->index));
+    h.node->hca.tag_flow(f->send_qp->qp_num, static_cast<uint32_t>(f->index), reserved);
   }
   for (Flow* f : h.in) {
     QpInitAttr a;

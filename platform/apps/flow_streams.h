@@ -54,6 +54,8 @@ class FlowStreams {
   // Messages of flow `f` received (completions at the destination; for a multicast flow at
   // every member, so copies).
   uint64_t received(size_t f) const { return flows_.at(f).received; }
+  // The QPN of flow `f`'s send QP at its source (0 before set-up).
+  uint32_t send_qpn(size_t f) const { return flows_.at(f).send_qp ? flows_.at(f).send_qp->qp_num : 0; }
 
   // The host memory the flows need on their busiest host (verbs::HostMemoryPlan: driver
   // rings, then the message buffer), which the scenario loader checks against

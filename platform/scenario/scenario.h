@@ -69,6 +69,13 @@ struct FlowConfig {
   double video_bit_rate = 0.0;              // b/s; 0: not given
   std::string video_gop = "IBBPBBPBBPBB";
   sc_core::sc_time frame_period = sc_core::sc_time::from_value(33'333'333'333);  // 1/30 s in ps
+  // Seed 003 Sec. 3.1: the rate the flow reserves, b/s, that switches' rate schedulers (and
+  // on HCA hosts the firmware's VirtualClock) charge it at; 0: not given (a video flow then
+  // reserves its stream's mean rate, other flows none). workload::reserved_rate_bps.
+  double reserved_rate = 0.0;
+  // HCA hosts: the doorbell priority class of the flow's send QP (seed 003 Sec. 3.3.1, higher
+  // first); -1: not given (class 0).
+  int32_t doorbell_class = -1;
   bool control = false;  // one of the control section's senders (not a key: the builder sets it)
 };
 

@@ -239,6 +239,11 @@ class ScenarioChecker {
         if (doc_.find(at, written))
           doc_.fail(at, path_text(at) + " applies to HCA hosts, but endpoint_model is fabric",
                     "add endpoint_model: hca, or remove " + path_text(at));
+      for (size_t i = 0; i < s_.flows.size(); ++i)
+        if (s_.flows[i].doorbell_class >= 0)
+          doc_.fail(child(item(key("flows"), i), "doorbell_class"),
+                    "doorbell classes are the HCA's (seed 003 Sec. 3.3.1); fabric-only endpoints have none",
+                    "add endpoint_model: hca, or remove doorbell_class");
       return;
     }
     for (const char* k : {"traffic", "trace"})
@@ -329,6 +334,18 @@ class ScenarioChecker {
       doc_.fail(child(at, "vl15"), "a flow on HCA hosts is a QP on a data VL; management packets go to the HCA's "
                 "VL15 queue from the control section",
                 "remove vl15 and describe the traffic in control: {...}, or use endpoint_model: fabric");
+    const uint32_t classes = s_.hca_host.hca.doorbell_classes;
+    if (f.doorbell_class >= 0 && static_cast<uint32_t>(f.doorbell_class) >= classes)
+      doc_.fail(child(at, "doorbell_class"),
+                "class " + std::to_string(f.doorbell_class) + " but the HCA has " + std::to_string(classes) +
+                    " doorbell classes (hca.doorbell_classes)",
+                "use a class below " + std::to_string(classes) + ", or raise hca.doorbell_classes");
+    // The verbs extension and the HAL carry the rate in whole Mb/s (QpInitAttr::reserved_rate_mbps).
+    if (f.reserved_rate > 0 && f.reserved_rate < 1e6)
+      doc_.fail(child(at, "reserved_rate"),
+                "the HCA's VirtualClock takes reserved rates in whole Mb/s, and " +
+                    sim::format_real(f.reserved_rate) + " b/s is below 1 Mb/s",
+                "reserve at least 1e6 b/s on HCA hosts");
     const uint32_t mtu = s_.hca_host.flow_mtu;
     if (s_.hca_host.flow_transport == FlowTransport::ud && f.payload_bytes > mtu)
       doc_.fail(child(at, "payload_bytes"),
@@ -421,6 +438,10 @@ class ScenarioChecker {
   // Seed 000 Sec. 3.6: static groups, one source each (docs/multicast.md).
   void multicast() const {
     if (s_.multicast_bandwidth.enabled) multicast_bandwidth();
+    if (!s_.multicast.empty() && s_.switch_cfg.scheduling != sw::Scheduling::fifo)
+      doc_.fail(key("switch", "scheduling"), "multicast copies are ordered by their replication rules, which "
+                "the rate schedulers do not follow yet",
+                "use scheduling: fifo with multicast groups, or remove the multicast section");
     std::map<std::string, size_t> names;
     std::map<uint32_t, size_t> mlids;
     for (size_t i = 0; i < s_.multicast.size(); ++i) {

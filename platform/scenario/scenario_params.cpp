@@ -155,6 +155,16 @@ const sim::ParamGroup& flow_params() {
     b.time("frame_period", &FlowConfig::frame_period,
            "generator video: time between frames (default 1/30 s, rounded down to whole ps).")
         .real_range(1e6, 3600e12);
+    b.real("reserved_rate", &FlowConfig::reserved_rate, "b/s",
+           "The rate the flow reserves (seed 003 Sec. 3.1): switches with a rate scheduler (switch.scheduling) "
+           "and, on HCA hosts, the firmware's VirtualClock charge its packets at it.")
+        .real_range(0.0, 1e13, true)
+        .defaults_to("a video flow's mean stream rate, none for other flows");
+    b.integer("doorbell_class", &FlowConfig::doorbell_class, "class",
+              "HCA hosts: the doorbell priority class of the flow's send QP (seed 003 Sec. 3.3.1: the firmware "
+              "serves higher classes first); below hca.doorbell_classes.")
+        .range(0, 15)
+        .defaults_to("0, the lowest");
     b.rule("pattern fixed needs dst; the other patterns take no dst.");
     b.rule("generator video needs exactly one of video_trace and video_bit_rate, pattern fixed and payload_bytes "
            "above 0; video_gop goes with video_bit_rate; the video keys go with generator video only.");

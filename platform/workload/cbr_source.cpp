@@ -33,6 +33,7 @@ void CbrSource::take(uint64_t now_ps, ep::PacketSpec& out) {
   out.dlid = k.dlid;
   out.created_ps = d.at_ps;
   out.connection = d.conn;
+  out.reserved_bps = k.reserved_bps;  // what the connection manager reserved on its path
   // The next nominal time from the start, not from this one: no rounding drift.
   d.count++;
   d.at_ps = k.start_ps + uint64_t{d.count} * k.interval_ps;

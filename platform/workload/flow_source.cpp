@@ -7,6 +7,17 @@
 
 namespace ibvp::workload {
 
+uint64_t reserved_rate_bps(const FlowConfig& cfg) {
+  if (cfg.reserved_rate > 0) return static_cast<uint64_t>(std::llround(cfg.reserved_rate));
+  if (cfg.generator != GeneratorKind::video) return 0;
+  if (cfg.video_frame_bytes.empty()) return static_cast<uint64_t>(std::llround(cfg.video_bit_rate));
+  double bytes = 0;
+  for (uint32_t b : cfg.video_frame_bytes) bytes += b;
+  const double period_s = static_cast<double>(cfg.frame_period.value()) * 1e-12;
+  const double mean = bytes * 8.0 / (static_cast<double>(cfg.video_frame_bytes.size()) * period_s);
+  return std::max<uint64_t>(1, static_cast<uint64_t>(std::llround(mean)));
+}
+
 FlowSource::FlowSource(const FlowConfig& cfg, uint32_t flow_index, uint64_t packet_time_ps, Destination fixed,
                        std::vector<Destination> others, std::vector<Destination> hotspots, sim::Rng rng,
                        std::vector<LoadPhase> phases)
@@ -26,6 +37,7 @@ FlowSource::FlowSource(const FlowConfig& cfg, uint32_t flow_index, uint64_t pack
   payload_bytes = cfg.payload_bytes;
   ipd = cfg.ipd;
   vl15 = cfg.vl15;
+  reserved_bps = reserved_rate_bps(cfg);
   assert(cfg.load > 0.0);
   if (!phases_.empty()) {
     assert(generator_ != GeneratorKind::saturating);

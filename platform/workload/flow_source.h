@@ -18,6 +18,12 @@
 
 namespace ibvp::workload {
 
+// The rate a flow reserves, b/s, that rate schedulers charge it at (seed 003 Sec. 3.1): its
+// reserved_rate; without one, a video flow's stream mean rate (the mean frame size of its
+// trace, or its video_bit_rate, over frame_period; seed 003 Sec. 4.2: a stream's messages
+// carry its bandwidth requirement) and 0 (none) for other flows.
+uint64_t reserved_rate_bps(const FlowConfig& cfg);
+
 struct Destination {
   uint32_t node;
   uint16_t dlid;

@@ -32,6 +32,7 @@ VideoSource::VideoSource(const FlowConfig& cfg, uint32_t flow_index, Destination
   payload_bytes = cfg.payload_bytes;
   ipd = cfg.ipd;
   vl15 = cfg.vl15;
+  reserved_bps = reserved_rate_bps(cfg);
   assert(period_ps_ > 0 && payload_bytes > 0);
   load_frame();
 }

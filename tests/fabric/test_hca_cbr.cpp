@@ -353,3 +353,25 @@ TEST(HcaCbrLoader, RefusesATransmitBufferThatCannotHoldOneConnectionPacket) {
     EXPECT_NE(std::string(e.what()).find("1088"), std::string::npos) << e.what();
   }
 }
+
+TEST(HcaCbr, EveryPacketCarriesWhatItsConnectionReservedToTheSwitches) {
+  // Seed 003 Sec. 4.2: a connection's packets carry its reservation, which the switches'
+  // rate schedulers (switch.scheduling) charge them at.
+  const Scenario s = hca_scenario(0.5);
+  Fabric f(s);
+  struct Rates : sim::FabricObserver {
+    const workload::CbrConnections* conns = nullptr;
+    uint64_t seen = 0, wrong = 0;
+    void on_inject(const ib::Packet& p, uint64_t) override {
+      if (p.connection == ~uint32_t{0}) return;
+      seen++;
+      if (p.reserved_bps == 0 || p.reserved_bps != (*conns)[p.connection].reserved_bps) wrong++;
+    }
+  } rates;
+  rates.conns = &f.connections()->connections();
+  f.probe().attach(&rates);
+  sc_core::sc_start(s.duration);
+  EXPECT_EQ(f.cbr_streams()->error(), "");
+  EXPECT_GT(rates.seen, 100u);
+  EXPECT_EQ(rates.wrong, 0u);
+}

@@ -106,3 +106,59 @@ TEST(HcaFlows, ADynamicFlowDeliversAboutHalfOfAStaticOne) {
                        static_cast<double>(fabric.recorder().flows()[0].delivered);
   EXPECT_NEAR(ratio, 0.5, 0.1);  // 50 ms hold ~100 periods of each kind
 }
+
+// Seed 003 Sec. 3.3: the QoS NIC from the scenario. A flow's doorbell_class and reserved_rate
+// reach its send QP through the verbs driver; the firmware's VirtualClock (sched=vc) then
+// shares the HCA's link by the reserved rates, and the packets carry the rate to switches.
+TEST(HcaFlows, ReservedRatesFromTheScenarioShareTheNicsLinkUnderVirtualClock) {
+  Scenario s = hca_scenario(3);
+  s.hca_host.hca.firmware_args = "sched=vc";
+  FlowConfig a = tb::saturating_flow("a", "h1", "h2");
+  FlowConfig b = tb::saturating_flow("b", "h1", "h3");
+  a.reserved_rate = 200e6;
+  b.reserved_rate = 600e6;
+  a.doorbell_class = 1;
+  b.doorbell_class = 3;
+  s.flows = {a, b};
+  s.warmup = sc_time(200, SC_US);
+  s.duration = sc_time(2, SC_MS);
+  Fabric fabric(s);
+  // Every data packet of a flow carries its reservation to the switch.
+  struct Rates : sim::FabricObserver {
+    void on_inject(const ib::Packet& p, uint64_t) override {
+      if (p.flow == 0 && p.reserved_bps != 200'000'000) wrong++;
+      if (p.flow == 1 && p.reserved_bps != 600'000'000) wrong++;
+      if (p.flow <= 1) seen++;
+    }
+    uint64_t wrong = 0, seen = 0;
+  } rates;
+  fabric.probe().attach(&rates);
+  sc_core::sc_start(s.duration);
+  fabric.finish();
+  const apps::FlowStreams& app = *fabric.flow_streams();
+  EXPECT_EQ(app.error(), "");
+  const hca::Hca& nic = fabric.host_at(s.topology.find("h1"))->hca;
+  EXPECT_EQ(nic.qp_class(app.send_qpn(0)), 1u);
+  EXPECT_EQ(nic.qp_class(app.send_qpn(1)), 3u);
+  const double x = static_cast<double>(fabric.recorder().flows()[0].measured_payload_bytes);
+  const double y = static_cast<double>(fabric.recorder().flows()[1].measured_payload_bytes);
+  // 1 : 3 of the link both saturate (the HCA's port, not the two destinations, is the limit).
+  EXPECT_NEAR(x / (x + y), 0.25, 0.02);
+  EXPECT_GT(rates.seen, 100u);
+  EXPECT_EQ(rates.wrong, 0u);
+}
+
+TEST(HcaFlows, WithoutReservedRatesVirtualClockSharesTheLinkEvenly) {
+  // The same two flows without reservations: both get the firmware's default rate.
+  Scenario s = hca_scenario(3);
+  s.hca_host.hca.firmware_args = "sched=vc";
+  s.flows = {tb::saturating_flow("a", "h1", "h2"), tb::saturating_flow("b", "h1", "h3")};
+  s.warmup = sc_time(200, SC_US);
+  s.duration = sc_time(2, SC_MS);
+  Fabric fabric(s);
+  sc_core::sc_start(s.duration);
+  fabric.finish();
+  const double x = static_cast<double>(fabric.recorder().flows()[0].measured_payload_bytes);
+  const double y = static_cast<double>(fabric.recorder().flows()[1].measured_payload_bytes);
+  EXPECT_NEAR(x / (x + y), 0.5, 0.02);
+}

@@ -83,3 +83,32 @@ TEST(HcaFlowLoader, ABadFlowDefaultIsReportedAtTheFlowThatTakesIt) {
   EXPECT_EQ(e.key(), "flows[0].payload_bytes");
   EXPECT_NE(e.problem().find("lots"), std::string::npos);
 }
+
+TEST(HcaFlowLoader, DoorbellClassAndReservedRateLoadForHcaFlows) {
+  const Scenario s = scenario_from_yaml(
+      kHca + "flows: [{name: f, src: h1, dst: h2, doorbell_class: 3, reserved_rate: 2.5e8}]\n", "test.yaml", {});
+  EXPECT_EQ(s.flows[0].doorbell_class, 3);
+  EXPECT_EQ(s.flows[0].reserved_rate, 2.5e8);
+}
+
+TEST(HcaFlowLoader, ADoorbellClassTheHcaDoesNotHaveIsRefusedWithTheFix) {
+  // hca.doorbell_classes is 4 by default: classes 0..3.
+  const ConfigError e = error_of(kHca + "flows: [{name: f, src: h1, dst: h2, doorbell_class: 4}]\n");
+  EXPECT_EQ(e.file(), "test.yaml");
+  EXPECT_EQ(e.key(), "flows[0].doorbell_class");
+  EXPECT_EQ(e.fix(), "use a class below 4, or raise hca.doorbell_classes");
+}
+
+TEST(HcaFlowLoader, AReservedRateBelowTheHalsMegabitIsRefused) {
+  const ConfigError e = error_of(kHca + "flows: [{name: f, src: h1, dst: h2, reserved_rate: 5e5}]\n");
+  EXPECT_EQ(e.key(), "flows[0].reserved_rate");
+  EXPECT_EQ(e.fix(), "reserve at least 1e6 b/s on HCA hosts");
+}
+
+TEST(HcaFlowLoader, ADoorbellClassOnFabricEndpointsIsRefused) {
+  const ConfigError e = error_of(
+      "name: t\nduration: 1ms\ntopology: {generator: single_switch, hosts: 4}\n"
+      "flows: [{name: f, src: h1, dst: h2, doorbell_class: 1}]\n");
+  EXPECT_EQ(e.key(), "flows[0].doorbell_class");
+  EXPECT_EQ(e.fix(), "add endpoint_model: hca, or remove doorbell_class");
+}

@@ -336,6 +336,44 @@ TEST(ScenarioErrors, CcAnnexSettingsOutOfRangeOrWithoutTheAnnexPolicy) {
   EXPECT_EQ(e.fix(), "remove it or set policy: cc_annex");
 }
 
+TEST(ScenarioLoader, RateSchedulingAndReservedRatesLoad) {
+  const Scenario s = load(
+      "name: t\nduration: 1ms\ntopology: {generator: single_switch, hosts: 4}\n"
+      "flows:\n  - {name: f1, src: h1, dst: h2, reserved_rate: 2.5e8}\n"
+      "switch: {scheduling: fair_queueing, scheduling_scope: across_vls, unreserved_rate: 1e8}\n");
+  EXPECT_EQ(s.switch_cfg.scheduling, sw::Scheduling::fair_queueing);
+  EXPECT_EQ(s.switch_cfg.scheduling_scope, sw::SchedulingScope::across_vls);
+  EXPECT_EQ(s.switch_cfg.unreserved_rate, 1e8);
+  EXPECT_EQ(s.flows[0].reserved_rate, 2.5e8);
+}
+
+TEST(ScenarioErrors, RateSchedulerKeysGoWithARateSchedulerAndFifoKeysWithFifo) {
+  ConfigError e = error_of(kBase + "switch: {scheduling_scope: across_vls}\n");
+  EXPECT_EQ(e.key(), "switch.scheduling_scope");
+  EXPECT_EQ(e.problem(), "scheduling_scope is only used by a rate scheduler");
+  EXPECT_EQ(e.fix(), "remove it or set scheduling: virtual_clock (or fair_queueing)");
+  e = error_of(kBase + "switch: {scheduling: virtual_clock, bypass_limit: 2}\n");
+  EXPECT_EQ(e.key(), "switch.bypass_limit");
+  EXPECT_EQ(e.fix(), "remove it or set scheduling: fifo");
+  e = error_of(kBase + "switch: {scheduling: round_robin}\n");
+  EXPECT_EQ(e.key(), "switch.scheduling");
+  e = error_of(kBase + "switch: {scheduling: virtual_clock, unreserved_rate: 0}\n");
+  EXPECT_EQ(e.key(), "switch.unreserved_rate");
+  e = error_of(kBase + "  - {name: f2, src: h1, dst: h3, reserved_rate: -1}\n");
+  EXPECT_EQ(e.key(), "flows[1].reserved_rate");
+}
+
+TEST(ScenarioErrors, MulticastGroupsAreRefusedWithARateScheduler) {
+  const ConfigError e = error_of(
+      "name: t\nduration: 1ms\ntopology: {generator: single_switch, hosts: 4}\n"
+      "switch: {scheduling: virtual_clock}\n"
+      "multicast:\n  - {name: g, source: h1, members: [h2, h3]}\n"
+      "flows:\n  - {name: f1, src: h1, dst: g}\n");
+  EXPECT_EQ(e.file(), "test.yaml");
+  EXPECT_EQ(e.key(), "switch.scheduling");
+  EXPECT_NE(e.fix().find("scheduling: fifo"), std::string::npos);
+}
+
 TEST(ScenarioErrors, WrongTypeAndRangeInAFlow) {
   ConfigError e = error_of(kBase + "  - {name: f2, src: h1, dst: h3, load: high}\n");
   EXPECT_EQ(e.key(), "flows[1].load");
