@@ -59,6 +59,12 @@ class HalCall {
   const FirmwareCallInfo* inner_;
 };
 
+// An event's handler charged more core cycles than hca.firmware_cycle_budget allows (it
+// loops through HAL calls and never returns): writes a backtrace (the image's frames that
+// loop) and one message naming the image, HCA, event, simulated time, the cycles charged and
+// the key, then ends the process with kExitFirmwareFault.
+[[noreturn]] void report_cycle_budget(const FirmwareCallInfo& call, uint64_t charged, uint64_t budget);
+
 // Installs the signal handlers and an alternate signal stack (once per process); starts the
 // watchdog thread when `watchdog` is true. The Hca calls it before its image's init.
 void install_firmware_guard(bool watchdog);

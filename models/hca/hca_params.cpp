@@ -62,6 +62,12 @@ const sim::ParamGroup& hca_params() {
            "Wall-clock time one firmware call (an event's handler, init, fini) may run before the run ends as hung "
            "(exit status 4); 0 turns the watchdog off.")
         .real_range(0, 3600e12);
+    // Simulated, not wall-clock: the default image's costliest handler charges a few
+    // thousand cycles; 1e8 (0.1 s of a 1 GHz core on one event) is far above any honest one.
+    b.integer("firmware_cycle_budget", &HcaConfig::firmware_cycle_budget, "cycles",
+              "Core cycles one event's handler may charge (event_cycles, HAL calls, consume_cycles) before the run "
+              "ends as hung (exit status 4); 0: no budget.")
+        .range(0, 1'000'000'000'000);
     return b.build();
   }();
   return group;
