@@ -66,7 +66,13 @@ void put_call(const FirmwareCallInfo& c) {
   put(c.event);
   put(" at simulated time ");
   put_u64(c.time_ps);
-  put(" ps)");
+  put(" ps");
+  if (c.last_log != nullptr && !c.last_log->empty()) {
+    put(", its last log line \"");
+    put(c.last_log->c_str());
+    put("\"");
+  }
+  put(")");
 }
 
 void put_backtrace() {

@@ -14,6 +14,7 @@
 // (SystemC's, the sanitizers', or the default action), so the platform's own faults and
 // AddressSanitizer's reports are unchanged.
 #include <cstdint>
+#include <string>
 
 namespace ibvp::hca {
 
@@ -28,6 +29,10 @@ struct FirmwareCallInfo {
   const char* event = "";  // "init", "doorbell", "command", "rx_packet", "tx_done", "timer", "fini"
   uint64_t time_ps = 0;    // simulated time of the call
   uint64_t watchdog_ns = 0;  // wall-clock limit of the call; 0: none
+  // The HCA's last hal->log line, or null: a dying run never writes firmware.log, and the
+  // image's last words often say what it was doing. Read only while firmware code runs
+  // (HAL calls, which change it, are not firmware code).
+  const std::string* last_log = nullptr;
 };
 
 // Firmware code runs during this object's life (RAII). Calls nest across SystemC threads: a

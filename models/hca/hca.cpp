@@ -425,6 +425,7 @@ FirmwareCallInfo Hca::call_info(const char* event) const {
   i.time_ps = sc_core::sc_time_stamp().value();
   // Picoseconds to nanoseconds: the watchdog counts wall-clock time.
   i.watchdog_ns = cfg_.firmware_watchdog.value() / 1000;
+  i.last_log = &last_log_;
   return i;
 }
 
@@ -611,6 +612,7 @@ void Hca::hal_consume(uint64_t n) {
 void Hca::hal_log(int level, const char* message) {
   hal_call();
   log_.push_back({sc_core::sc_time_stamp().value(), level, message ? message : ""});
+  last_log_ = log_.back().text;
 }
 
 // ---------------------------------------------------------------------------------------

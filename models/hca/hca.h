@@ -77,7 +77,7 @@ struct HcaConfig {
   // Core cycles one event's handler may charge (event_cycles, HAL calls, consume_cycles)
   // before the run ends as hung (models/hca/firmware_guard.h); zero: no budget. Simulated,
   // so a handler that loops through HAL calls is stopped at the same point on every run.
-  uint64_t firmware_cycle_budget = 100'000'000;
+  uint64_t firmware_cycle_budget = 1'000'000'000;
 };
 
 struct RxItem;     // a received packet on its way to the firmware (hca.cpp)
@@ -303,6 +303,7 @@ class Hca : public sc_core::sc_module {
   uint64_t fw_cycles_ = 0;     // firmware_cycles()
   uint64_t event_charged_ = 0;  // cycles charged to the event being handled
   const char* event_name_ = "";  // the event being handled (cycle budget report)
+  std::string last_log_;         // the text of log_.back(), for fault reports (FirmwareCallInfo)
   std::unordered_map<uint32_t, uint64_t> timers_;  // id -> generation armed
   uint64_t timer_generation_ = 0;
 

@@ -40,9 +40,12 @@ void run(const std::string& yaml) {
   sc_core::sc_start(s.duration);
 }
 
-// The message: the fault, the image's path, the event and the key to change.
+// The message: the fault, the image's path, the event, the image's last log line (faulty.c
+// logs one before faulting; event 2 is IBVP_EV_COMMAND) and the key to change.
 std::string report(const std::string& what) {
-  return "firmware fault: " + what + ".*" + IBVP_FW_FAULTY_IMAGE + ".*handling event command.*hca.firmware_image";
+  return "firmware fault: " + what + ".*" + IBVP_FW_FAULTY_IMAGE +
+         ".*handling event command at simulated time [0-9]+ ps, its last log line .faulting in event 2.\\).*"
+         "hca.firmware_image";
 }
 
 }  // namespace
