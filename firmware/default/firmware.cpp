@@ -1548,7 +1548,12 @@ void* init_firmware(const ibvp_hal* hal, const char* args, DoorbellPolicy policy
     hal->log(hal->ctx, IBVP_LOG_ERROR, ("firmware arguments: " + error).c_str());
     return nullptr;
   }
-  return new (std::nothrow) Firmware(hal, policy, costs, sched);
+  Firmware* fw = new (std::nothrow) Firmware(hal, policy, costs, sched);
+  // One line per HCA in the run's firmware.log: which arguments this image runs with.
+  if (fw != nullptr)
+    hal->log(hal->ctx, IBVP_LOG_INFO,
+             ("started with firmware_args '" + std::string(args ? args : "") + "'").c_str());
+  return fw;
 }
 
 void handle_firmware(void* fw, const ibvp_fw_event* ev) { static_cast<Firmware*>(fw)->handle(*ev); }

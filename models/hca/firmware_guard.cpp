@@ -66,7 +66,13 @@ void put_call(const FirmwareCallInfo& c) {
   put(c.event);
   put(" at simulated time ");
   put_u64(c.time_ps);
-  put(" ps)");
+  put(" ps");
+  if (c.last_log != nullptr && !c.last_log->empty()) {
+    put(", its last log line \"");
+    put(c.last_log->c_str());
+    put("\"");
+  }
+  put(")");
 }
 
 void put_backtrace() {
@@ -124,6 +130,23 @@ void on_watchdog(int, siginfo_t*, void*) {
       "hca.firmware_watchdog if the image is only slow, or set hca.firmware_image to another one; exit status 4\n");
   _exit(kExitFirmwareFault);
 }
+
+}  // namespace
+
+void report_cycle_budget(const FirmwareCallInfo& c, uint64_t charged, uint64_t budget) {
+  put_backtrace();
+  put("ibvp: firmware fault: ");
+  put_call(c);
+  put(" charged ");
+  put_u64(charged);
+  put(" core cycles without returning, over its budget of ");
+  put_u64(budget);
+  put(" (hca.firmware_cycle_budget); fix the image's endless loop, raise hca.firmware_cycle_budget if the "
+      "handler is only long, or set hca.firmware_image to another one; exit status 4\n");
+  _exit(kExitFirmwareFault);
+}
+
+namespace {
 
 void* watchdog_thread(void*) {
   // A look every 50 ms: a hang is reported within the limit plus 50 ms.

@@ -14,6 +14,7 @@
 // (SystemC's, the sanitizers', or the default action), so the platform's own faults and
 // AddressSanitizer's reports are unchanged.
 #include <cstdint>
+#include <string>
 
 namespace ibvp::hca {
 
@@ -28,6 +29,10 @@ struct FirmwareCallInfo {
   const char* event = "";  // "init", "doorbell", "command", "rx_packet", "tx_done", "timer", "fini"
   uint64_t time_ps = 0;    // simulated time of the call
   uint64_t watchdog_ns = 0;  // wall-clock limit of the call; 0: none
+  // The HCA's last hal->log line, or null: a dying run never writes firmware.log, and the
+  // image's last words often say what it was doing. Read only while firmware code runs
+  // (HAL calls, which change it, are not firmware code).
+  const std::string* last_log = nullptr;
 };
 
 // Firmware code runs during this object's life (RAII). Calls nest across SystemC threads: a
@@ -58,6 +63,12 @@ class HalCall {
  private:
   const FirmwareCallInfo* inner_;
 };
+
+// An event's handler charged more core cycles than hca.firmware_cycle_budget allows (it
+// loops through HAL calls and never returns): writes a backtrace (the image's frames that
+// loop) and one message naming the image, HCA, event, simulated time, the cycles charged and
+// the key, then ends the process with kExitFirmwareFault.
+[[noreturn]] void report_cycle_budget(const FirmwareCallInfo& call, uint64_t charged, uint64_t budget);
 
 // Installs the signal handlers and an alternate signal stack (once per process); starts the
 // watchdog thread when `watchdog` is true. The Hca calls it before its image's init.

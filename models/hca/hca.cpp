@@ -205,7 +205,7 @@ Hca::Hca(sc_core::sc_module_name name, uint32_t node, uint16_t lid, const HcaCon
   if (fw_ == nullptr)
     throw FirmwareInitRefused("firmware image '" + image_->path() + "' refused to start (ibvp_fw_init returned NULL" +
                         (cfg_.firmware_args.empty() ? "" : " for arguments '" + cfg_.firmware_args + "'") + ")" +
-                        (log_.empty() ? "" : ": " + log_.back().second));
+                        (log_.empty() ? "" : ": " + log_.back().text));
 }
 
 Hca::~Hca() {
@@ -379,6 +379,12 @@ void Hca::dispatch(const sim::Action& a) {
 
 void Hca::charge(uint64_t n) {
   if (!in_core_ || n == 0) return;
+  fw_cycles_ += n;
+  event_charged_ += n;
+  // Checked before the wait: a handler looping through HAL calls is stopped at the first
+  // charge past its budget, at the same simulated time on every run.
+  if (cfg_.firmware_cycle_budget != 0 && event_charged_ > cfg_.firmware_cycle_budget)
+    report_cycle_budget(call_info(event_name_), event_charged_, cfg_.firmware_cycle_budget);
   sc_core::wait(cycles(n));
 }
 
@@ -388,6 +394,9 @@ void Hca::core_thread() {
     while (events_.empty()) sc_core::wait(core_wake_);
     const CoreEvent e = events_.front();
     events_.pop_front();
+    const uint64_t start_ps = sc_core::sc_time_stamp().value();
+    event_name_ = firmware_event_name(e.kind);
+    event_charged_ = 0;
     // Dispatch cost first: the firmware sees the event after the core has taken it.
     charge(cfg_.event_cycles);
     ibvp_fw_event ev{};
@@ -403,6 +412,7 @@ void Hca::core_thread() {
     }
     rx_current_ = nullptr;
     ++fw_events_;
+    if (observer_) observer_->on_firmware_event(node_, e.kind, start_ps, sc_core::sc_time_stamp().value(), event_charged_);
     if (e.rx) finish_rx(e.rx);
   }
 }
@@ -415,6 +425,7 @@ FirmwareCallInfo Hca::call_info(const char* event) const {
   i.time_ps = sc_core::sc_time_stamp().value();
   // Picoseconds to nanoseconds: the watchdog counts wall-clock time.
   i.watchdog_ns = cfg_.firmware_watchdog.value() / 1000;
+  i.last_log = &last_log_;
   return i;
 }
 
@@ -431,7 +442,10 @@ void Hca::hal_reg_write(uint32_t offset, uint32_t value) {
     case IBVP_REG_CMD_GO: cmd_go_ = value & 1; break;
     case IBVP_REG_CMD_STATUS: cmd_status_ = value; break;
     case IBVP_REG_CMD_OUT: cmd_out_ = value; break;
-    default: log_.emplace_back(IBVP_LOG_WARN, "firmware wrote read-only register " + std::to_string(offset)); break;
+    default:
+      log_.push_back({sc_core::sc_time_stamp().value(), IBVP_LOG_WARN,
+                      "firmware wrote read-only register " + std::to_string(offset)});
+      break;
   }
 }
 
@@ -597,7 +611,8 @@ void Hca::hal_consume(uint64_t n) {
 
 void Hca::hal_log(int level, const char* message) {
   hal_call();
-  log_.emplace_back(level, message ? message : "");
+  log_.push_back({sc_core::sc_time_stamp().value(), level, message ? message : ""});
+  last_log_ = log_.back().text;
 }
 
 // ---------------------------------------------------------------------------------------

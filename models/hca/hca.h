@@ -75,6 +75,10 @@ struct HcaConfig {
   // Wall-clock limit of one firmware call (an event's handler, init, fini) before the run is
   // ended as hung (models/hca/firmware_guard.h); zero: no limit.
   sc_core::sc_time firmware_watchdog = sc_core::sc_time(10, sc_core::SC_SEC);
+  // Core cycles one event's handler may charge (event_cycles, HAL calls, consume_cycles)
+  // before the run ends as hung (models/hca/firmware_guard.h); zero: no budget. Simulated,
+  // so a handler that loops through HAL calls is stopped at the same point on every run.
+  uint64_t firmware_cycle_budget = 1'000'000'000;
 };
 
 struct RxItem;     // a received packet on its way to the firmware (hca.cpp)
@@ -117,8 +121,15 @@ class Hca : public sc_core::sc_module {
   uint64_t packets_held() const { return tx_built_ + rx_held_; }
   // Time of `cycles` core cycles: ceil(cycles * 1e12 / core_clock_hz) ps.
   sc_core::sc_time cycles(uint64_t n) const;
-  // Firmware log lines (level, text), kept for tests and reports; models never print.
-  const std::vector<std::pair<int, std::string>>& firmware_log() const { return log_; }
+  // Firmware log lines (hal->log), kept for tests and the run's firmware.log; models never print.
+  struct LogLine {
+    uint64_t time_ps;  // simulated time of the call
+    int level;         // IBVP_LOG_*
+    std::string text;
+  };
+  const std::vector<LogLine>& firmware_log() const { return log_; }
+  // Core cycles charged to firmware events so far (event_cycles, HAL calls, consume_cycles).
+  uint64_t firmware_cycles() const { return fw_cycles_; }
 
   // Test hook: the rx engine offers every packet that passed its checks to `drop` (decoded
   // headers as the firmware would see them) and discards those for which it returns true,
@@ -299,7 +310,11 @@ class Hca : public sc_core::sc_module {
   RxItem* rx_current_ = nullptr;
   uint64_t fw_events_ = 0;
   std::vector<uint64_t> fw_counters_;
-  std::vector<std::pair<int, std::string>> log_;
+  std::vector<LogLine> log_;
+  uint64_t fw_cycles_ = 0;     // firmware_cycles()
+  uint64_t event_charged_ = 0;  // cycles charged to the event being handled
+  const char* event_name_ = "";  // the event being handled (cycle budget report)
+  std::string last_log_;         // the text of log_.back(), for fault reports (FirmwareCallInfo)
   std::unordered_map<uint32_t, uint64_t> timers_;  // id -> generation armed
   uint64_t timer_generation_ = 0;
 

@@ -32,6 +32,11 @@ class HcaObserver {
                              uint64_t /*end_ps*/) {}
   // A packet passed the rx engine's checks and goes to the firmware (headers as it sees them).
   virtual void on_packet_in(uint32_t /*node*/, const ibvp_rx_packet& /*p*/, uint64_t /*t_ps*/) {}
+  // The core handled one firmware event (`kind` IBVP_EV_*): taken at `start_ps`, the handler
+  // returned at `end_ps`, having charged `cycles` core cycles (event_cycles, HAL calls,
+  // consume_cycles; the rest of the span is the core stalled on dma_read).
+  virtual void on_firmware_event(uint32_t /*node*/, uint32_t /*kind*/, uint64_t /*start_ps*/, uint64_t /*end_ps*/,
+                                 uint64_t /*cycles*/) {}
 
   // ---- Driver (platform/driver/verbs.cpp), `node` is the host's topology node.
   virtual void on_create_qp(uint32_t /*node*/, uint32_t /*qpn*/, uint64_t /*sq_addr*/, uint32_t /*sq_entries*/) {}

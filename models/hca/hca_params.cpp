@@ -62,6 +62,14 @@ const sim::ParamGroup& hca_params() {
            "Wall-clock time one firmware call (an event's handler, init, fini) may run before the run ends as hung "
            "(exit status 4); 0 turns the watchdog off.")
         .real_range(0, 3600e12);
+    // Simulated, not wall-clock. The default image's handlers charge thousands of cycles; one
+    // doorbell fetching a whole send queue charges wqe_cycles per WQE, so 1e9 (1 s of a 1 GHz
+    // core on one event) leaves room for 32 Ki WQEs at 30,000 cycles each, and a loop of
+    // consume_cycles(1000) still ends within about a second of wall-clock time.
+    b.integer("firmware_cycle_budget", &HcaConfig::firmware_cycle_budget, "cycles",
+              "Core cycles one event's handler may charge (event_cycles, HAL calls, consume_cycles) before the run "
+              "ends as hung (exit status 4); 0: no budget.")
+        .range(0, 1'000'000'000'000);
     return b.build();
   }();
   return group;

@@ -15,28 +15,51 @@ namespace {
 constexpr uint32_t kCrc32PolyReflected = 0xEDB88320u;  // 0x04C11DB7 reversed (IBA 7.8.1)
 constexpr uint16_t kCrc16PolyReflected = 0xD008u;      // 0x100B reversed (IBA 7.8.2)
 
-// Byte-at-a-time tables, built at compile time from the bitwise definition.
-constexpr std::array<uint32_t, 256> make_crc32_table() {
-  std::array<uint32_t, 256> t{};
+// Slicing-by-8 tables (Kounavis and Berry, "A Systematic Approach to Building High
+// Performance Software-based CRC Generators", ISCC 2005), built at compile time from the
+// bitwise definition. Row 0 is the classic byte-at-a-time table: the register after one
+// byte n. Row k is the register after byte n followed by k zero bytes, so eight bytes are
+// folded in with eight independent lookups instead of eight dependent ones. The same
+// construction serves the 16-bit register: the state only overlaps the block's first two
+// bytes, the other six enter as data.
+template <typename Reg, Reg kPoly>
+constexpr std::array<std::array<Reg, 256>, 8> make_slicing_tables() {
+  std::array<std::array<Reg, 256>, 8> t{};
   for (uint32_t n = 0; n < 256; ++n) {
-    uint32_t c = n;
-    for (int k = 0; k < 8; ++k) c = (c & 1u) ? (c >> 1) ^ kCrc32PolyReflected : c >> 1;
-    t[n] = c;
+    Reg c = static_cast<Reg>(n);
+    for (int k = 0; k < 8; ++k) c = static_cast<Reg>((c & 1u) ? (c >> 1) ^ kPoly : c >> 1);
+    t[0][n] = c;
   }
+  for (size_t k = 1; k < 8; ++k)
+    for (uint32_t n = 0; n < 256; ++n)
+      t[k][n] = static_cast<Reg>((t[k - 1][n] >> 8) ^ t[0][t[k - 1][n] & 0xFFu]);
   return t;
 }
-constexpr std::array<uint16_t, 256> make_crc16_table() {
-  std::array<uint16_t, 256> t{};
-  for (uint32_t n = 0; n < 256; ++n) {
-    uint16_t c = static_cast<uint16_t>(n);
-    for (int k = 0; k < 8; ++k)
-      c = static_cast<uint16_t>((c & 1u) ? (c >> 1) ^ kCrc16PolyReflected : c >> 1);
-    t[n] = c;
-  }
-  return t;
+constexpr auto kCrc32Tables = make_slicing_tables<uint32_t, kCrc32PolyReflected>();
+constexpr auto kCrc16Tables = make_slicing_tables<uint16_t, kCrc16PolyReflected>();
+
+// Eight bytes as a little-endian word, whatever the host's byte order: one unaligned load
+// on a little-endian machine (a byte-assembly loop is not merged into a load by GCC 12 and
+// would cost more instructions than the byte-at-a-time CRC it replaces).
+inline uint64_t load_le64(const uint8_t* p) {
+  uint64_t v;
+  std::memcpy(&v, p, sizeof v);
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+  v = __builtin_bswap64(v);
+#endif
+  return v;
 }
-constexpr auto kCrc32Table = make_crc32_table();
-constexpr auto kCrc16Table = make_crc16_table();
+
+// One slicing step over 8 bytes: the register is XORed into the block's low bytes (bytes
+// go in wire order, bit 0 first: the reflected formulation), then each byte is looked up
+// in the row for the number of bytes that follow it.
+template <typename Reg>
+inline Reg slice8(const std::array<std::array<Reg, 256>, 8>& t, Reg state, const uint8_t* p) {
+  const uint64_t x = load_le64(p) ^ state;
+  return static_cast<Reg>(t[7][x & 0xFF] ^ t[6][(x >> 8) & 0xFF] ^ t[5][(x >> 16) & 0xFF] ^
+                          t[4][(x >> 24) & 0xFF] ^ t[3][(x >> 32) & 0xFF] ^ t[2][(x >> 40) & 0xFF] ^
+                          t[1][(x >> 48) & 0xFF] ^ t[0][x >> 56]);
+}
 
 // Byte offsets inside the headers of the fields the ICRC treats as variant.
 constexpr size_t kLrhVlByte = 0;         // LRH byte 0 = VL(7:4) | LVer(3:0)
@@ -48,13 +71,15 @@ constexpr size_t kGrhHopLmtByte = 7;
 }  // namespace
 
 uint32_t crc32_update(uint32_t state, const uint8_t* data, size_t len) {
-  for (size_t i = 0; i < len; ++i) state = kCrc32Table[(state ^ data[i]) & 0xFFu] ^ (state >> 8);
+  for (; len >= 8; data += 8, len -= 8) state = slice8(kCrc32Tables, state, data);
+  for (; len > 0; ++data, --len) state = kCrc32Tables[0][(state ^ *data) & 0xFFu] ^ (state >> 8);
   return state;
 }
 
 uint16_t crc16_ib_update(uint16_t state, const uint8_t* data, size_t len) {
-  for (size_t i = 0; i < len; ++i)
-    state = static_cast<uint16_t>(kCrc16Table[(state ^ data[i]) & 0xFFu] ^ (state >> 8));
+  for (; len >= 8; data += 8, len -= 8) state = slice8(kCrc16Tables, state, data);
+  for (; len > 0; ++data, --len)
+    state = static_cast<uint16_t>(kCrc16Tables[0][(state ^ *data) & 0xFFu] ^ (state >> 8));
   return state;
 }
 

@@ -16,6 +16,7 @@
 #include "platform/builder/runner.h"
 #include "platform/metrics/admission_report.h"
 #include "platform/metrics/csv.h"
+#include "platform/metrics/firmware_report.h"
 #include "platform/metrics/parquet_writer.h"
 #include "platform/metrics/table.h"
 
@@ -576,12 +577,19 @@ void write_results(const Fabric& fabric, const RunResult& result, const std::str
     js["connections"] = connections_json;
     if (!control_json.is_null()) js["control"] = control_json;
     if (const apps::Perftest* p = fabric.perftest()) js["perftest"] = p->json();
+    if (Json fw = firmware_json(fabric); !fw.is_null()) js["firmware"] = std::move(fw);
     if (const sm::ConnectionManager* cm = fabric.connections()) js["admission"] = admission_json(*cm);
     if (const MixMetrics* m = fabric.mix_metrics()) {
       js["mix"] = m->json();
       write_phases(*m, dir);
     }
     write_json(dir + "/summary.json", js);
+  }
+
+  // The firmware's hal->log lines, one file for every HCA of the run (docs/firmware.md).
+  if (sc.endpoint_model == EndpointModel::hca) {
+    std::ofstream log = open_out(dir + "/firmware.log");
+    write_firmware_log(fabric, log);
   }
 
   // The message timeline (outputs.timeline), Chrome trace JSON.

@@ -6,6 +6,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "models/hca/firmware_guard.h"
+
 namespace ibvp::metrics {
 
 namespace {
@@ -142,6 +144,10 @@ void Timeline::on_poll_return(uint32_t node, uint32_t qpn, bool send, uint32_t w
   else instants_.push_back({node, qpn, "recv_poll", t_ps, wr_id});
 }
 
+void Timeline::on_firmware_event(uint32_t node, uint32_t kind, uint64_t start_ps, uint64_t end_ps, uint64_t cycles) {
+  fw_events_.push_back({node, kind, start_ps, end_ps, cycles});
+}
+
 void Timeline::write(std::ostream& out) const {
   using Json = nlohmann::ordered_json;
   // One event per line, each written by the JSON library as it comes: a long run has
@@ -153,34 +159,84 @@ void Timeline::write(std::ostream& out) const {
     out << (first ? "" : ",\n") << e.dump(-1, ' ', false, Json::error_handler_t::replace);
     first = false;
   };
+  // Tracks of each host, numbered in a fixed order: the firmware core, then per QP its slots
+  // and its receive track.
+  constexpr uint32_t kFirmwareTid = 1;
+  constexpr uint32_t kReceiveSlot = ~uint32_t{0};
+  std::map<std::tuple<uint32_t, uint32_t, uint32_t>, uint32_t> tids;  // (node, qpn, slot) -> tid
+  std::map<Key, uint32_t> slot_of;                                     // message -> slot
+  std::map<std::pair<uint32_t, uint32_t>, std::vector<uint64_t>> slot_end;  // (node, qpn) -> end of each slot
+  for (const auto& [key, m] : messages_) {
+    const auto [node, qpn, index] = key;
+    uint64_t first = kUnset, last = 0;
+    for (uint64_t t : m.t)
+      if (t != kUnset) {
+        first = std::min(first, t);
+        last = std::max(last, t);
+      }
+    if (first == kUnset) continue;
+    // Messages in WQE order; the lowest slot whose last message ended by this one's start.
+    std::vector<uint64_t>& ends = slot_end[{node, qpn}];
+    uint32_t slot = 0;
+    while (slot < ends.size() && ends[slot] > first) ++slot;
+    if (slot == ends.size()) ends.push_back(0);
+    ends[slot] = last;
+    slot_of[key] = slot;
+    tids[{node, qpn, slot}] = 0;
+  }
+  for (const Instant& i : instants_) tids[{i.node, i.qpn, kReceiveSlot}] = 0;
   std::vector<uint32_t> pids;
-  for (const auto& [key, m] : messages_) pids.push_back(std::get<0>(key));
-  for (const Instant& i : instants_) pids.push_back(i.node);
+  for (const auto& [t, tid] : tids) pids.push_back(std::get<0>(t));
+  for (const FirmwareEvent& e : fw_events_) pids.push_back(e.node);
   std::sort(pids.begin(), pids.end());
   pids.erase(std::unique(pids.begin(), pids.end()), pids.end());
-  for (uint32_t pid : pids)
+  for (uint32_t pid : pids) {
     line(Json{{"name", "process_name"},
               {"ph", "M"},
               {"pid", pid},
               {"args", Json{{"name", pid < names_.size() ? names_[pid] : std::to_string(pid)}}}});
+    line(Json{{"name", "thread_name"}, {"ph", "M"}, {"pid", pid}, {"tid", kFirmwareTid},
+              {"args", Json{{"name", "firmware core"}}}});
+    line(Json{{"name", "thread_sort_index"}, {"ph", "M"}, {"pid", pid}, {"tid", kFirmwareTid},
+              {"args", Json{{"sort_index", kFirmwareTid}}}});
+  }
+  uint32_t prev_node = ~uint32_t{0}, next_tid = 0;
+  for (auto& [t, tid] : tids) {
+    const auto [node, qpn, slot] = t;
+    if (node != prev_node) next_tid = kFirmwareTid + 1;
+    prev_node = node;
+    tid = next_tid++;
+    const std::string name = "QP " + std::to_string(qpn) +
+                             (slot == kReceiveSlot ? std::string(" receive") : " slot " + std::to_string(slot));
+    line(Json{{"name", "thread_name"}, {"ph", "M"}, {"pid", node}, {"tid", tid}, {"args", Json{{"name", name}}}});
+    line(Json{{"name", "thread_sort_index"}, {"ph", "M"}, {"pid", node}, {"tid", tid},
+              {"args", Json{{"sort_index", tid}}}});
+  }
+  for (const FirmwareEvent& e : fw_events_)
+    line(Json{{"name", hca::firmware_event_name(e.kind)}, {"cat", "firmware"}, {"ph", "X"}, {"ts", us(e.start_ps)},
+              {"dur", us(e.end_ps - e.start_ps)}, {"pid", e.node}, {"tid", kFirmwareTid},
+              {"args", Json{{"cycles", e.cycles}}}});
   for (const auto& [key, m] : messages_) {
     const auto [node, qpn, index] = key;
-    const Json args{{"wqe", index}, {"wr_id", m.wr_id}};
+    const auto slot = slot_of.find(key);
+    if (slot == slot_of.end()) continue;
+    const uint32_t tid = tids.at({node, qpn, slot->second});
+    const Json args{{"qpn", qpn}, {"wqe", index}, {"wr_id", m.wr_id}};
     uint64_t prev = kUnset;
     for (uint8_t s = 0; s < kStages; ++s) {
       const uint64_t t = m.t[s];
       if (t == kUnset) continue;
       const char* name = stage_name(static_cast<Stage>(s));
-      line(Json{{"name", name}, {"ph", "i"}, {"s", "t"}, {"ts", us(t)}, {"pid", node}, {"tid", qpn}, {"args", args}});
+      line(Json{{"name", name}, {"ph", "i"}, {"s", "t"}, {"ts", us(t)}, {"pid", node}, {"tid", tid}, {"args", args}});
       if (prev != kUnset && t >= prev)
         line(Json{{"name", name}, {"cat", "message"}, {"ph", "X"}, {"ts", us(prev)}, {"dur", us(t - prev)},
-                  {"pid", node}, {"tid", qpn}, {"args", args}});
-      prev = t;
+                  {"pid", node}, {"tid", tid}, {"args", args}});
+      if (prev == kUnset || t >= prev) prev = t;
     }
   }
   for (const Instant& i : instants_)
-    line(Json{{"name", i.name}, {"ph", "i"}, {"s", "t"}, {"ts", us(i.t_ps)}, {"pid", i.node}, {"tid", i.qpn},
-              {"args", Json{{"wr_id", i.wr_id}}}});
+    line(Json{{"name", i.name}, {"ph", "i"}, {"s", "t"}, {"ts", us(i.t_ps)}, {"pid", i.node},
+              {"tid", tids.at({i.node, i.qpn, kReceiveSlot})}, {"args", Json{{"qpn", i.qpn}, {"wr_id", i.wr_id}}}});
   out << "\n]}\n";
 }
 

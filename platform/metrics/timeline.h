@@ -13,10 +13,19 @@
 //               the firmware
 //   cqe         the firmware's DMA write of the send CQE had left the HCA (signaled WQEs)
 //   poll        poll_cq returned the completion (driver)
-// Each stage is an instant ("ph":"i", args: wqe, wr_id); the time between consecutive
-// stages a message reached is a slice ("ph":"X") named by the stage it ends in. pid = host
-// node, tid = QPN, timestamps in microseconds with picosecond digits. Receive completions
-// are instants "recv_cqe" and "recv_poll" on the receiving QP.
+// Each stage is an instant ("ph":"i", args: qpn, wqe, wr_id); the time between consecutive
+// stages a message reached is a slice ("ph":"X", cat "message") named by the stage it ends
+// in. Timestamps are in microseconds with picosecond digits.
+//
+// Tracks (Perfetto and chrome://tracing need the X slices of one track to nest, and the
+// messages of one QP overlap while the send queue is pipelined): pid = host node, and in it
+// named threads
+//   "firmware core"      each firmware event the core handled, a slice named by its kind
+//                        (doorbell, command, rx_packet, tx_done, timer; cat "firmware",
+//                        args: cycles charged); the core handles one event at a time;
+//   "QP n slot k"        the messages of QP n, each on the lowest slot free for its whole
+//                        life (post to its last stage), so no two slices of a track overlap;
+//   "QP n receive"       receive completions: instants "recv_cqe" and "recv_poll".
 //
 // Messages of one QP leave in WQE order (IBA 10.8.3: a send queue is processed in order),
 // so the n-th new message on the wire (by first PSN) is the n-th WQE.
@@ -60,6 +69,7 @@ class Timeline : public hca::HcaObserver {
   void on_post_send(uint32_t node, uint32_t qpn, uint32_t wqe_index, uint64_t wr_id, uint64_t t_ps) override;
   void on_poll_return(uint32_t node, uint32_t qpn, bool send, uint32_t wqe_index, uint64_t wr_id,
                       uint64_t t_ps) override;
+  void on_firmware_event(uint32_t node, uint32_t kind, uint64_t start_ps, uint64_t end_ps, uint64_t cycles) override;
 
   const std::map<Key, Message>& messages() const { return messages_; }
   // The Chrome trace JSON, one event per line.
@@ -93,6 +103,11 @@ class Timeline : public hca::HcaObserver {
   std::vector<CompletionRing> cqs_;
   std::map<Key, Message> messages_;
   std::vector<Instant> instants_;  // receive side
+  struct FirmwareEvent {
+    uint32_t node, kind;
+    uint64_t start_ps, end_ps, cycles;
+  };
+  std::vector<FirmwareEvent> fw_events_;
 };
 
 }  // namespace ibvp::metrics

@@ -178,6 +178,31 @@ class Results:
         mean/SD, and the best-effort flows' packets, throughput and mean latency (docs/mix.md)."""
         return self.table("phases")
 
+    @cached_property
+    def firmware(self) -> "pd.DataFrame":
+        """The HCAs' firmware (runs with endpoint_model: hca), from summary.json's "firmware"
+        block: one row per HCA, indexed by its host's name, with events (handled), cycles (core
+        cycles charged), log_lines and one column per firmware counter (doorbells, wqes,
+        tx_messages, rx_packets, ..., becn_received: IBVP_CNT_* of firmware/hal/ibvp_hal.h).
+        The lines themselves are in firmware.log (`firmware_log`; docs/firmware.md)."""
+        import pandas as pd
+
+        block = self.summary.get("firmware")
+        if not block:
+            raise KeyError(f"{self.out_dir / 'summary.json'} has no firmware block: only runs with "
+                           "endpoint_model: hca have firmware")
+        rows = [{"hca": h["hca"], "events": h["events"], "cycles": h["cycles"], "log_lines": h["log_lines"],
+                 **h["counters"]} for h in block]
+        return pd.DataFrame(rows).set_index("hca")
+
+    @property
+    def firmware_log(self) -> list[str]:
+        """firmware.log's lines (time in us, host, level, text), in simulated-time order."""
+        path = self.out_dir / "firmware.log"
+        if not path.exists():
+            raise FileNotFoundError(f"{path}: no firmware log; only runs with endpoint_model: hca write one")
+        return path.read_text(encoding="utf-8", errors="replace").splitlines()
+
     def table(self, name: str) -> "pd.DataFrame":
         """A table by name (flows, ports, packets, rates, admission, connections, service_levels), from the
         Parquet file the run wrote."""
