@@ -84,6 +84,14 @@ endpoint: {{data_vls: 2, vl_buffer_bytes: 262144, {PRIORITY}}}
 control: {{period: 33333333333ps, payload_bytes: 256}}
 outputs: {{packets_csv: false}}
 """
+# Figs. 7 and 8: both data VLs in the low-priority table with equal weights, high table empty,
+# so the last stage is plain WRR (Sec. 2.2: VL arbitration "using WRR, as specified in the IBA
+# specification"; Sec. 2.3: the HCA's port has "a WRR scheduling" among its VLs; IBA 7.6.9).
+# Weight 32 (x 64 bytes) is one 2 KiB packet per turn. With strict priority best effort never
+# delays real time and no frame missed its deadline; with WRR real time shares each link with
+# best effort, as the paper's DMP and DMT curves need (docs/seed000.md, "Sensitivity").
+WRR = "vlarb: {high: [], low: [{vl: 0, weight: 32}, {vl: 1, weight: 32}], high_limit: 0}"
+COMMON_WRR = COMMON.replace(PRIORITY, WRR)
 # Fig. 10f: multicast_bandwidth writes the VLArb tables itself (docs/multicast.md), so its base
 # keeps the default round robin over the data VLs.
 COMMON_RR = """\
@@ -94,7 +102,8 @@ outputs: {packets_csv: false}
 """
 
 
-def routing_fig(name: str, n: int, rt: int, be: int, comment: str, duration: str, warmup: str) -> str:
+def routing_fig(name: str, n: int, rt: int, be: int, comment: str, duration: str, warmup: str,
+                common: str = COMMON) -> str:
     rng = random.Random(SEED + n)
     # Enough streams per host for the largest real-time share the sweep asks for: 60 % load x
     # rt % of a 1X SDR link (250 MB/s) in streams of 1.5-15 Mb/s (mean 6.2 Mb/s).
@@ -106,7 +115,7 @@ def routing_fig(name: str, n: int, rt: int, be: int, comment: str, duration: str
         per_host += 1
     text = comment + f"name: {name}\nseed: 1\nduration: {duration}\nwarmup: {warmup}\n" + topology(
         FABRIC15 if n == 15 else FABRIC30)
-    text += "routing: minhop\n" + COMMON
+    text += "routing: minhop\n" + common
     text += f"mix:\n  total_load: 0.3\n  phases: [[{rt}, {be}]]\n"
     text += "flows:\n" + "\n".join(be_flows(n) + video_flows(n, per_host, rng)) + "\n"
     return text
@@ -200,7 +209,7 @@ def main() -> None:
     for name, rt, be in (("fig7", 50, 50), ("fig8", 30, 70)):
         (OUT / f"{name}.yaml").write_text(routing_fig(
             name, 15, rt, be, head + f"# Seed 000 Fig. {name[3:]}: 15-node fabric, RT:BE {rt}:{be}, x = mix.total_load.\n",
-            "150ms", "30ms"))
+            "150ms", "30ms", COMMON_WRR))
     (OUT / "fig9.yaml").write_text(routing_fig(
         "fig9", 30, 50, 50, head + "# Seed 000 Fig. 9: 30-node fabric, RT:BE 50:50, x = mix.total_load.\n",
         "150ms", "30ms"))
