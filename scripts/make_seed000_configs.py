@@ -74,9 +74,10 @@ def be_flows(n: int, with_load: float | None = None) -> list[str]:
 # Buffers: 256 KiB per port and data VL (128 packets of 2 KiB). With less, min-hop routes
 # (whose channel dependencies have cycles on this fabric) deadlock VL1 under the video
 # bursts: 8448 bytes (the project's default) at 40 % load, 64 KiB at 40 % too (docs/seed000.md).
-# VL arbitration: real time (VL1) in the high-priority table, best effort (VL0) low (Sec. 5.1:
-# best effort "has the lowest priority"; control on VL15 goes first anyway). LimitOfHighPriority
-# 255: unbounded, so real time is strict priority over best effort.
+# PRIORITY: real time (VL1) in the high-priority table, best effort (VL0) low (Sec. 5.1: best
+# effort "has the lowest priority"; control on VL15 goes first anyway), LimitOfHighPriority 255:
+# strict priority. No committed figure uses it now (COMMON_WRR replaces it); it is the first
+# figures' setting, kept for docs/seed000.md's "Sensitivity".
 PRIORITY = "vlarb: {high: [{vl: 1, weight: 255}], low: [{vl: 0, weight: 255}], high_limit: 255}"
 COMMON = f"""\
 switch: {{data_vls: 2, vl_buffer_bytes: 262144, {PRIORITY}}}
@@ -84,7 +85,7 @@ endpoint: {{data_vls: 2, vl_buffer_bytes: 262144, {PRIORITY}}}
 control: {{period: 33333333333ps, payload_bytes: 256}}
 outputs: {{packets_csv: false}}
 """
-# Figs. 7 and 8: both data VLs in the low-priority table with equal weights, high table empty,
+# Figs. 7-10: both data VLs in the low-priority table with equal weights, high table empty,
 # so the last stage is plain WRR (Sec. 2.2: VL arbitration "using WRR, as specified in the IBA
 # specification"; Sec. 2.3: the HCA's port has "a WRR scheduling" among its VLs; IBA 7.6.9).
 # Weight 32 (x 64 bytes) is one 2 KiB packet per turn. With strict priority best effort never
@@ -92,8 +93,8 @@ outputs: {{packets_csv: false}}
 # best effort, as the paper's DMP and DMT curves need (docs/seed000.md, "Sensitivity").
 WRR = "vlarb: {high: [], low: [{vl: 0, weight: 32}, {vl: 1, weight: 32}], high_limit: 0}"
 COMMON_WRR = COMMON.replace(PRIORITY, WRR)
-# Fig. 10f: multicast_bandwidth writes the VLArb tables itself (docs/multicast.md), so its base
-# keeps the default round robin over the data VLs.
+# Fig. 10f: multicast_bandwidth writes the VLArb tables itself (docs/multicast.md) and refuses a
+# written vlarb, so its base sets none; the Shared scheme writes WRR (variants/bandwidth.yaml).
 COMMON_RR = """\
 switch: {data_vls: 2, vl_buffer_bytes: 262144}
 endpoint: {data_vls: 2, vl_buffer_bytes: 262144}
@@ -195,10 +196,12 @@ def replication() -> str:
 
 def bandwidth() -> str:
     # Sec. 5.2, Fig. 10f: asynchronous replication; multicast on SL 2 (a VL of its own) for
-    # schemes 2-4, unicast VLs at weight 32 (docs/multicast.md).
+    # schemes 2-4, unicast VLs at weight 32 (docs/multicast.md). Shared (scheme 1) writes the WRR of
+    # Figs. 7-10 (weight 32 for each data VL), so every scheme gives a unicast VL one packet a turn.
     own = [("switch.data_vls", "3"), ("endpoint.data_vls", "3")] + [(f"flows[{i}].sl", "2") for i in range(len(GROUPS))]
     return ("# Seed 000 Sec. 5.2's bandwidth allocations (Fig. 10f), with asynchronous replication.\n"
-            + bundle("Shared", [("switch.multicast_replication", "asynchronous")])
+            + bundle("Shared", [("switch.multicast_replication", "asynchronous"),
+                                ("switch.vlarb", f"{{{WRR[len('vlarb: {'):]}"), ("endpoint.vlarb", f"{{{WRR[len('vlarb: {'):]}")])
             + "".join(bundle(name, own + [("multicast_bandwidth", f"{{allocation: {a}, sl: 2, unicast_weight: 32}}")])
                       for name, a in (("Equal", "equal"), ("Linear", "linear"), ("Log", "logarithmic"))))
 
@@ -212,13 +215,13 @@ def main() -> None:
             "150ms", "30ms", COMMON_WRR))
     (OUT / "fig9.yaml").write_text(routing_fig(
         "fig9", 30, 50, 50, head + "# Seed 000 Fig. 9: 30-node fabric, RT:BE 50:50, x = mix.total_load.\n",
-        "150ms", "30ms"))
+        "150ms", "30ms", COMMON_WRR))
     (OUT / "fig10.yaml").write_text(multicast_fig(
         "fig10", head + "# Seed 000 Fig. 10: 15-node fabric, multicast, x = traffic.load (best effort).\n",
-        "150ms", "30ms", COMMON))
+        "150ms", "30ms", COMMON_WRR))
     (OUT / "fig10f.yaml").write_text(multicast_fig(
-        "fig10f", head + "# Seed 000 Fig. 10f: fig10.yaml with round-robin VL arbitration (multicast_bandwidth\n"
-        "# writes the tables), x = traffic.load (best effort).\n", "150ms", "30ms", COMMON_RR))
+        "fig10f", head + "# Seed 000 Fig. 10f: fig10.yaml without a written vlarb (multicast_bandwidth writes the\n"
+        "# tables; Shared writes fig10.yaml's WRR), x = traffic.load (best effort).\n", "150ms", "30ms", COMMON_RR))
     (OUT / "variants" / "replication.yaml").write_text(replication())
     (OUT / "variants" / "bandwidth.yaml").write_text(bandwidth())
     (OUT / "variants" / "schemes15.yaml").write_text(schemes(15, UPDN_ROOT[15]))
