@@ -30,7 +30,9 @@ $(STAMP)/venv: requirements.txt $(STAMP)/deps
 pkg: $(STAMP)/pkg
 $(STAMP)/pkg: $(STAMP)/venv $(PKG_SOURCES)
 	@echo "ibvp: building and installing the Python package into $(VENV)"
-	@$(PY) -m pip install --quiet --disable-pip-version-check --no-build-isolation --no-deps -e .
+	@# The same compiler name as $(BUILD)'s (CMake's default, c++): ccache keys on the name,
+	@# so the package's build then takes the libraries' objects from the cache.
+	@CXX=$${CXX:-c++} $(PY) -m pip install --quiet --disable-pip-version-check --no-build-isolation --no-deps -e .
 	@touch $@
 
 $(BUILD)/build.ninja: $(STAMP)/deps
