@@ -363,6 +363,55 @@ def connection_section(res: dict[int, dict[str, float]], runs: int) -> list[str]
     ]
 
 
+ELABORATION_TREES = ((8, 2), (8, 3), (8, 4))  # k-ary n-trees: 64, 512 and 4,096 hosts
+
+
+def elaboration(build: Path, runs: int) -> dict[str, dict[str, float]]:
+    """What building a large fabric costs: 8-ary n-trees run for 2 us of light Poisson load, so
+    the wall time is mostly elaboration. Wall seconds of the whole ibvp-sim process and its
+    peak RSS (run.json), medians of `runs`. Before the fabric's target sockets were
+    passthrough sockets, the 4,096-host tree failed with SystemC E518 (issue 17)."""
+    import json
+    import statistics
+
+    result = {}
+    for k, n in ELABORATION_TREES:
+        wall, rss = [], []
+        for _ in range(runs):
+            with tempfile.TemporaryDirectory() as out:
+                scenario = Path(out) / "tree.yaml"
+                scenario.write_text(f"name: tree\nseed: 1\nduration: 2us\ntopology: {{generator: fat_tree, k: {k}, n: {n}}}\n"
+                                    "traffic: {generator: poisson, load: 0.1, payload_bytes: 256}\n"
+                                    "outputs: {packets_csv: false}\n")
+                t0 = time.perf_counter()
+                subprocess.run([str(build / "ibvp-sim"), str(scenario), "--out", str(Path(out) / "r"), "--quiet"],
+                               check=True)
+                wall.append(time.perf_counter() - t0)
+                rss.append(json.loads((Path(out) / "r" / "run.json").read_text())["peak_rss_bytes"])
+        name = f"{k}-ary {n}-tree"
+        result[name] = {"hosts": k ** n, "wall_s": statistics.median(wall), "peak_rss_mb": statistics.median(rss) / 2**20}
+        print(f"BENCH case=elaboration_{k}_{n} " + " ".join(f"{a}={b}" for a, b in result[name].items()), flush=True)
+    return result
+
+
+def elaboration_section(res: dict[str, dict[str, float]], runs: int) -> list[str]:
+    m = machine()
+    return [
+        "## Large fabrics: building and a 2 us run (`bench/run_benchmarks.py --only elaboration`)",
+        "",
+        f"`ibvp-sim` on generated fat trees (4X SDR, one host per leaf port, Poisson load 0.1, 256-byte payloads), "
+        f"2 us simulated, so the time is mostly elaboration; median of {runs} runs; machine: {m.get('cpu', '?')}. "
+        "Until the fabric's target sockets became passthrough sockets, the 4,096-host tree failed with SystemC E518 "
+        "(a thread stack per socket, over vm.max_map_count). Issue 17's targets: flat cost per port.",
+        "",
+        "| fabric | hosts | wall s | peak RSS MB | RSS KB per host |",
+        "|---|---:|---:|---:|---:|",
+        *[f"| {name} | {r['hosts']:,} | {r['wall_s']:.2f} | {r['peak_rss_mb']:.0f} | "
+          f"{r['peak_rss_mb'] * 1024 / r['hosts']:.0f} |" for name, r in res.items()],
+        "",
+    ]
+
+
 def update_section(path: Path, section: list[str]) -> None:
     """Replaces the section whose heading matches section[0]'s up to the next `## ` heading."""
     text = path.read_text().splitlines()
@@ -452,7 +501,7 @@ def main() -> int:
     ap.add_argument("--runs", type=int, default=5, help="runs per figure (the median is kept)")
     ap.add_argument("--build", type=Path, default=ROOT / "build", help="CMake build directory with ibvp-bench")
     ap.add_argument("--no-write", action="store_true", help="print only; leave bench/RESULTS.md as it is")
-    ap.add_argument("--only", choices=["memory", "connections", "hca-callgrind"], help="measure one benchmark and update only its section")
+    ap.add_argument("--only", choices=["memory", "connections", "hca-callgrind", "elaboration"], help="measure one benchmark and update only its section")
     args = ap.parse_args()
     if args.runs < 1:
         ap.error("--runs must be at least 1")
@@ -465,6 +514,11 @@ def main() -> int:
         res = hca_instructions_per_hop(args.build)
         if not args.no_write:
             update_section(ROOT / "bench" / "RESULTS.md", hca_instructions_section(res))
+        return 0
+    if args.only == "elaboration":
+        res = elaboration(args.build, args.runs)
+        if not args.no_write:
+            update_section(ROOT / "bench" / "RESULTS.md", elaboration_section(res, args.runs))
         return 0
     if args.only == "memory":
         mem = memory_growth(args.build)
@@ -480,9 +534,11 @@ def main() -> int:
     hca = hca_hosts(args.build, args.runs)
     hca_cg = hca_instructions_per_hop(args.build)
     mem = memory_growth(args.build)
+    elab = elaboration(args.build, max(1, args.runs // 2))
     if not args.no_write:
         write_results(ROOT / "bench" / "RESULTS.md", m, args.runs, fab, overhead, sweep, routing, per_hop, hca, mem)
         update_section(ROOT / "bench" / "RESULTS.md", hca_instructions_section(hca_cg))
+        update_section(ROOT / "bench" / "RESULTS.md", elaboration_section(elab, max(1, args.runs // 2)))
     return 0
 
 
