@@ -882,6 +882,35 @@ void Hca::send_management(uint16_t dlid, uint32_t dst_node, uint32_t payload_byt
   schedule_wake(agenda_.now_ps());
 }
 
+void Hca::send_mad(const ib::MadDatagram& m, uint64_t created_ps) {
+  if (m.dest_qp != 0)
+    throw std::invalid_argument("Hca::send_mad: only QP0 (SMPs on VL15) is carried so far, dest_qp " +
+                                std::to_string(m.dest_qp));
+  ib::Packet* p = packets_.acquire();
+  ++tx_built_;
+  p->lrh.vl = ib::kVl15;
+  p->lrh.sl = 0;
+  p->lrh.lnh = ib::Lnh::iba_local;
+  p->lrh.dlid = m.dlid;
+  p->lrh.slid = lid_;
+  p->bth.opcode = ib::Opcode::ud_send_only;
+  p->bth.p_key = m.p_key;
+  p->bth.dest_qp = 0;
+  p->deth.q_key = m.q_key;
+  p->deth.src_qp = 0;  // QP0's packets always name QP0 as source (IBA 13.5.3)
+  p->payload.assign(m.mad.begin(), m.mad.end());
+  p->payload_bytes = ib::kMadBytes;
+  p->finalize_lengths();
+  p->flow = ib::kNoFlow;
+  p->src_node = node_;
+  p->dst_node = node_;  // not known to the port: a directed-route SMP names no destination
+  p->created = sc_core::sc_time::from_value(created_ps);
+  auto* t = new TxPacket{p, 0, 0, m.dlid, 0, 0, p->size, ib::kVl15, false, 0, false};
+  tx_live_.insert(t);
+  txq_[ib::kVl15].push_back(t);
+  schedule_wake(agenda_.now_ps());
+}
+
 void Hca::tx_end(TxPacket* t) {
   if (t->vl == ib::kVl15) {
     // A management packet took no room of the data VLs' tx buffers.
@@ -951,6 +980,18 @@ void Hca::rx_ready(ib::Packet* p) {
     // answered: docs/hca.md). Its VL15 space frees then; VL15 returns no credit.
     ++management_received_;
     probe_.deliver(*p, node_, p->hop_tail_ps);
+    if (mad_receiver_ && p->payload.size() == ib::kMadBytes && p->bth.dest_qp == 0) {
+      ib::MadDatagram m;
+      m.dlid = p->lrh.dlid;
+      m.slid = p->lrh.slid;
+      m.sl = p->lrh.sl;
+      m.dest_qp = p->bth.dest_qp;
+      m.src_qp = p->deth.src_qp;
+      m.q_key = p->deth.q_key;
+      m.p_key = p->bth.p_key;
+      std::copy(p->payload.begin(), p->payload.end(), m.mad.begin());
+      mad_receiver_(m, agenda_.now_ps());
+    }
     buffers_.release(ib::kVl15, ib::blocks_for(p->size));
     packets_.release(p);
     return;

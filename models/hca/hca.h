@@ -37,6 +37,7 @@
 #include "models/hca/firmware_guard.h"
 #include "models/hca/firmware_image.h"
 #include "models/hca/hca_observer.h"
+#include "models/ib/mad_datagram.h"
 #include "models/ib/packet.h"
 #include "models/link/fabric_payload.h"
 #include "models/link/link_rate.h"
@@ -149,6 +150,16 @@ class Hca : public sc_core::sc_module {
   void send_management(uint16_t dlid, uint32_t dst_node, uint32_t payload_bytes, uint32_t flow, uint64_t created_ps);
   // Management packets received on VL15 and consumed by the port's management agent.
   uint64_t management_received() const { return management_received_; }
+
+  // Host management software on QP0 (issue 16): an SM or an external umad client sends a
+  // MAD from this port (the port writes its LID as SLID) and receives the MADs that arrive
+  // for it. The port carries the 256 bytes in the packet's payload, so captures and the
+  // receiver see the MAD byte for byte. Only QP0 (VL15) so far: dest_qp other than 0
+  // throws std::invalid_argument.
+  void send_mad(const ib::MadDatagram& m, uint64_t created_ps);
+  // `at_ps`: simulated time the MAD reached the port's management interface.
+  using MadReceiver = std::function<void(const ib::MadDatagram& m, uint64_t at_ps)>;
+  void set_mad_receiver(MadReceiver r) { mad_receiver_ = std::move(r); }
 
   // Observers' bookkeeping, invisible to the firmware: the packets QP `qpn` sends belong to
   // scenario flow `flow` (Packet::flow), so results read per flow as with fabric-only
@@ -354,6 +365,7 @@ class Hca : public sc_core::sc_module {
   uint64_t wake_ps_ = ~uint64_t{0};
   uint64_t rx_dropped_ = 0;
   uint64_t management_received_ = 0;
+  MadReceiver mad_receiver_;
   uint64_t tx_built_ = 0, rx_held_ = 0;  // packets_held()
   std::function<bool(const ibvp_rx_packet&)> test_rx_drop_;
   uint64_t test_rx_dropped_ = 0;

@@ -207,3 +207,35 @@ TEST(ControlTraffic, OnHcaHostsAControlPacketLeavesAheadOfAFlowsData) {
   EXPECT_LE(t.latency_ps.max(), kRcPacketPs + kMadPs + kRcPacketPs + 2 * kPropPs + kPipelinePs);
   EXPECT_GT(f.recorder().flows().at(0).delivered, 500u);  // the data kept flowing (half of h2's link)
 }
+
+TEST(ManagementDatagrams, AMadSentFromQp0ArrivesByteForByteWithTheSendersLid) {
+  // Issue 16's host interface: a MAD handed to one HCA's QP0 crosses the switch on VL15 and
+  // reaches the receiver registered on the destination port with its 256 bytes unchanged.
+  Scenario s = hca_hosts(3);
+  s.duration = sc_time(20, SC_US);
+  Fabric f(s);
+  const std::vector<uint32_t> eps = f.scenario().topology.endpoints();
+  hca::Hca& from = f.host_at(eps[0])->hca;
+  hca::Hca& to = f.host_at(eps[2])->hca;
+  std::vector<std::pair<ib::MadDatagram, uint64_t>> got;
+  to.set_mad_receiver([&](const ib::MadDatagram& m, uint64_t at) { got.emplace_back(m, at); });
+  ib::MadDatagram m;
+  m.dlid = to.lid();
+  for (size_t i = 0; i < m.mad.size(); ++i) m.mad[i] = static_cast<uint8_t>(i * 7 + 3);
+  from.send_mad(m, 0);
+  ib::MadDatagram gmp = m;
+  gmp.dest_qp = 1;
+  EXPECT_THROW(from.send_mad(gmp, 0), std::invalid_argument);
+  sc_core::sc_start(s.duration);
+  f.finish();
+  ASSERT_EQ(got.size(), 1u);
+  EXPECT_EQ(got[0].first.mad, m.mad);
+  EXPECT_EQ(got[0].first.slid, from.lid());
+  EXPECT_EQ(got[0].first.dlid, to.lid());
+  EXPECT_EQ(got[0].first.dest_qp, 0u);
+  // Cut through at the switch: the tail reaches the port one serialization (290 ns at 1
+  // byte/ns) after it left plus the two links' propagation and the switch's pipeline.
+  EXPECT_GT(got[0].second, kMadPs + 2 * kPropPs);
+  EXPECT_LT(got[0].second, 2 * kMadPs + kPipelinePs);
+  EXPECT_EQ(to.management_received(), 1u);
+}
