@@ -320,6 +320,12 @@ void FlowStreams::flow_program(Flow& f) {
   // Wait for every host's QPs to be connected and receives posted.
   while (arrived_[1] < hosts_.size() && error_.empty()) sc_core::wait(barrier_event_);
   if (!error_.empty()) return;
+  if (gate_.opened) {
+    while (!gate_.open()) sc_core::wait(*gate_.opened);
+    const sc_core::sc_time epoch = sc_core::sc_time::from_value(gate_.epoch_ps());
+    f.cfg.start += epoch;
+    if (f.cfg.stop != sc_core::sc_max_time()) f.cfg.stop += epoch;
+  }
   wait_until(f.cfg.start.value());
   if (f.cfg.generator == GeneratorKind::saturating) run_saturating(f);
   else if (f.cfg.generator == GeneratorKind::video) run_video(f);

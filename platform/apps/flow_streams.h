@@ -29,6 +29,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <functional>
 #include <systemc>
 #include <vector>
 
@@ -47,6 +48,15 @@ class FlowStreams {
   FlowStreams(const Scenario& scenario, const std::vector<driver::HostNode*>& host_of_node);
   ~FlowStreams();
 
+  // Issue 16, in-band SM: every flow waits for `opened` until `open()` holds, and its times
+  // (start, stop) then count from `epoch_ps()`, the moment the subnet came up.
+  struct StartGate {
+    const sc_core::sc_event* opened = nullptr;
+    std::function<bool()> open;
+    std::function<uint64_t()> epoch_ps;
+  };
+  void set_start_gate(StartGate gate) { gate_ = std::move(gate); }
+
   // Why a flow stopped early ("" if none did): a completion in error, a set-up failure.
   const std::string& error() const { return error_; }
   // Messages of flow `f` whose send completed at its source.
@@ -64,6 +74,7 @@ class FlowStreams {
 
  private:
   struct Host;
+  StartGate gate_;
   struct Flow {
     size_t index = 0;
     FlowConfig cfg;

@@ -212,6 +212,7 @@ void Fabric::build_programs() {
   std::vector<driver::HostNode*> hosts;
   for (const auto& h : hosts_) hosts.push_back(h.get());
   if (!scenario_.flows.empty()) flow_streams_ = std::make_unique<apps::FlowStreams>(scenario_, hosts);
+  if (scenario_.subnet_manager.mode == SmMode::in_band) start_inband_sm();
   if (connections_)
     cbr_streams_ = std::make_unique<apps::CbrStreams>(scenario_, connections_->connections(), hca_cbr_sources_, hosts);
 }
@@ -639,9 +640,39 @@ uint32_t Fabric::largest_packet_bytes() const {
   return shape.wire_bytes();
 }
 
+// Issue 16: the SM runs on its host's CA port, knows the LIDs the scenario's topology gives
+// (OpenSM's guid2lid cache, so the flows' DLIDs stay right) and the routing engine and
+// roots of the scenario; the flows wait for it.
+void Fabric::start_inband_sm() {
+  const topo::Topology& t = scenario_.topology;
+  const SubnetManagerConfig& c = scenario_.subnet_manager;
+  const uint32_t host = c.host.empty() ? t.endpoints().at(0) : t.find(c.host);
+  sm::InbandSmOptions o;
+  o.routing = scenario_.routing;
+  for (uint32_t r : scenario_.routing_options.roots) o.root_guids.push_back(topo::node_guid(t, r));
+  for (uint32_t n = 0; n < t.nodes.size(); ++n) {
+    const uint64_t guid = t.nodes[n].kind == topo::NodeKind::switch_node ? topo::node_guid(t, n) : topo::port_guid(t, n);
+    o.guid2lid[guid] = t.nodes[n].lid;
+    o.lmc[guid] = t.nodes[n].lmc;
+  }
+  o.max_outstanding = c.max_outstanding;
+  o.mad_processing_ps = c.mad_processing.value();
+  o.transaction_timeout_ps = c.transaction_timeout.value();
+  o.retries = c.retries;
+  o.source = scenario_.source;
+  inband_sm_ = std::make_unique<sm::InbandSm>("subnet_manager", hosts_.at(host)->hca, std::move(o));
+  if (flow_streams_) {
+    const sm::InbandSm* sm = inband_sm_.get();
+    flow_streams_->set_start_gate({&sm->done_event(), [sm] { return sm->report().up; },
+                                   [sm] { return sm->report().up_ps; }});
+  }
+}
+
 void Fabric::program_switches() {
+  // In band, the switches start with empty tables: the SM writes them by SMPs.
+  const bool in_band = scenario_.subnet_manager.mode == SmMode::in_band;
   for (uint32_t n = 0; n < switches_.size(); ++n)
-    if (switches_[n]) {
+    if (switches_[n] && !in_band) {
       switches_[n]->set_lft(routing_.lft.at(n));
       if (n < routing_.alternatives.size()) switches_[n]->set_alternatives(routing_.alternatives[n]);
       if (!mft_.empty()) switches_[n]->set_mft(mft_.at(n));

@@ -20,6 +20,7 @@
 #include "platform/metrics/timeline.h"
 #include "platform/scenario/scenario.h"
 #include "platform/sm/connection_manager.h"
+#include "platform/sm/inband_sm.h"
 #include "platform/sm/routing.h"
 #include "platform/workload/cbr_source.h"
 #include "platform/workload/control_source.h"
@@ -57,6 +58,8 @@ class Fabric {
   apps::Perftest* perftest() const { return perftest_.get(); }
   // The flows' programs on HCA hosts, or null (fabric-only endpoints, or no flows).
   apps::FlowStreams* flow_streams() const { return flow_streams_.get(); }
+  // The in-band subnet manager (subnet_manager.mode: in_band), or null.
+  sm::InbandSm* subnet_manager() const { return inband_sm_.get(); }
   // The CBR connections' programs on HCA hosts, or null (fabric-only endpoints, or no
   // connections section).
   apps::CbrStreams* cbr_streams() const { return cbr_streams_.get(); }
@@ -88,6 +91,7 @@ class Fabric {
   void check_path_sls() const;
   uint32_t largest_packet_bytes() const;
   void program_switches();
+  void start_inband_sm();
   void program_lifetimes();
   void admit_connections();
   void build_cbr_sources();
@@ -142,6 +146,7 @@ class Fabric {
   void release_due();
   std::unique_ptr<apps::Perftest> perftest_;
   std::unique_ptr<apps::FlowStreams> flow_streams_;
+  std::unique_ptr<sm::InbandSm> inband_sm_;
   // The control section on HCA hosts: its sources feed the HCAs' VL15 queues (on fabric-only
   // endpoints they are in sources_, pulled by the endpoints).
   std::vector<std::unique_ptr<workload::ControlSource>> hca_control_sources_;

@@ -88,7 +88,7 @@ RunResult run_scenario(const Scenario& scenario, const RunOptions& options) {
   const bool stop_rule = connections && connections->config().stop_after_packets > 0;
   // Table 2's traffic window opens at the warm-up: nothing has run yet, so these are zeros
   // when there is none.
-  const uint64_t warmup_ps = scenario.warmup.value();
+  uint64_t warmup_ps = scenario.warmup.value();
   std::vector<metrics::PortTraffic> ports_at_warmup = read_ports(fabric);
   bool warm = warmup_ps == 0;
   // SystemC's own elaboration (port binding, end_of_elaboration, time-zero activations) runs
@@ -100,13 +100,23 @@ RunResult run_scenario(const Scenario& scenario, const RunOptions& options) {
   auto wall = [&] {
     return std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
   };
-  const uint64_t end_ps = scenario.duration.value();
+  uint64_t end_ps = scenario.duration.value();
+  // In band, the run's clock for traffic starts when the subnet is up: until then the end is
+  // open (the SM ends by itself: every SMP is answered or given up after its retries).
+  sm::InbandSm* smgr = fabric.subnet_manager();
+  bool sm_pending = smgr != nullptr;
+  if (sm_pending) {
+    smgr->pause_when_done();
+    end_ps = ~uint64_t{0} / 2;
+    warm = false;
+    warmup_ps = end_ps;
+  }
   const uint64_t watch_ps = std::max<uint64_t>(scenario.deadlock_timeout.value(), 1);
   uint64_t slice_ps = watch_ps;
   // Progress every progress_interval of simulated time, or every 2 % of the run by default.
   const uint64_t progress_ps = scenario.outputs.progress_interval.value() > 0
                                    ? scenario.outputs.progress_interval.value()
-                                   : std::max<uint64_t>(end_ps / 50, 1);
+                                   : std::max<uint64_t>(scenario.duration.value() / 50, 1);
   if (options.progress || options.on_progress) slice_ps = std::min(slice_ps, progress_ps);
   uint64_t next_progress_ps = progress_ps;
 
@@ -127,6 +137,18 @@ RunResult run_scenario(const Scenario& scenario, const RunOptions& options) {
     if (to_warmup) step = warmup_ps - now;
     sc_core::sc_start(sc_core::sc_time::from_value(step));
     const uint64_t t = sc_core::sc_time_stamp().value();
+    if (sm_pending && smgr->done()) {
+      sm_pending = false;
+      if (!smgr->report().up) break;  // reported below, after the results are written
+      end_ps = smgr->report().up_ps + scenario.duration.value();
+      warmup_ps = smgr->report().up_ps + scenario.warmup.value();
+      fabric.recorder().set_warmup_ps(warmup_ps);
+      // The SM paused the kernel at the moment it was up (sc_pause), so a warm-up of 0 opens
+      // the traffic window exactly there.
+      warm = t >= warmup_ps;
+      if (warm) ports_at_warmup = read_ports(fabric);
+      continue;
+    }
     if (!warm && t >= warmup_ps) {
       ports_at_warmup = read_ports(fabric);
       warm = true;
@@ -177,6 +199,8 @@ RunResult run_scenario(const Scenario& scenario, const RunOptions& options) {
   if (perftest) result.perftest_table = perftest->table();
   if (!options.out_dir.empty()) metrics::write_results(fabric, result, options.out_dir);
   if (result.deadlock) throw DeadlockError(result.deadlock_report);
+  if (smgr && !smgr->report().up)
+    throw std::runtime_error("the in-band subnet manager did not bring the subnet up: " + smgr->report().error);
   if (const apps::FlowStreams* fs = fabric.flow_streams(); fs && !fs->error().empty())
     throw std::runtime_error("flows on HCA hosts stopped: " + fs->error());
   if (const apps::CbrStreams* cs = fabric.cbr_streams(); cs && !cs->error().empty())

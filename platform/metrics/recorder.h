@@ -81,6 +81,9 @@ struct RateSeries {
 class Recorder : public sim::FabricObserver {
  public:
   Recorder(uint32_t flows, uint64_t warmup_ps, bool keep_packets);
+  // Moves the warm-up (an in-band SM's run counts it from the moment the subnet is up);
+  // before any packet was created after the old one.
+  void set_warmup_ps(uint64_t warmup_ps) { warmup_ps_ = warmup_ps; }
 
   // Sample a port's transmissions (node, port) or a flow's deliveries as a rate series; a
   // flow's utilisation is its share of its source's link, as seed 004 Fig. 2 draws flows

@@ -578,6 +578,27 @@ void write_results(const Fabric& fabric, const RunResult& result, const std::str
     if (!control_json.is_null()) js["control"] = control_json;
     if (const apps::Perftest* p = fabric.perftest()) js["perftest"] = p->json();
     if (Json fw = firmware_json(fabric); !fw.is_null()) js["firmware"] = std::move(fw);
+    if (const sm::InbandSm* smgr = fabric.subnet_manager()) {
+      const sm::InbandSmReport& r = smgr->report();
+      auto us = [](uint64_t ps) { return static_cast<double>(ps) / 1e6; };
+      js["subnet_manager"] = Json{{"mode", "in_band"},
+                                  {"up", r.up},
+                                  {"error", r.error.empty() ? Json(nullptr) : Json(utf8_valid(r.error))},
+                                  {"up_us", us(r.up_ps)},
+                                  {"discovered_us", us(r.discovered_ps)},
+                                  {"programmed_us", us(r.programmed_ps)},
+                                  {"armed_us", us(r.armed_ps)},
+                                  {"smps_sent", r.smps_sent},
+                                  {"smps_received", r.smps_received},
+                                  {"resends", r.resends},
+                                  {"smps_by_phase", Json{{"discover", r.phase_smps[0]},
+                                                         {"program", r.phase_smps[1]},
+                                                         {"arm", r.phase_smps[2]},
+                                                         {"activate", r.phase_smps[3]}}},
+                                  {"switches", r.switches},
+                                  {"cas", r.cas},
+                                  {"links", r.links}};
+    }
     if (const sm::ConnectionManager* cm = fabric.connections()) js["admission"] = admission_json(*cm);
     if (const MixMetrics* m = fabric.mix_metrics()) {
       js["mix"] = m->json();

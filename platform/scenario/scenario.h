@@ -259,12 +259,28 @@ struct MixConfig {
   sc_core::sc_time phase_length = sc_core::SC_ZERO_TIME;  // 0: duration / phases
 };
 
+// The subnet manager (issue 16, docs/management.md). Out of band, the default, writes the
+// routing engine's tables into the switches before time 0. In band runs the SM as host
+// software on one HCA host (platform/sm/inband_sm.h): it discovers the fabric by
+// directed-route SMPs, assigns LIDs, programs every LFT and brings every port to Active;
+// the flows' times count from then (their start 0 is the moment the subnet is up).
+enum class SmMode : uint8_t { out_of_band, in_band };
+struct SubnetManagerConfig {
+  SmMode mode = SmMode::out_of_band;
+  std::string host;  // the HCA host the SM runs on; empty: the first endpoint
+  uint32_t max_outstanding = 4;  // SMPs on the wire at once (OpenSM max_wire_smps)
+  sc_core::sc_time mad_processing = sc_core::sc_time(1, sc_core::SC_US);
+  sc_core::sc_time transaction_timeout = sc_core::sc_time(200, sc_core::SC_MS);
+  uint32_t retries = 3;
+};
+
 struct Scenario {
   std::string source = "<memory>";  // file it came from
   std::string name;
   topo::Topology topology;
   std::string routing = "minhop";
   sm::RoutingOptions routing_options;  // roots resolved to nodes, lfts_file to a path
+  SubnetManagerConfig subnet_manager;
   uint64_t seed = 1;
   sc_core::sc_time duration = sc_core::sc_time(10, sc_core::SC_MS);
   sc_core::sc_time warmup = sc_core::SC_ZERO_TIME;  // statistics ignore packets created before

@@ -214,6 +214,7 @@ class ScenarioChecker {
     flows();
     if (s_.traffic.enabled) traffic();
     if (s_.control.enabled) control();
+    subnet_manager();
     buffers();
     outputs();
   }
@@ -615,6 +616,34 @@ class ScenarioChecker {
     patterned(s_.traffic.pattern, s_.traffic.hotspots, at);
     starts_in_run(s_.traffic.start, child(at, "start"));
     served(s_.traffic.sl, child(at, "sl"));
+  }
+
+  // The in-band SM (docs/management.md) runs on an HCA host and needs an SMA in every node:
+  // the HCAs' is in their firmware, fabric-only endpoints have none. Flows' times count from
+  // the moment the subnet is up; traffic kinds that keep absolute times of their own do not
+  // shift yet.
+  void subnet_manager() const {
+    const SubnetManagerConfig& c = s_.subnet_manager;
+    if (c.mode != SmMode::in_band) return;
+    const Path at = key("subnet_manager");
+    if (s_.endpoint_model != EndpointModel::hca)
+      doc_.fail(child(at, "mode"), "an in-band SM needs an SMA in every node, and fabric-only endpoints have none",
+                "add endpoint_model: hca, or use mode: out_of_band");
+    if (!c.host.empty()) endpoint(c.host, child(at, "host"));
+    const std::pair<bool, const char*> others[] = {{s_.perftest.enabled, "perftest"},
+                                                   {s_.connections.enabled, "connections"},
+                                                   {s_.control.enabled, "control"},
+                                                   {!s_.multicast.empty(), "multicast"},
+                                                   {s_.mix.enabled, "mix"}};
+    for (const auto& [on, name] : others)
+      if (on)
+        doc_.fail(child(at, "mode"),
+                  std::string("an in-band SM starts the flows when the subnet is up, and ") + name +
+                      " does not wait for it yet",
+                  std::string("use mode: out_of_band with ") + name + ", or run flows only");
+    if (s_.routing == "file")
+      doc_.fail(child(at, "mode"), "the in-band SM routes the fabric it discovers; an lfts_file names another's tables",
+                "choose a routing engine, or use mode: out_of_band");
   }
 
   // The control section (docs/control.md): its senders and destination are endpoints, and

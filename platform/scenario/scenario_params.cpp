@@ -244,6 +244,33 @@ const sim::ParamGroup& control_params() {
   return group;
 }
 
+// Issue 16: the in-band subnet manager's knobs carry OpenSM's names and defaults.
+const sim::ParamGroup& subnet_manager_params() {
+  static const sim::ParamGroup group = [] {
+    GroupBuilder<SubnetManagerConfig> b(
+        "subnet_manager", "How the fabric is brought up: tables written out of band, or an SM in band (docs/management.md).");
+    b.choice("mode", &SubnetManagerConfig::mode, {{"out_of_band", SmMode::out_of_band}, {"in_band", SmMode::in_band}},
+             "out_of_band: the routing engine's tables are in the switches at time 0. in_band: an SM on one HCA "
+             "host discovers the fabric by directed-route SMPs, assigns LIDs, programs the LFTs and brings every "
+             "port to Active; flow times count from the moment the subnet is up (endpoint_model: hca).");
+    b.string("host", &SubnetManagerConfig::host, "The HCA host the SM runs on.").defaults_to("the first endpoint");
+    b.integer("max_outstanding", &SubnetManagerConfig::max_outstanding, "SMPs",
+              "SMPs on the wire at once (OpenSM's max_wire_smps).")
+        .range(1, 1024);
+    b.time("mad_processing", &SubnetManagerConfig::mad_processing,
+           "Host time the SM spends on every response it reads.")
+        .real_range(0, 1e12);
+    b.time("transaction_timeout", &SubnetManagerConfig::transaction_timeout,
+           "An SMP without a response this long is sent again (OpenSM's transaction_timeout).")
+        .real_range(1e3, 3600e12);
+    b.integer("retries", &SubnetManagerConfig::retries, "",
+              "Resends of an SMP before the sweep fails (OpenSM's transaction_retries).")
+        .range(0, 100);
+    return b.build();
+  }();
+  return group;
+}
+
 const sim::ParamGroup& trace_params() {
   static const sim::ParamGroup group = [] {
     GroupBuilder<TraceConfig> b("trace", "Packets listed one by one: a trace file, or a Python generator's output.");
@@ -767,6 +794,9 @@ const sim::ParamGroup& scenario_params() {
     b.object("routing_options", &ScenarioDocument::routing_options_spec, routing_options_params(),
              "Options of the routing engine (OpenSM's root_guid_file, lfts_file).")
         .defaults_to("absent: none");
+    b.object("subnet_manager", &Scenario::subnet_manager, subnet_manager_params(),
+             "How the fabric is brought up (docs/management.md).")
+        .defaults_to("absent: out of band");
     b.object("switch", &Scenario::switch_cfg, sw::switch_params(), "Every switch.");
     b.object("endpoint", &Scenario::endpoint_cfg, ep::endpoint_params(), "Every endpoint (channel adapter port).");
     b.objects("flows", &Scenario::flows, flow_params(), "Traffic flows.");

@@ -1,0 +1,317 @@
+#include "platform/sm/inband_sm.h"
+
+#include <algorithm>
+#include <sstream>
+
+#include "models/hca/hca.h"
+#include "platform/params/config_error.h"
+
+namespace ibvp::sm {
+
+namespace mad = ib::mad;
+
+namespace {
+constexpr uint64_t kNever = ~uint64_t{0};
+constexpr size_t kMaxPathHops = 63;  // InitialPath[1..63] (IBA 14.2.1.2)
+}  // namespace
+
+InbandSm::InbandSm(sc_core::sc_module_name name, hca::Hca& port, InbandSmOptions options)
+    : sc_core::sc_module(name), port_(port), opt_(std::move(options)) {
+  if (opt_.max_outstanding == 0) opt_.max_outstanding = 1;
+  port_.set_mad_receiver([this](const ib::MadDatagram& m, uint64_t at_ps) { on_mad(m, at_ps); });
+  SC_HAS_PROCESS(InbandSm);
+  SC_METHOD(serve);
+  sensitive << wake_;
+  // The sweep starts at time 0: the method's initialization run sends the first SMP.
+  discover_node({}, DiscoveredSubnet::npos, 0);
+}
+
+std::string InbandSm::path_text(const std::vector<uint8_t>& path) {
+  if (path.empty()) return "the SM's own port";
+  std::ostringstream s;
+  s << "directed route ";
+  for (size_t i = 0; i < path.size(); ++i) s << (i ? "," : "") << int(path[i]);
+  return s.str();
+}
+
+// ---------------------------------------------------------------------------------------
+// Requests and responses
+// ---------------------------------------------------------------------------------------
+
+void InbandSm::get(uint16_t attr, uint32_t modifier, const std::vector<uint8_t>& path, const std::string& what,
+                   Handler h) {
+  Request r;
+  r.smp = mad::make_directed_smp(mad::kMethodGet, attr, modifier, 0, path.data(), path.size());
+  r.what = what + " at " + path_text(path);
+  r.on_response = std::move(h);
+  send(std::move(r));
+}
+
+void InbandSm::set(uint16_t attr, uint32_t modifier, const std::vector<uint8_t>& path, const mad::SmpData& data,
+                   const std::string& what) {
+  Request r;
+  r.smp = mad::make_directed_smp(mad::kMethodSet, attr, modifier, 0, path.data(), path.size());
+  r.smp.data = data;
+  r.what = what + " at " + path_text(path);
+  send(std::move(r));
+}
+
+void InbandSm::send(Request r) {
+  r.smp.hdr.transaction_id = next_tid_++;
+  queue_.push_back(std::move(r));
+  wake_.notify(sc_core::SC_ZERO_TIME);
+}
+
+void InbandSm::transmit(Request& r) {
+  const uint64_t now = sc_core::sc_time_stamp().value();
+  ib::MadDatagram d;
+  d.dlid = ib::kPermissiveLid;  // directed route: DrSLID and DrDLID are permissive too
+  d.dest_qp = 0;
+  d.src_qp = 0;
+  mad::encode(r.smp, d.mad);
+  ++r.tries;
+  r.deadline_ps = now + opt_.transaction_timeout_ps;
+  ++report_.smps_sent;
+  if (r.smp.directed()) ++report_.directed_route;
+  if (r.tries > 1) ++report_.resends;
+  const size_t phase = std::min<size_t>(static_cast<size_t>(phase_), report_.phase_smps.size() - 1);
+  ++report_.phase_smps[phase];
+  port_.send_mad(d, now);
+}
+
+void InbandSm::on_mad(const ib::MadDatagram& m, uint64_t at_ps) {
+  const mad::Smp s = mad::decode_smp(m.mad);
+  // Only responses to this SM's requests; a trap or a stray GetResp is not the sweep's.
+  if (s.hdr.method != mad::kMethodGetResp || in_flight_.count(s.hdr.transaction_id) == 0) return;
+  const uint64_t ready = std::max(at_ps, busy_until_ps_) + opt_.mad_processing_ps;
+  busy_until_ps_ = ready;
+  inbox_.emplace_back(ready, s);
+  const uint64_t now = sc_core::sc_time_stamp().value();
+  wake_.notify(sc_core::sc_time::from_value(ready > now ? ready - now : 0));
+}
+
+void InbandSm::serve() {
+  const uint64_t now = sc_core::sc_time_stamp().value();
+  for (;;) {
+    while (!inbox_.empty() && inbox_.front().first <= now && phase_ != Phase::done) {
+      const mad::Smp s = inbox_.front().second;
+      inbox_.pop_front();
+      const auto it = in_flight_.find(s.hdr.transaction_id);
+      if (it == in_flight_.end()) continue;  // answered twice (a resend crossed the reply)
+      Request r = std::move(it->second);
+      in_flight_.erase(it);
+      ++report_.smps_received;
+      if (s.status_code() != mad::kStatusOk) {
+        std::ostringstream why;
+        why << r.what << " was answered with status 0x" << std::hex << s.status_code();
+        fail(why.str());
+        break;
+      }
+      if (r.on_response) r.on_response(s);
+    }
+    if (phase_ == Phase::done) break;
+    for (auto& [tid, r] : in_flight_) {
+      if (r.deadline_ps > now) continue;
+      if (r.tries > opt_.retries) {
+        fail(r.what + " got no response after " + std::to_string(r.tries) + " tries");
+        break;
+      }
+      transmit(r);
+    }
+    if (phase_ == Phase::done) break;
+    while (in_flight_.size() < opt_.max_outstanding && !queue_.empty()) {
+      Request r = std::move(queue_.front());
+      queue_.pop_front();
+      transmit(r);
+      const uint64_t tid = r.smp.hdr.transaction_id;
+      in_flight_.emplace(tid, std::move(r));
+    }
+    if (!queue_.empty() || !in_flight_.empty() || !inbox_.empty()) break;
+    phase_ended();  // may queue the next phase's requests
+    if (queue_.empty()) break;
+  }
+  uint64_t next = kNever;
+  if (!inbox_.empty()) next = std::min(next, inbox_.front().first);
+  for (const auto& [tid, r] : in_flight_) next = std::min(next, r.deadline_ps);
+  if (phase_ != Phase::done && next != kNever) wake_.notify(sc_core::sc_time::from_value(next > now ? next - now : 0));
+}
+
+void InbandSm::fail(const std::string& why) {
+  report_.error = why;
+  phase_ = Phase::done;
+  queue_.clear();
+  in_flight_.clear();
+  inbox_.clear();
+  done_.notify(sc_core::SC_ZERO_TIME);
+  if (pause_when_done_) sc_core::sc_pause();
+}
+
+void InbandSm::phase_ended() {
+  const uint64_t now = sc_core::sc_time_stamp().value();
+  switch (phase_) {
+    case Phase::discover:
+      report_.discovered_ps = now;
+      try {
+        route();
+      } catch (const std::exception& e) {
+        fail(std::string("routing the discovered subnet: ") + e.what());
+        return;
+      }
+      report_.routed_ps = sc_core::sc_time_stamp().value();
+      phase_ = Phase::program;
+      program();
+      return;
+    case Phase::program:
+      report_.programmed_ps = now;
+      phase_ = Phase::arm;
+      set_port_state(mad::kPortArmed);
+      return;
+    case Phase::arm:
+      report_.armed_ps = now;
+      phase_ = Phase::activate;
+      set_port_state(mad::kPortActive);
+      return;
+    case Phase::activate:
+      report_.up_ps = now;
+      report_.up = true;
+      phase_ = Phase::done;
+      done_.notify(sc_core::SC_ZERO_TIME);
+      if (pause_when_done_) sc_core::sc_pause();
+      return;
+    case Phase::done:
+      return;
+  }
+}
+
+// ---------------------------------------------------------------------------------------
+// Discovery (IBA 14.4.4 sweeps; directed routes of 14.2.2)
+// ---------------------------------------------------------------------------------------
+
+void InbandSm::discover_node(const std::vector<uint8_t>& path, uint32_t from, uint8_t from_port) {
+  if (path.size() > kMaxPathHops) {
+    fail("the fabric is deeper than a directed route reaches (" + std::to_string(kMaxPathHops) + " hops) at " +
+         path_text(path));
+    return;
+  }
+  get(mad::kAttrNodeInfo, 0, path, "NodeInfo", [this, path, from, from_port](const mad::Smp& s) {
+    on_node_info(mad::NodeInfo::decode(s.data), path, from, from_port);
+  });
+}
+
+void InbandSm::on_node_info(const mad::NodeInfo& info, const std::vector<uint8_t>& path, uint32_t from,
+                            uint8_t from_port) {
+  const uint32_t known = subnet_.find(info.node_guid);
+  if (known != DiscoveredSubnet::npos) {
+    // Seen before by another route: only the cable is new.
+    if (from != DiscoveredSubnet::npos) subnet_.connect(from, from_port, known, info.local_port_num);
+    return;
+  }
+  const uint32_t n = subnet_.add(info, path);
+  if (from != DiscoveredSubnet::npos) subnet_.connect(from, from_port, n, info.local_port_num);
+  get(mad::kAttrNodeDescription, 0, path, "NodeDescription",
+      [this, n](const mad::Smp& s) { subnet_.nodes()[n].description = mad::NodeDescription::decode(s.data).text; });
+  if (info.node_type == mad::kNodeSwitch) {
+    ++report_.switches;
+    for (uint8_t p = 0; p <= info.num_ports; ++p) {
+      get(mad::kAttrPortInfo, p, path, "PortInfo of port " + std::to_string(p),
+          [this, n, p, path, entry = info.local_port_num, from](const mad::Smp& s) {
+            const mad::PortInfo pi = mad::PortInfo::decode(s.data);
+            subnet_.nodes()[n].ports[p] = pi;
+            // A port with its link up leads to a neighbour; the one the SM came in by is
+            // already known.
+            if (p == 0 || pi.port_phys_state != mad::kPhysLinkUp) return;
+            if (p == entry && from != DiscoveredSubnet::npos) return;
+            std::vector<uint8_t> next = path;
+            next.push_back(p);
+            discover_node(next, n, p);
+          });
+    }
+    return;
+  }
+  ++report_.cas;
+  const uint8_t p = info.local_port_num;
+  get(mad::kAttrPortInfo, p, path, "PortInfo of port " + std::to_string(p),
+      [this, n, p, path](const mad::Smp& s) {
+        const mad::PortInfo pi = mad::PortInfo::decode(s.data);
+        subnet_.nodes()[n].ports[p] = pi;
+        // A CA forwards no SMP (IBA 14.2.2): only the SM's own CA leads on, out of its port.
+        if (!path.empty() || pi.port_phys_state != mad::kPhysLinkUp) return;
+        discover_node({p}, n, p);
+      });
+}
+
+// ---------------------------------------------------------------------------------------
+// Routing and programming
+// ---------------------------------------------------------------------------------------
+
+void InbandSm::route() {
+  topology_ = subnet_.to_topology(opt_.guid2lid, opt_.lmc, opt_.source);
+  report_.links = static_cast<uint32_t>(topology_.links.size());
+  RoutingOptions ro;
+  for (uint64_t g : opt_.root_guids) {
+    const uint32_t n = subnet_.find(g);
+    if (n != DiscoveredSubnet::npos) ro.roots.push_back(n);
+  }
+  tables_ = make_routing_engine(opt_.routing, ro)->compute(topology_);
+}
+
+void InbandSm::program() {
+  const uint16_t sm_lid = topology_.nodes.at(0).lid;  // node 0 is the SM's own CA
+  const uint16_t top = topology_.max_lid();
+  for (uint32_t n = 0; n < subnet_.nodes().size(); ++n) {
+    DiscoveredNode& d = subnet_.nodes()[n];
+    const topo::Node& t = topology_.nodes[n];
+    // PortInfo of the port that carries the node's LID: a switch's port 0, a CA's port.
+    const auto lid_port = d.is_switch() ? d.ports.find(0) : d.ports.begin();
+    if (lid_port == d.ports.end()) continue;
+    mad::PortInfo pi = lid_port->second;
+    pi.lid = t.lid;
+    pi.lmc = t.lmc;
+    pi.master_sm_lid = sm_lid;
+    pi.port_state = mad::kPortNoChange;
+    pi.port_phys_state = mad::kPhysNoChange;
+    pi.link_down_default_state = 0;  // no change
+    lid_port->second = pi;
+    mad::SmpData data{};
+    pi.encode(data);
+    set(mad::kAttrPortInfo, lid_port->first, d.path, data, "Set PortInfo (LID " + std::to_string(t.lid) + ")");
+    if (!d.is_switch()) continue;
+    // LinearFDBTop first, then the blocks up to it (IBA 14.2.5.4, 14.2.5.10).
+    get(mad::kAttrSwitchInfo, 0, d.path, "SwitchInfo", [this, n, top](const mad::Smp& s) {
+      mad::SwitchInfo si = mad::SwitchInfo::decode(s.data);
+      si.linear_fdb_top = top;
+      si.port_state_change = true;  // writing 1 clears it
+      mad::SmpData out{};
+      si.encode(out);
+      set(mad::kAttrSwitchInfo, 0, subnet_.nodes()[n].path, out, "Set SwitchInfo");
+    });
+    const sw::Lft& lft = tables_.lft.at(n);
+    for (uint32_t block = 0; block <= top / mad::LftBlock::kEntries; ++block) {
+      mad::LftBlock b;
+      for (uint32_t i = 0; i < mad::LftBlock::kEntries; ++i)
+        b.port[i] = lft.lookup(static_cast<uint16_t>(block * mad::LftBlock::kEntries + i));
+      mad::SmpData out{};
+      b.encode(out);
+      set(mad::kAttrLinearForwardingTable, block, d.path, out, "Set LFT block " + std::to_string(block));
+    }
+  }
+}
+
+void InbandSm::set_port_state(uint8_t state) {
+  for (const DiscoveredNode& d : subnet_.nodes()) {
+    for (const auto& [p, stored] : d.ports) {
+      if (p == 0 || stored.port_phys_state != mad::kPhysLinkUp) continue;
+      mad::PortInfo pi = stored;
+      pi.port_state = state;
+      pi.port_phys_state = mad::kPhysNoChange;
+      pi.link_down_default_state = 0;
+      mad::SmpData data{};
+      pi.encode(data);
+      set(mad::kAttrPortInfo, p, d.path, data,
+          std::string("Set PortInfo ") + (state == mad::kPortArmed ? "Armed" : "Active") + " on port " +
+              std::to_string(p));
+    }
+  }
+}
+
+}  // namespace ibvp::sm

@@ -1,0 +1,139 @@
+#pragma once
+// The in-band subnet manager (issue 16; IBA 14.4, the SM's job): host software on one HCA
+// host that brings a fabric up over the fabric itself, as OpenSM does. Every step is an SMP
+// on QP0 of its CA port (Hca::send_mad), answered by the SMAs of the switches and HCAs:
+//
+//   discover  directed-route Get NodeInfo / NodeDescription / SwitchInfo / PortInfo, breadth
+//             first from the SM's own port; a node is known by its NodeGUID
+//   route     LIDs from the SM's guid2lid map (OpenSM keeps one across restarts), fresh ones
+//             for the rest; the scenario's routing engine on the discovered graph
+//   program   Set PortInfo (LID, LMC, MasterSMLID) on every CA port and switch port 0,
+//             SwitchInfo.LinearFDBTop and every LFT block of every switch
+//   arm       Set PortInfo PortState = Armed on every port with a cable (IBA 7.2)
+//   activate  Set PortInfo PortState = Active on the same ports: the subnet is up
+//
+// Each phase starts when the previous one's last response is in. At most max_outstanding
+// SMPs are on the wire at once (OpenSM's max_wire_smps); one that gets no answer within
+// transaction_timeout is sent again, up to `retries` times (OpenSM's transaction_timeout
+// and transaction_retries), and then the sweep fails with a report naming the node and the
+// attribute. The SM's host spends mad_processing on every response it reads.
+#include <array>
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <systemc>
+#include <vector>
+
+#include "models/ib/mad.h"
+#include "platform/sm/discovered_subnet.h"
+#include "platform/sm/routing.h"
+
+namespace ibvp::hca {
+class Hca;
+}
+
+namespace ibvp::sm {
+
+struct InbandSmOptions {
+  std::string routing = "minhop";
+  // Root switches for updn, by NodeGUID (the loaded topology's nodes map to these).
+  std::vector<uint64_t> root_guids;
+  // Port GUID -> base LID and LMC the SM gives (OpenSM's guid2lid); other ports get the
+  // lowest free LIDs.
+  std::map<uint64_t, uint16_t> guid2lid;
+  std::map<uint64_t, uint8_t> lmc;
+  uint32_t max_outstanding = 4;                        // OpenSM max_wire_smps default
+  uint64_t mad_processing_ps = 1'000'000;              // host time per response read, 1 us
+  uint64_t transaction_timeout_ps = 200'000'000'000;   // OpenSM's default, 200 ms
+  uint32_t retries = 3;                                // OpenSM's transaction_retries
+  std::string source = "<subnet_manager>";             // for errors about the map
+};
+
+struct InbandSmReport {
+  bool up = false;
+  std::string error;           // why the sweep stopped, when it did
+  uint64_t discovered_ps = 0;  // simulated time each phase ended
+  uint64_t routed_ps = 0;
+  uint64_t programmed_ps = 0;
+  uint64_t armed_ps = 0;
+  uint64_t up_ps = 0;          // the subnet is up: every port Active
+  uint64_t smps_sent = 0;      // including resends
+  uint64_t smps_received = 0;  // responses the SM read
+  uint64_t resends = 0;
+  uint64_t directed_route = 0; // of smps_sent, how many were directed-route
+  uint32_t switches = 0, cas = 0, links = 0;
+  // SMPs sent per phase: discover, program, arm, activate.
+  std::array<uint64_t, 4> phase_smps{};
+};
+
+class InbandSm : public sc_core::sc_module {
+ public:
+  InbandSm(sc_core::sc_module_name name, hca::Hca& port, InbandSmOptions options);
+
+  const InbandSmReport& report() const { return report_; }
+  // What the SM found and the tables it computed (valid once routed_ps is set).
+  const DiscoveredSubnet& discovered() const { return subnet_; }
+  const topo::Topology& topology() const { return topology_; }
+  const RoutingTables& tables() const { return tables_; }
+  // Notified when the subnet is up (or the sweep failed: report().error).
+  const sc_core::sc_event& done_event() const { return done_; }
+  bool done() const { return report_.up || !report_.error.empty(); }
+  // Pause the kernel (sc_pause) when done, so a runner advancing in slices sees the exact
+  // moment: the traffic's clock starts there.
+  void pause_when_done() { pause_when_done_ = true; }
+
+ private:
+  enum class Phase : uint8_t { discover, program, arm, activate, done };
+  using Handler = std::function<void(const ib::mad::Smp&)>;
+  struct Request {
+    ib::mad::Smp smp;
+    Handler on_response;
+    std::string what;  // "NodeInfo at path 1,3" for the failure report
+    uint64_t deadline_ps = 0;
+    uint32_t tries = 0;
+  };
+
+  void serve();  // SC_METHOD: read responses, send what the window allows, time out
+  void on_mad(const ib::MadDatagram& m, uint64_t at_ps);
+  void send(Request r);
+  void transmit(Request& r);
+  void phase_ended();
+  void fail(const std::string& why);
+
+  // Requests by kind.
+  void get(uint16_t attr, uint32_t modifier, const std::vector<uint8_t>& path, const std::string& what, Handler h);
+  void set(uint16_t attr, uint32_t modifier, const std::vector<uint8_t>& path, const ib::mad::SmpData& data,
+           const std::string& what);
+
+  // discover
+  void discover_node(const std::vector<uint8_t>& path, uint32_t from, uint8_t from_port);
+  void on_node_info(const ib::mad::NodeInfo& info, const std::vector<uint8_t>& path, uint32_t from, uint8_t from_port);
+  // route, program, arm, activate
+  void route();
+  void program();
+  void set_port_state(uint8_t state);
+
+  static std::string path_text(const std::vector<uint8_t>& path);
+
+  hca::Hca& port_;
+  InbandSmOptions opt_;
+  InbandSmReport report_;
+  Phase phase_ = Phase::discover;
+  bool pause_when_done_ = false;
+  DiscoveredSubnet subnet_;
+  topo::Topology topology_;
+  RoutingTables tables_;
+
+  std::deque<Request> queue_;                 // not yet sent (window full)
+  std::map<uint64_t, Request> in_flight_;     // by TransactionID
+  std::deque<std::pair<uint64_t, ib::mad::Smp>> inbox_;  // responses, by when they are read
+  uint64_t busy_until_ps_ = 0;                // the SM host's processing of responses
+  uint64_t next_tid_ = 1;
+  sc_core::sc_event wake_;
+  sc_core::sc_event done_;
+};
+
+}  // namespace ibvp::sm
