@@ -11,6 +11,7 @@
 #include "common/fabrics.h"
 #include "models/ib/mad.h"
 #include "platform/builder/fabric.h"
+#include "platform/metrics/firmware_report.h"
 
 using namespace ibvp;
 using sc_core::SC_US;
@@ -252,7 +253,7 @@ TEST(HcaSma, ARequestNobodyServesIsAnsweredClassNotSupportedWhenTheHostHasNoList
   EXPECT_EQ(a.smp(0).hdr.status, mad::kStatusBadVersion);  // IBA 13.4.7 status 1
 }
 
-TEST(HcaSma, TheSmasCycleCostShowsInTheFirmwareCyclesAndTheResponseTime) {
+TEST(HcaSma, TheSmasCycleCostShowsInTheFirmwareBlockAndTheResponseTime) {
   // mad_cycles=5000 at the 1 GHz core: 5 us per MAD answered, on top of event and HAL costs.
   Scenario s = hca_hosts(3);
   s.hca_host.hca.firmware_args = "mad_cycles=5000";
@@ -268,6 +269,11 @@ TEST(HcaSma, TheSmasCycleCostShowsInTheFirmwareCyclesAndTheResponseTime) {
   EXPECT_LT(answered, 5000u + h.hca(1).config().event_cycles + 100 * h.hca(1).config().hal_call_cycles);
   EXPECT_GE(a.got[0].second, 5'000'000u);  // ps
   EXPECT_EQ(h.hca(1).firmware_events() - h.hca(2).firmware_events(), 1u);
+  // summary.json's firmware block reports the same cycles and the SMP answered.
+  const nlohmann::ordered_json fw = metrics::firmware_json(h.f);
+  EXPECT_EQ(fw.at(1).at("cycles").get<uint64_t>() - fw.at(2).at("cycles").get<uint64_t>(), answered);
+  EXPECT_EQ(fw.at(1).at("counters").at("smps").get<uint64_t>(), 1u);
+  EXPECT_EQ(fw.at(2).at("counters").at("smps").get<uint64_t>(), 0u);
 }
 
 TEST(HcaPma, PortCountersOverQp1EqualThePortsCountersWithDataInFourByteWords) {
@@ -331,4 +337,27 @@ TEST(HcaPma, PortXmitWaitGrowsWhenTheReceiverWithholdsCredits) {
   EXPECT_GT(second - first, 100'000u);
   EXPECT_LE(second - first, 200'000u + 100u);
   EXPECT_EQ(mad::PortCounters::decode(b.perf(0).data).port_xmit_wait, 0u);
+}
+
+TEST(HcaPort, OutsideActiveThePortDiscardsTheDataGivenToItAndStillCarriesSmps) {
+  // IBA 7.2: in Init a port sends and takes only SMPs. A UD flow from h1 leaves nothing on
+  // the wire (its packets are PortXmitDiscards) while an SMP from h1 to h2 is answered.
+  Scenario s = hca_hosts(2);
+  s.hca_host.hca.port_state = IBVP_PORT_INIT;
+  s.hca_host.flow_transport = FlowTransport::ud;
+  s.flows.push_back(tb::saturating_flow("d", "h1", "h2"));
+  Hosts h(s);
+  Inbox a;
+  a.attach(h.hca(0));
+  h.hca(0).send_mad(smp_to(h.hca(1).lid(), mad::make_lid_routed_smp(mad::kMethodGet, mad::kAttrNodeInfo, 0, 1)), 0);
+  sc_core::sc_start(sc_time(20, SC_US));
+  h.f.finish();
+  ASSERT_EQ(a.got.size(), 1u);
+  EXPECT_EQ(a.smp(0).hdr.status, mad::kStatusOk);
+  const link::PortCounters& c = h.hca(0).counters();
+  EXPECT_EQ(c.packets_tx, c.vl[ib::kVl15].packets_tx);  // the SMP only
+  EXPECT_EQ(c.packets_tx, 1u);
+  EXPECT_GT(c.xmit_discards, 0u);
+  EXPECT_EQ(h.hca(1).counters().packets_rx, 1u);
+  EXPECT_EQ(h.f.recorder().flows().at(0).delivered, 0u);
 }
