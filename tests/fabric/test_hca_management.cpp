@@ -361,3 +361,37 @@ TEST(HcaPort, OutsideActiveThePortDiscardsTheDataGivenToItAndStillCarriesSmps) {
   EXPECT_EQ(h.hca(1).counters().packets_rx, 1u);
   EXPECT_EQ(h.f.recorder().flows().at(0).delivered, 0u);
 }
+
+TEST(HcaPma, ASetPortCountersClearsTheSelectedCountersOnly) {
+  // After 20 us of a flow h1 -> h2, h1 clears h2's PortXmitData and PortXmitPkts
+  // (CounterSelect bits 12 and 14, IBA 16.1.3.5). The Set's response shows them zero and the
+  // receive counters untouched; a later Get counts only what h2 sent since: the Set's response.
+  Scenario s = hca_hosts(2);
+  s.flows.push_back(tb::saturating_flow("d", "h1", "h2"));
+  s.flows.back().stop = sc_time(20, SC_US);
+  Hosts h(s);
+  Inbox a;
+  a.attach(h.hca(0));
+  sc_core::sc_start(sc_time(60, SC_US));
+  const uint16_t dlid = h.hca(1).lid();
+  mad::PerfMad clear = perf_get(mad::kAttrPortCounters, 1);
+  clear.hdr.method = mad::kMethodSet;
+  mad::PortCounters sel;
+  sel.port_select = 1;
+  sel.counter_select = (1u << 12) | (1u << 14);
+  sel.encode(clear.data);
+  h.hca(0).send_mad(gmp_to(dlid, clear), 0);
+  sc_core::sc_start(sc_time(20, SC_US));
+  h.hca(0).send_mad(gmp_to(dlid, perf_get(mad::kAttrPortCounters, 2)), 0);
+  sc_core::sc_start(sc_time(20, SC_US));
+  ASSERT_EQ(a.got.size(), 2u);
+  const mad::PortCounters after_set = mad::PortCounters::decode(a.perf(0).data);
+  EXPECT_EQ(a.perf(0).hdr.status, mad::kStatusOk);
+  EXPECT_EQ(after_set.port_xmit_pkts, 0u);
+  EXPECT_EQ(after_set.port_xmit_data, 0u);
+  EXPECT_GT(after_set.port_rcv_pkts, 10u);
+  const mad::PortCounters later = mad::PortCounters::decode(a.perf(1).data);
+  EXPECT_EQ(later.port_xmit_pkts, 1u);
+  EXPECT_EQ(later.port_xmit_data, (290u - 2u) / 4u);  // one GMP: LRH..ICRC is 288 bytes
+  EXPECT_EQ(later.port_rcv_pkts, after_set.port_rcv_pkts + 1);
+}
