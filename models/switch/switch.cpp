@@ -166,7 +166,8 @@ void Switch::dispatch(const sim::Action& a) {
     case kFreeInput: free_input(a.port, static_cast<uint8_t>(a.arg & 0xF), a.arg >> 4); break;
     case kTailIn: tail_in(a.port, static_cast<uint8_t>(a.arg & 0xF), a.arg >> 4); break;
     case kCentralFree: central_freed(a.port, static_cast<uint32_t>(a.arg)); break;
-    case kSmi: smi(a.port, static_cast<ib::Packet*>(a.ptr)); break;
+    case kSmaIn: sma_in(a.port, static_cast<ib::Packet*>(a.ptr)); break;
+    case kSmi: sma_next(); break;
     case kDeliverLocal: {
       auto* p = static_cast<ib::Packet*>(a.ptr);
       probe_.deliver(*p, node_, agenda_.now_ps());
@@ -238,10 +239,10 @@ void Switch::routed(uint16_t in_port, ib::Packet* p) {
   const uint8_t out_port = p->lrh.dlid == ib::kPermissiveLid ? 0 : select_output(in_port, *p);
   if (out_port == Lft::kNoRoute) return drop(in_port, p, ib::DropReason::no_route);
   if (out_port == 0) {
-    // Addressed to this switch's management port: an SMP waits for the SMA (its tail in, then
-    // sma_delay); anything else is consumed when the tail is in.
+    // Addressed to this switch's management port: an SMP goes to the management processor's
+    // queue when its tail is in; anything else is consumed then.
     const uint64_t tail = std::max(p->hop_tail_ps, agenda_.now_ps());
-    if (is_smp(*p)) agenda_.push_at(tail + cfg_.sma_delay.value(), kSmi, in_port, 0, p);
+    if (is_smp(*p)) agenda_.push_at(tail, kSmaIn, in_port, 0, p);
     else agenda_.push_at(tail, kDeliverLocal, in_port, 0, p);
     return;
   }

@@ -112,6 +112,10 @@ struct SwitchConfig {
   // The subnet management agent's time (sma.h, docs/management.md): from an SMP's tail at
   // the switch to its answer (or, directed route, its forwarding) leaving management port 0.
   sc_core::sc_time sma_delay = sc_core::sc_time(1, sc_core::SC_US);
+  // SMPs the management processor holds while it serves them one at a time: an SMP leaves
+  // its input buffer (VL15 space) once its tail is in and waits here; one that finds the
+  // queue full is dropped, as VL15 packets are (IBA 7.9.4).
+  uint32_t sma_queue_depth = 16;
 
   static Sl2VlTable default_sl2vl(uint8_t data_vls);
 };
@@ -151,6 +155,9 @@ class Switch : public sc_core::sc_module {
   // programming); an SM moves them by PortInfo Sets. Data packets enter only through Armed
   // or Active ports and leave only through Active ones (IBA 7.2); SMPs pass any port not Down.
   uint8_t port_state(uint16_t port) const { return ports_.at(port).port_state; }
+  // The state a cabled port starts in, before the run: Init when an SM brings the fabric up
+  // in band (IBA 7.2: a trained link waits in Init for the SM).
+  void set_initial_port_state(uint16_t port, uint8_t state) { ports_.at(port).port_state = state; }
   // The alternative outputs per DLID (seed 000 Sec. 3.3, path_select.h); the first of each is
   // the LFT's entry. Call after the ports exist (the constructor made them).
   void set_alternatives(const AltTable& alternatives) {
@@ -310,10 +317,13 @@ class Switch : public sc_core::sc_module {
   // crossbar connection frees while requests of it wait at other outputs.
   // kTailIn: a data packet's tail is in (only with seed 004's marking on: it decides
   // whether the input buffer is full).
-  // kSmi: an SMP's turn at the switch's SMI/SMA, sma_delay after its tail (switch_sma.cpp).
+  // kSmaIn: an SMP's tail is in: it moves to the management processor's queue. kSmi: the
+  // SMP at the head of that queue has had its sma_delay (switch_sma.cpp).
   enum ActionKind : uint16_t { kHead, kRouted, kTxEnd, kRetry, kOffer, kFreeInput, kDeliverLocal, kTailIn,
-                                 kCentralFree, kSmi };
+                                 kCentralFree, kSmi, kSmaIn };
   friend class Sma;  // the switch's own management agent reads and writes its tables
+  // SMPs waiting for the management processor, with the port each came in by.
+  std::deque<std::pair<uint16_t, ib::Packet*>> sma_queue_;
 
   tlm::tlm_sync_enum on_rx(int port, tlm::tlm_generic_payload& gp, tlm::tlm_phase& phase,
                            sc_core::sc_time& delay);
@@ -334,8 +344,11 @@ class Switch : public sc_core::sc_module {
   // port 0; the SMI's step for it (IBA 14.2.2: forward a directed-route SMP, or have the
   // SMA answer); the packet consumed at port 0; the SMA's response sent out of port 0.
   static bool is_smp(const ib::Packet& p);
+  void sma_in(uint16_t in_port, ib::Packet* p);
+  void sma_next();
   void smi(uint16_t in_port, ib::Packet* p);
-  void consume(uint16_t in_port, ib::Packet* p);
+  void consume(ib::Packet* p);
+  void discard_smp(ib::Packet* p);
   void send_response(const ib::mad::Smp& resp, uint16_t dlid, uint8_t out_port);
   void arbitrate(uint16_t out_port);
   void offer_input(uint16_t in_port);

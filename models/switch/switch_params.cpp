@@ -204,6 +204,10 @@ const sim::ParamGroup& switch_params() {
            "The subnet management agent's time (docs/management.md): an SMP for the switch is answered, and a "
            "directed-route SMP passing through is forwarded, this long after its tail is in (at most 1 s).")
         .real_range(0, 1e12);
+    b.integer("sma_queue_depth", &SwitchConfig::sma_queue_depth, "SMPs",
+              "SMPs the management processor holds while it serves them one per sma_delay; an SMP that finds it "
+              "full is dropped (VL15 is not flow controlled).")
+        .range(1, 4096);
     b.objects("lifetime_overrides", &SwitchConfig::lifetime_overrides, lifetime_override_params(),
               "Per switch or port lifetimes, applied in order after hoq_life and switch_life.");
     return b.build();

@@ -17,13 +17,44 @@ bool Switch::is_smp(const ib::Packet& p) {
          (p.payload[1] == mad::kClassSubnLid || p.payload[1] == mad::kClassSubnDirected);
 }
 
-void Switch::consume(uint16_t in_port, ib::Packet* p) {
-  probe_.deliver(*p, node_, agenda_.now_ps());
+// The SMP's tail is in: the management processor takes it out of the input buffer (whose
+// VL15 space frees now) into its queue, and serves the queue one SMP per sma_delay.
+void Switch::sma_in(uint16_t in_port, ib::Packet* p) {
   free_input(in_port, p->lrh.vl, ib::blocks_for(p->size));
+  if (sma_queue_.size() >= cfg_.sma_queue_depth) {
+    ports_[in_port].counters.vl15_dropped++;
+    p->drop = ib::DropReason::vl15_overflow;
+    dropped_++;
+    probe_.drop(*p, node_, agenda_.now_ps());
+    packets_.release(p);
+    return;
+  }
+  sma_queue_.emplace_back(in_port, p);
+  if (sma_queue_.size() == 1) agenda_.push_at(agenda_.now_ps() + cfg_.sma_delay.value(), kSmi, 0, 0);
+}
+
+void Switch::sma_next() {
+  const auto [in_port, p] = sma_queue_.front();
+  sma_queue_.pop_front();
+  if (!sma_queue_.empty()) agenda_.push_at(agenda_.now_ps() + cfg_.sma_delay.value(), kSmi, 0, 0);
+  smi(in_port, p);
+}
+
+// An SMP the management processor holds (no longer in an input buffer) ends here.
+void Switch::consume(ib::Packet* p) {
+  probe_.deliver(*p, node_, agenda_.now_ps());
   packets_.release(p);
 }
 
-// The SMP's tail is in and the SMI/SMA has taken its time (sma_delay).
+void Switch::discard_smp(ib::Packet* p) {
+  p->drop = ib::DropReason::smp_discard;
+  dropped_++;
+  probe_.drop(*p, node_, agenda_.now_ps());
+  packets_.release(p);
+}
+
+// The SMP at the head of the management processor's queue has had its sma_delay; `in_port`
+// is the port it came in by (directed-route rules read it).
 void Switch::smi(uint16_t in_port, ib::Packet* p) {
   mad::Bytes bytes;
   std::copy(p->payload.begin(), p->payload.end(), bytes.begin());
@@ -32,7 +63,7 @@ void Switch::smi(uint16_t in_port, ib::Packet* p) {
   const uint16_t arrived_slid = p->lrh.slid;
   if (s.directed()) {
     const mad::DrHop hop = mad::dr_receive(s, true, static_cast<uint8_t>(in_port), static_cast<uint8_t>(cfg_.num_ports));
-    if (hop.route == mad::DrRoute::discard) return drop(in_port, p, ib::DropReason::smp_discard);
+    if (hop.route == mad::DrRoute::discard) return discard_smp(p);
     if (hop.route != mad::DrRoute::local) {
       // Forwarded: the same packet goes on with its hop pointer (and ReturnPath) updated.
       mad::encode(s, bytes);
@@ -46,13 +77,25 @@ void Switch::smi(uint16_t in_port, ib::Packet* p) {
         out_port = lft_.lookup(hop.lid);
         if (out_port == 0) return smi(in_port, p);  // the LID is this switch's own
       }
-      if (out_port == Lft::kNoRoute || !attached(out_port)) return drop(in_port, p, ib::DropReason::smp_discard);
-      return request_output(in_port, p, out_port);
+      if (out_port == Lft::kNoRoute || !attached(out_port)) return discard_smp(p);
+      // It leaves from management port 0, where the processor put it (like a response).
+      Port& mgmt = ports_[0];
+      mgmt.buffers.absorb(agenda_.now_ps());
+      if (!mgmt.buffers.fits(ib::kVl15, ib::blocks_for(p->size))) {
+        p->drop = ib::DropReason::vl15_overflow;
+        dropped_++;
+        probe_.drop(*p, node_, agenda_.now_ps());
+        packets_.release(p);
+        return;
+      }
+      p->hop_tail_ps = agenda_.now_ps();
+      admit(0, p);
+      return request_output(0, p, out_port);
     }
-    if (s.returning()) return drop(in_port, p, ib::DropReason::smp_discard);  // no SM behind port 0
+    if (s.returning()) return discard_smp(p);  // no SM behind port 0
   }
   const std::optional<mad::Smp> resp = sma_.answer(s, in_port);
-  consume(in_port, p);
+  consume(p);
   if (!resp) return;
   mad::Smp r = *resp;
   if (!r.directed()) return send_response(r, arrived_slid, lft_.lookup(arrived_slid));

@@ -501,6 +501,7 @@ void Fabric::build_control_flows() {
 
 void Fabric::build_nodes() {
   const topo::Topology& t = scenario_.topology;
+  const bool in_band = scenario_.subnet_manager.mode == SmMode::in_band;
   std::set<std::string> used;
   for (uint32_t n = 0; n < t.nodes.size(); ++n) {
     const topo::Node& node = t.nodes[n];
@@ -515,8 +516,12 @@ void Fabric::build_nodes() {
         if (l >= 0) cables.push_back({p, link::LinkRate(t.links[static_cast<size_t>(l)].cfg)});
       }
       switches_[n] = std::make_unique<sw::Switch>(name.c_str(), n, cfg, cables, packets_, payloads_, probe_);
-      // What its SMA answers to NodeInfo, NodeDescription and PortInfo of port 0.
-      switches_[n]->set_identity({topo::node_guid(t, n), 0, topo::node_description(node), node.lid, node.lmc});
+      // What its SMA answers to NodeInfo, NodeDescription and PortInfo of port 0. In band, the
+      // switch has no LID until the SM gives it one, and its cabled ports wait in Init.
+      switches_[n]->set_identity(
+          {topo::node_guid(t, n), 0, topo::node_description(node), in_band ? uint16_t{0} : node.lid, node.lmc});
+      if (in_band)
+        for (const sw::Switch::Cable& c : cables) switches_[n]->set_initial_port_state(c.port, ib::mad::kPortInit);
     } else if (scenario_.endpoint_model == EndpointModel::hca) {
       const int l = t.link_at(n, 1);
       const link::LinkRate rate(t.links.at(static_cast<size_t>(l)).cfg);
@@ -529,7 +534,10 @@ void Fabric::build_nodes() {
         hc.hca.lmc = node.lmc;
         hc.hca.link_width = t.links.at(static_cast<size_t>(l)).cfg.width;
         hc.hca.link_speed = t.links.at(static_cast<size_t>(l)).cfg.speed;
-        hosts_[n] = std::make_unique<driver::HostNode>(name.c_str(), n, node.lid, hc, rate, packets_, payloads_, probe_);
+        // In band, the port has LID 0 and waits in Init until the SM programs it.
+        if (in_band) hc.hca.port_state = IBVP_PORT_INIT;
+        hosts_[n] = std::make_unique<driver::HostNode>(name.c_str(), n, in_band ? uint16_t{0} : node.lid, hc, rate,
+                                                       packets_, payloads_, probe_);
       } catch (const hca::FirmwareInitRefused& e) {
         // Only the image can tell whether it takes its arguments: asked here, before the run.
         throw ConfigError(scenario_.source, "hca.firmware_args", 0, e.what(),

@@ -264,14 +264,14 @@ void InbandSm::program() {
     // PortInfo of the port that carries the node's LID: a switch's port 0, a CA's port.
     const auto lid_port = d.is_switch() ? d.ports.find(0) : d.ports.begin();
     if (lid_port == d.ports.end()) continue;
+    // What the SM now knows of the port (the Sets below of Armed and Active start from it).
+    lid_port->second.lid = t.lid;
+    lid_port->second.lmc = t.lmc;
+    lid_port->second.master_sm_lid = sm_lid;
     mad::PortInfo pi = lid_port->second;
-    pi.lid = t.lid;
-    pi.lmc = t.lmc;
-    pi.master_sm_lid = sm_lid;
     pi.port_state = mad::kPortNoChange;
     pi.port_phys_state = mad::kPhysNoChange;
     pi.link_down_default_state = 0;  // no change
-    lid_port->second = pi;
     mad::SmpData data{};
     pi.encode(data);
     set(mad::kAttrPortInfo, lid_port->first, d.path, data, "Set PortInfo (LID " + std::to_string(t.lid) + ")");
