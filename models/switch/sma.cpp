@@ -360,7 +360,7 @@ uint16_t Sma::vlarb(bool set, uint32_t modifier, Data& d) {
     const mad::VlArbBlock b = mad::VlArbBlock::decode(d);
     if (table.size() < first + mad::VlArbBlock::kEntries) table.resize(first + mad::VlArbBlock::kEntries);
     for (uint32_t i = 0; i < mad::VlArbBlock::kEntries; ++i) table[first + i] = link::VlArbEntry{b.entry[i].vl, b.entry[i].weight};
-    // Entries of weight 0 at the end serve nothing (IBA 15.2.5.9 skips them): the table
+    // Entries of weight 0 at the end serve nothing (IBA 7.6.9: the arbiter skips them): the table
     // keeps the length it had in use.
     while (!table.empty() && table.back().weight == 0 && table.back().vl == 0) table.pop_back();
     sw_.set_vlarb(port, cfg);

@@ -38,6 +38,8 @@ void Switch::smi(uint16_t in_port, ib::Packet* p) {
       mad::encode(s, bytes);
       std::copy(bytes.begin(), bytes.end(), p->payload.begin());
       uint8_t out_port = hop.port;
+      // The directed-route part names no LIDs (IBA 14.2.2.1), also after a LID-routed part.
+      p->lrh.dlid = p->lrh.slid = ib::kPermissiveLid;
       if (hop.route == mad::DrRoute::lid) {
         // The last LID-routed part (IBA 14.2.2.2): from this switch to DrDLID (outgoing) or
         // DrSLID (returning) through the LFT.
@@ -88,8 +90,10 @@ void Switch::send_response(const mad::Smp& resp, uint16_t dlid, uint8_t out_port
   p->finalize_lengths();
   p->flow = ib::kNoFlow;
   p->src_node = p->dst_node = node_;
-  p->created = sc_core::sc_time::from_value(agenda_.now_ps());
+  p->created = p->injected = sc_core::sc_time::from_value(agenda_.now_ps());
   p->hop_tail_ps = agenda_.now_ps();
+  // A packet the switch made enters the fabric here: observers count it like a CA's.
+  probe_.inject(*p, agenda_.now_ps());
   Port& mgmt = ports_[0];
   mgmt.buffers.absorb(agenda_.now_ps());
   const bool routable = out_port != Lft::kNoRoute && out_port != 0 && attached(out_port);

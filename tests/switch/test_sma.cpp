@@ -120,6 +120,11 @@ TEST(SwitchSma, DirectedRouteNodeInfoThroughOneTwoAndThreeSwitchesNamesEachSwitc
     const mad::NodeDescription nd = mad::NodeDescription::decode(sm.get(mad::kAttrNodeDescription, 0, path).data);
     EXPECT_EQ(nd.text, name);
   }
+  // Every request was consumed by an SMA and every response, made by a switch, delivered.
+  EXPECT_EQ(f.recorder().injected(), 12u);
+  EXPECT_EQ(f.recorder().delivered(), 12u);
+  EXPECT_EQ(f.recorder().dropped(), 0u);
+  EXPECT_EQ(f.packets_in_flight(), 0u);
   f.finish();
 }
 
@@ -158,6 +163,24 @@ TEST(SwitchSma, LidRoutedPortInfoOfPortZeroReportsTheSwitchLid) {
   EXPECT_EQ(pi.lid, spine.lid);
   EXPECT_EQ(pi.port_state, mad::kPortActive);
   f.finish();
+}
+
+TEST(SwitchSma, DirectedRouteWithALidRoutedTailReachesTheLidAndComesBack) {
+  // IBA 14.2.2: directed route to s0_0, then by LID (DrDLID) to s0_1; s0_1 answers by LID to
+  // s0_0, which takes the response back along ReturnPath.
+  Scenario s = tree_scenario();
+  Fabric f(s);
+  SmHost sm(f, "h1");
+  const topo::Node& far = f.scenario().topology.nodes[node(f, "s0_1")];
+  mad::Smp q = mad::make_directed_smp(mad::kMethodGet, mad::kAttrNodeInfo, 0, 99, std::vector<uint8_t>{1}.data(), 1);
+  q.dr_dlid = far.lid;
+  mad::dr_originate(q);
+  sm.send(q, ib::kPermissiveLid);
+  const mad::Smp r = sm.await(99);
+  EXPECT_EQ(r.status_code(), mad::kStatusOk);
+  EXPECT_EQ(mad::NodeInfo::decode(r.data).node_guid, topo::node_guid(f.scenario().topology, node(f, "s0_1")));
+  EXPECT_EQ(r.return_path[1], 1);
+  EXPECT_EQ(r.hop_pointer(), 0);
 }
 
 TEST(SwitchSma, UnknownAttributeGetsStatusMethodAttributeNotSupported) {
