@@ -183,6 +183,21 @@ TEST(SwitchSma, DirectedRouteWithALidRoutedTailReachesTheLidAndComesBack) {
   EXPECT_EQ(r.hop_pointer(), 0);
 }
 
+TEST(SwitchSma, DirectedRouteWhoseDrDlidIsTheLastSwitchAnswersAlongTheReturnPath) {
+  Scenario s = tree_scenario();
+  Fabric f(s);
+  SmHost sm(f, "h1");
+  const topo::Node& spine = f.scenario().topology.nodes[node(f, "s1_0")];
+  const std::vector<uint8_t> path = {1, 3};
+  mad::Smp q = mad::make_directed_smp(mad::kMethodGet, mad::kAttrNodeInfo, 0, 77, path.data(), path.size());
+  q.dr_dlid = spine.lid;  // the LID-routed part is empty: s1_0 is its own DrDLID
+  mad::dr_originate(q);
+  sm.send(q, ib::kPermissiveLid);
+  const mad::Smp r = sm.await(77);
+  EXPECT_EQ(r.status_code(), mad::kStatusOk);
+  EXPECT_EQ(mad::NodeInfo::decode(r.data).node_guid, topo::node_guid(f.scenario().topology, node(f, "s1_0")));
+}
+
 TEST(SwitchSma, UnknownAttributeGetsStatusMethodAttributeNotSupported) {
   Scenario s = tree_scenario();
   Fabric f(s);
