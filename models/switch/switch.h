@@ -152,6 +152,12 @@ class Switch : public sc_core::sc_module {
   // programming); an SM moves them by PortInfo Sets. Data packets enter only through Armed
   // or Active ports and leave only through Active ones (IBA 7.2); SMPs pass any port not Down.
   uint8_t port_state(uint16_t port) const { return ports_.at(port).port_state; }
+  // In-band bring-up: every cabled port in Init, where link training leaves it (IBA 7.2);
+  // an SM arms and activates them by PortInfo Sets (Armed only from Init, IBA 14.2.5.6).
+  void start_ports_in_init() {
+    for (uint16_t p = 1; p < ports_.size(); ++p)
+      if (attached(p)) ports_[p].port_state = ib::mad::kPortInit;
+  }
   // The alternative outputs per DLID (seed 000 Sec. 3.3, path_select.h); the first of each is
   // the LFT's entry. Call after the ports exist (the constructor made them).
   void set_alternatives(const AltTable& alternatives) {

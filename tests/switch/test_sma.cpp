@@ -279,6 +279,37 @@ TEST(SwitchSma, DataLeavesOnlyThroughActivePorts) {
   f.finish();
 }
 
+TEST(SwitchSma, PortsStartedInInitCarryDataOnlyOnceTheSmArmsAndActivatesThem) {
+  // In-band bring-up: s0_0's ports train to Init; h2 -> h1 is dropped there until the SM has
+  // taken both ports through Armed to Active.
+  Scenario s = tree_scenario();
+  FlowConfig fl = tb::saturating_flow("d", "h2", "h1", 256);
+  fl.load = 0.2;
+  fl.generator = GeneratorKind::constant;
+  s.flows.push_back(fl);
+  Fabric f(s);
+  sw::Switch& leaf = *f.switch_at(node(f, "s0_0"));
+  leaf.start_ports_in_init();
+  EXPECT_EQ(leaf.port_state(1), mad::kPortInit);
+  EXPECT_EQ(leaf.port_state(4), mad::kPortInit);
+  SmHost sm(f, "h3");  // on s0_1: its SMPs reach s0_0 through a spine, still in Init
+  const std::vector<uint8_t> path = {1, 3, 1};  // h3 -> s0_1 -> s1_0 -> s0_0
+  sc_core::sc_start(sc_time(20, SC_US));
+  EXPECT_EQ(f.recorder().flows().at(0).delivered, 0u);
+  for (uint8_t state : {mad::kPortArmed, mad::kPortActive})
+    for (uint16_t port = 1; port <= 4; ++port) {
+      mad::PortInfo pi = mad::PortInfo::decode(sm.get(mad::kAttrPortInfo, port, path).data);
+      pi.port_state = state;
+      mad::SmpData d;
+      pi.encode(d);
+      EXPECT_EQ(sm.set(mad::kAttrPortInfo, port, path, d).status_code(), mad::kStatusOk) << port;
+    }
+  EXPECT_EQ(leaf.port_state(1), mad::kPortActive);
+  const uint64_t at_active = f.recorder().flows().at(0).delivered;
+  sc_core::sc_start(sc_time(30, SC_US));
+  EXPECT_GT(f.recorder().flows().at(0).delivered, at_active);
+}
+
 TEST(SwitchSma, LftBlockSetInBandChangesWhereDataPacketsGo) {
   // h1 -> h3 crosses a spine; whichever the routing chose, the SM points s0_0's entry for
   // h3's LID at the other one, and the packets sent afterwards cross that one.
