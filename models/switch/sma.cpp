@@ -251,8 +251,9 @@ uint16_t Sma::port_info(bool set, uint32_t modifier, Data& d, uint16_t in_port) 
     pi.master_sm_sl = want.master_sm_sl;
     pi.subnet_timeout = want.subnet_timeout;
     pi.client_reregister = want.client_reregister;
-    if (want.link_width_enabled) pi.link_width_enabled = want.link_width_enabled;
-    if (want.link_speed_enabled) pi.link_speed_enabled = want.link_speed_enabled;
+    // 0 is no change; 255 (width) and 15 (speed) mean "what is supported" (IBA 14.2.5.6).
+    if (want.link_width_enabled) pi.link_width_enabled = want.link_width_enabled == 255 ? 0 : want.link_width_enabled;
+    if (want.link_speed_enabled) pi.link_speed_enabled = want.link_speed_enabled == 15 ? 0 : want.link_speed_enabled;
     if (want.neighbor_mtu) pi.neighbor_mtu = want.neighbor_mtu;
     if (want.operational_vls) pi.operational_vls = want.operational_vls;
     if (port == 0) {
@@ -360,7 +361,7 @@ uint16_t Sma::vlarb(bool set, uint32_t modifier, Data& d) {
     const mad::VlArbBlock b = mad::VlArbBlock::decode(d);
     if (table.size() < first + mad::VlArbBlock::kEntries) table.resize(first + mad::VlArbBlock::kEntries);
     for (uint32_t i = 0; i < mad::VlArbBlock::kEntries; ++i) table[first + i] = link::VlArbEntry{b.entry[i].vl, b.entry[i].weight};
-    // Entries of weight 0 at the end serve nothing (IBA 15.2.5.9 skips them): the table
+    // Entries of weight 0 at the end serve nothing (IBA 7.6.9: the arbiter skips them): the table
     // keeps the length it had in use.
     while (!table.empty() && table.back().weight == 0 && table.back().vl == 0) table.pop_back();
     sw_.set_vlarb(port, cfg);

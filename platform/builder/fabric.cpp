@@ -520,8 +520,7 @@ void Fabric::build_nodes() {
       // switch has no LID until the SM gives it one, and its cabled ports wait in Init.
       switches_[n]->set_identity(
           {topo::node_guid(t, n), 0, topo::node_description(node), in_band ? uint16_t{0} : node.lid, node.lmc});
-      if (in_band)
-        for (const sw::Switch::Cable& c : cables) switches_[n]->set_initial_port_state(c.port, ib::mad::kPortInit);
+      if (in_band) switches_[n]->start_ports_in_init();
     } else if (scenario_.endpoint_model == EndpointModel::hca) {
       const int l = t.link_at(n, 1);
       const link::LinkRate rate(t.links.at(static_cast<size_t>(l)).cfg);
