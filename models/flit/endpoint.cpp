@@ -24,7 +24,10 @@ void FlitEndpoint::receive(uint16_t vc, const Flit& f, Cycle now, Wire& wire) {
   if (f.seq != m.flits_delivered) m.out_of_order = true;
   ++m.flits_delivered;
   if (f.seq == 0) m.head_delivered = now;
-  if (is_tail(f.kind)) m.tail_delivered = now;
+  if (is_tail(f.kind)) {
+    m.tail_delivered = now;
+    if (listener_) listener_->delivered(f.msg, now);
+  }
 }
 
 void FlitEndpoint::step(Cycle now, Wire& wire) {
@@ -71,6 +74,8 @@ void FlitEndpoint::step(Cycle now, Wire& wire) {
   ++payload_sent_;
   if (first) m.head_injected = now;
   if (++best->next < m.flits) return;
+  m.tail_injected = now;
+  if (listener_) listener_->tail_injected(best->msg, now);
   (best->pool == Pool::extra ? o.extra_owner : o.owner) = kNone;
   sending_.erase(sending_.begin() + (best - sending_.data()));
 }

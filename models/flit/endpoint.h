@@ -14,11 +14,20 @@
 
 namespace ibvp::flit {
 
+// Told when a source has sent a message's tail flit and when a sink has its tail flit.
+class FlitListener {
+ public:
+  virtual ~FlitListener() = default;
+  virtual void tail_injected(uint32_t msg, Cycle now) = 0;
+  virtual void delivered(uint32_t msg, Cycle now) = 0;
+};
+
 class FlitEndpoint {
  public:
   FlitEndpoint(uint32_t node, const FlitConfig& cfg, std::vector<Message>& msgs);
 
   uint32_t node() const { return node_; }
+  void set_listener(FlitListener* l) { listener_ = l; }
   // Queues message `msg` (created at msgs[msg].created).
   void queue(uint32_t msg) { waiting_.push_back(msg); }
   void credit(uint16_t vc, Pool pool, uint8_t cls) { vcs_[vc].credit_back(pool, cls); }
@@ -46,6 +55,7 @@ class FlitEndpoint {
   std::vector<OutputVc> vcs_;
   std::deque<uint32_t> waiting_;  // messages without a VC, in creation order
   std::vector<Sending> sending_;
+  FlitListener* listener_ = nullptr;
   uint64_t payload_sent_ = 0, payload_received_ = 0, dummies_received_ = 0;
 };
 

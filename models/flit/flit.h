@@ -41,8 +41,9 @@ struct Message {
   uint8_t cls = 0;
   uint32_t flits = 0;         // payload flits, header and tail included
   uint32_t connection = 0;    // VirtualClock slot (a stream, or one per class for best effort)
-  uint64_t vtick = 1;         // VirtualClock Vtick per flit, in cycles (Sec. 3.1)
+  uint64_t vtick_ps = 1;      // VirtualClock Vtick: one flit's time at the reserved rate (Sec. 3.1)
   Cycle created = 0;          // queued at its source
+  Cycle tail_injected = kNone;   // its tail flit left the source
   Cycle head_injected = kNone;   // its header flit left the source
   Cycle head_delivered = kNone;  // its header flit reached the destination
   Cycle tail_delivered = kNone;  // its tail flit reached the destination: delivered

@@ -31,6 +31,8 @@ std::string FlitConfig::problem() const {
   if (vc_buffer_flits == 0) return "vc_buffer_flits must be at least 1";
   if (block_flits == 0) return "block_flits must be at least 1";
   if (link_delay_cycles == 0) return "link_delay_cycles must be at least 1";
+  for (uint8_t c : vl_classes)
+    if (c >= classes()) return "vl_classes names class " + std::to_string(c) + " but there are " + std::to_string(classes());
   if (shared_vcs) {
     if (variant == Variant::non_preemptive) return "shared_vcs needs variant traditional or preemptive (NP splits the VCs)";
     return {};

@@ -33,6 +33,9 @@ struct FlitConfig {
   // ("the scheduler can select one of the C VCs"), where a message of any class may wait
   // behind one of another class in the same VC. Not for NP, whose point is the split.
   bool shared_vcs = false;
+  // In a fabric (models/flit/flit_fabric.h): the class of a packet on each data VL, from VL 0
+  // up, the last entry for the VLs beyond; VL15 is always class 0 (control).
+  std::vector<uint8_t> vl_classes = {2, 1};
 
   // One flit time on a link, in ps, rounded up: every stage of the router takes one.
   uint64_t flit_cycle_ps() const;

@@ -57,7 +57,7 @@ std::unique_ptr<FlitNetwork> FlitNetwork::single_router(const FlitConfig& cfg, u
 }
 
 uint32_t FlitNetwork::send(uint32_t src, uint32_t dst, uint8_t cls, uint32_t flits, Cycle at, uint32_t connection,
-                           uint64_t vtick) {
+                           uint64_t vtick_ps) {
   if (!endpoints_.at(src) || !endpoints_.at(dst)) throw std::invalid_argument("flit network: send between endpoints");
   if (cls >= cfg_.classes()) throw std::invalid_argument("flit network: no such class");
   if (flits == 0) throw std::invalid_argument("flit network: a message has at least one flit");
@@ -67,7 +67,7 @@ uint32_t FlitNetwork::send(uint32_t src, uint32_t dst, uint8_t cls, uint32_t fli
   m.cls = cls;
   m.flits = flits;
   m.connection = connection;
-  m.vtick = vtick;
+  m.vtick_ps = vtick_ps ? vtick_ps : cfg_.flit_cycle_ps();
   m.created = std::max(at, now_);
   msgs_.push_back(m);
   endpoints_[src]->queue(static_cast<uint32_t>(msgs_.size() - 1));
@@ -109,6 +109,35 @@ void FlitNetwork::step() {
   for (auto& r : routers_)
     if (r) r->step(now_, *this);
   ++now_;
+}
+
+void FlitNetwork::set_listener(FlitListener* l) {
+  for (auto& e : endpoints_)
+    if (e) e->set_listener(l);
+}
+
+bool FlitNetwork::idle() const {
+  for (const Channel& c : channels_)
+    if (!c.flits.empty() || !c.credits.empty()) return false;
+  for (const auto& e : endpoints_)
+    if (e && e->messages_waiting()) return false;
+  for (const auto& r : routers_)
+    if (r && r->flits_held()) return false;
+  return true;
+}
+
+void FlitNetwork::skip_to(Cycle c) {
+  assert(idle());
+  if (c > now_) now_ = c;
+}
+
+uint64_t FlitNetwork::activity() const {
+  uint64_t n = 0;
+  for (const auto& e : endpoints_)
+    if (e) n += e->payload_flits_sent() + e->payload_flits_received() + e->dummy_flits_received();
+  for (const auto& r : routers_)
+    if (r) n += r->flits_crossed();
+  return n;
 }
 
 bool FlitNetwork::drain(Cycle limit) {

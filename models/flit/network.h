@@ -28,14 +28,24 @@ class FlitNetwork : private Wire {
   static std::unique_ptr<FlitNetwork> single_router(const FlitConfig& cfg, uint16_t ports);
 
   // Queues a message at `src`, created at cycle `at` (not before now). Returns its id.
+  // vtick_ps: one flit's time at the connection's reserved rate (0: at the link rate).
   uint32_t send(uint32_t src, uint32_t dst, uint8_t cls, uint32_t flits, Cycle at, uint32_t connection = 0,
-                uint64_t vtick = 1);
+                uint64_t vtick_ps = 0);
   void step();
   void run_until(Cycle end) {
     while (now_ < end) step();
   }
   // Runs until every message is delivered or `limit` cycles have passed; true if delivered.
   bool drain(Cycle limit);
+
+  // Every endpoint reports its tails to `l` (the fabric adapter, models/flit/flit_fabric.h).
+  void set_listener(FlitListener* l);
+  // Nothing queued, buffered or on a cable: stepping would change nothing.
+  bool idle() const;
+  // An idle network skips to cycle `c` (the next cycle it steps is c).
+  void skip_to(Cycle c);
+  // Grows with every flit that a source sends, a router's crossbar passes or a sink takes.
+  uint64_t activity() const;
 
   Cycle now() const { return now_; }
   const FlitConfig& config() const { return cfg_; }

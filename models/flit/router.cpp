@@ -11,6 +11,7 @@ namespace ibvp::flit {
 FlitRouter::FlitRouter(uint32_t node, uint16_t ports, const FlitConfig& cfg, std::vector<Message>& msgs)
     : node_(node),
       cfg_(cfg),
+      cycle_ps_(cfg.flit_cycle_ps()),
       msgs_(msgs),
       inputs_(ports, std::vector<InputVc>(cfg.vcs_per_channel)),
       outputs_(ports, std::vector<OutputVc>(cfg.vcs_per_channel)),
@@ -31,13 +32,15 @@ void FlitRouter::set_route(uint32_t dst, uint16_t out_port) {
 void FlitRouter::enqueue_sched(uint16_t p, uint32_t connection, Cycle now) {
   std::vector<uint32_t>& q = queued_[p];
   if (q.size() <= connection) q.resize(connection + 1, 0);
-  if (q[connection]++ == 0) vclock_[p].activate(connection, now);
+  // Zhang's real-time term in ps, the unit of the Vticks.
+  if (q[connection]++ == 0) vclock_[p].activate(connection, now * cycle_ps_);
 }
 
 void FlitRouter::receive(uint16_t port, uint16_t vc, const Flit& f, Cycle now) {
   InputVc& v = in(port, vc);
   auto& buf = f.pool == Pool::extra ? v.extra : v.regular;
   buf.push_back({f, now, false});
+  ++held_;
   // The sender held a credit for this slot: a buffer never holds more received flits than
   // its depth (generated dummies take no slot).
   assert(std::count_if(buf.begin(), buf.end(), [](const BufferedFlit& b) { return !b.generated; }) <=
@@ -86,6 +89,7 @@ void FlitRouter::start_preemption(uint16_t p, InputVc& v, Cycle now) {
     at = v.regular.insert(at, BufferedFlit{head, now, true});
     v.regular.insert(at, BufferedFlit{tail, now, true});
     dummies_made_ += 2;
+    held_ += 2;
     msgs_[r.msg].preemptions++;
     enqueue_sched(p, m1.connection, now);
     enqueue_sched(p, m1.connection, now);
@@ -155,7 +159,7 @@ void FlitRouter::crossbar(Cycle now, Wire& wire) {
       const Message& m = msgs_[b.flit.msg];
       uint64_t key;
       if (fcfs) key = b.arrived;
-      else key = v.accelerate ? 0 : vclock_[p].stamp(m.connection, m.vtick) + 1;
+      else key = v.accelerate ? 0 : vclock_[p].stamp(m.connection, m.vtick_ps) + 1;
       const uint32_t tie = static_cast<uint32_t>((p + n - rr_) % n) * cfg_.vcs_per_channel + vc;
       cands_.push_back({key, tie, p, vc, r.out_port});
     }
@@ -189,6 +193,7 @@ void FlitRouter::cross(uint16_t p, uint16_t vc, Cycle now, Wire& wire) {
   VcRoute& r = active_route(v);
   const BufferedFlit b = buf.front();
   buf.pop_front();
+  --held_;
   Flit f = b.flit;
   const Pool came_in = f.pool;
   f.pool = r.pool;
@@ -198,7 +203,7 @@ void FlitRouter::cross(uint16_t p, uint16_t vc, Cycle now, Wire& wire) {
   if (!b.generated) wire.send_credit(node_, p, vc, came_in, f.cls, now);
   ++crossed_;
   const Message& m = msgs_[f.msg];
-  vclock_[p].charge(m.connection, m.vtick);
+  vclock_[p].charge(m.connection, m.vtick_ps);
   if (m.connection < queued_[p].size() && queued_[p][m.connection] > 0) --queued_[p][m.connection];
   if (block_left_[p] > 0 && block_vc_[p] == vc) {
     --block_left_[p];

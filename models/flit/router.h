@@ -51,6 +51,7 @@ class FlitRouter {
   // and still waiting.
   uint64_t payload_flits_held() const;
   uint64_t dummy_flits_held() const;
+  uint64_t flits_held() const { return held_; }  // the two above together, kept as a count
   uint64_t dummies_made() const { return dummies_made_; }
   uint64_t flits_crossed() const { return crossed_; }
 
@@ -71,6 +72,7 @@ class FlitRouter {
 
   uint32_t node_;
   const FlitConfig& cfg_;
+  uint64_t cycle_ps_;
   std::vector<Message>& msgs_;
   std::vector<uint16_t> route_;                  // by destination endpoint
   std::vector<std::vector<InputVc>> inputs_;     // [port][vc]
@@ -83,6 +85,7 @@ class FlitRouter {
   std::vector<Candidate> cands_;                 // reused each cycle
   uint16_t rr_ = 0;                              // round robin among equal keys
   uint64_t dummies_made_ = 0;
+  uint64_t held_ = 0;
   uint64_t crossed_ = 0;
 };
 

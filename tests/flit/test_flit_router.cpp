@@ -22,6 +22,9 @@ FlitConfig config(Variant v, uint16_t vcs = 4, std::vector<uint16_t> class_vcs =
   return c;
 }
 
+// A Vtick of `cycles` flit times: the connection reserved 1/cycles of the link.
+uint64_t vtick(const FlitNetwork& net, uint64_t cycles) { return cycles * net.config().flit_cycle_ps(); }
+
 // Latency of one message from its header's injection to its tail's delivery, in cycles.
 Cycle network_latency(const Message& m) { return m.tail_delivered - m.head_injected; }
 
@@ -56,7 +59,7 @@ void offer_mixed_traffic(FlitNetwork& net, uint32_t endpoints, uint32_t messages
     if (dst == src) dst = (dst + 1) % endpoints;
     const uint8_t cls = static_cast<uint8_t>(next() % 3);
     const uint32_t flits = cls == 0 ? 20 : 40;  // Sec. 4.1: control 20 flits, the others 40
-    net.send(src, dst, cls, flits, next() % 2000, cls * 16 + src, cls == 2 ? 8 : 2);
+    net.send(src, dst, cls, flits, next() % 2000, cls * 16 + src, vtick(net, cls == 2 ? 8 : 2));
   }
 }
 
@@ -148,8 +151,8 @@ Cycle control_latency_behind(Variant v, uint32_t long_flits) {
   c.shared_vcs = true;
   c.vc_buffer_flits = 40;
   auto net = FlitNetwork::single_router(c, 2);
-  net->send(0, 1, 2, long_flits, 0, 0, 8);
-  const uint32_t ctl = net->send(0, 1, 0, 20, 100, 1, 1);
+  net->send(0, 1, 2, long_flits, 0, 0, vtick(*net, 8));
+  const uint32_t ctl = net->send(0, 1, 0, 20, 100, 1, vtick(*net, 1));
   EXPECT_TRUE(net->drain(100000));
   const Message& m = net->message(ctl);
   EXPECT_FALSE(m.out_of_order);
@@ -186,10 +189,10 @@ Fig2b fig2b(bool acceleration) {
   c.acceleration = acceleration;
   c.vc_buffer_flits = 40;
   auto net = FlitNetwork::single_router(c, 5);
-  const uint32_t m2 = net->send(0, 3, 2, 400, 0, 0, 4);
-  net->send(0, 4, 2, 400, 0, 1, 4);
-  net->send(2, 3, 2, 400, 1, 2, 4);
-  const uint32_t m3 = net->send(1, 3, 0, 20, 60, 3, 1);
+  const uint32_t m2 = net->send(0, 3, 2, 400, 0, 0, vtick(*net, 4));
+  net->send(0, 4, 2, 400, 0, 1, vtick(*net, 4));
+  net->send(2, 3, 2, 400, 1, 2, vtick(*net, 4));
+  const uint32_t m3 = net->send(1, 3, 0, 20, 60, 3, vtick(*net, 1));
   EXPECT_TRUE(net->drain(100000));
   return {net->message(m2).tail_delivered, net->message(m3).tail_delivered};
 }
@@ -215,10 +218,10 @@ double realtime_latency_with_blocks(uint32_t block_flits) {
   c.block_flits = block_flits;
   c.vc_buffer_flits = 40;
   auto net = FlitNetwork::single_router(c, 4);
-  net->send(0, 1, 2, 4000, 0, 0, 16);
-  net->send(3, 1, 2, 4000, 0, 2, 16);
+  net->send(0, 1, 2, 4000, 0, 0, vtick(*net, 16));
+  net->send(3, 1, 2, 4000, 0, 2, vtick(*net, 16));
   std::vector<uint32_t> rt;
-  for (int k = 0; k < 30; ++k) rt.push_back(net->send(0, 2, 1, 40, 50 + 93 * static_cast<Cycle>(k), 1, 1));
+  for (int k = 0; k < 30; ++k) rt.push_back(net->send(0, 2, 1, 40, 50 + 93 * static_cast<Cycle>(k), 1, vtick(*net, 1)));
   EXPECT_TRUE(net->drain(100000));
   double sum = 0;
   for (uint32_t id : rt) sum += static_cast<double>(net->message(id).tail_delivered - net->message(id).created);
