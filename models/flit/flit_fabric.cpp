@@ -166,6 +166,8 @@ void FlitFabric::delivered(uint32_t msg, Cycle) {
   if (p->lrh.vl != ib::kVl15) p->lrh.vl = opt_.sl2vl[p->lrh.sl & 15];
   out.out.push_back(p);
   out.out_head_ps.push_back(m.head_delivered * cycle_ps_);
+  // The tail flit was the message's last (its IBA credit went when it left the source).
+  net_.release(msg);
   send_out(out, static_cast<uint64_t>(sc_core::sc_time_stamp().value()));
 }
 

@@ -69,9 +69,17 @@ uint32_t FlitNetwork::send(uint32_t src, uint32_t dst, uint8_t cls, uint32_t fli
   m.connection = connection;
   m.vtick_ps = vtick_ps ? vtick_ps : cfg_.flit_cycle_ps();
   m.created = std::max(at, now_);
-  msgs_.push_back(m);
-  endpoints_[src]->queue(static_cast<uint32_t>(msgs_.size() - 1));
-  return static_cast<uint32_t>(msgs_.size() - 1);
+  uint32_t id;
+  if (!free_.empty()) {
+    id = free_.back();
+    free_.pop_back();
+    msgs_[id] = m;
+  } else {
+    id = static_cast<uint32_t>(msgs_.size());
+    msgs_.push_back(m);
+  }
+  endpoints_[src]->queue(id);
+  return id;
 }
 
 void FlitNetwork::send_flit(uint32_t node, uint16_t port, uint16_t vc, const Flit& f, Cycle depart) {

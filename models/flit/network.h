@@ -31,6 +31,10 @@ class FlitNetwork : private Wire {
   // vtick_ps: one flit's time at the connection's reserved rate (0: at the link rate).
   uint32_t send(uint32_t src, uint32_t dst, uint8_t cls, uint32_t flits, Cycle at, uint32_t connection = 0,
                 uint64_t vtick_ps = 0);
+  // A delivered message's id may be reused (its flits are all consumed: dummies travel ahead
+  // of its tail). The fabric adapter releases each one, so a run's memory does not grow with
+  // its length; the tests keep theirs to read afterwards.
+  void release(uint32_t msg) { free_.push_back(msg); }
   void step();
   void run_until(Cycle end) {
     while (now_ < end) step();
@@ -94,6 +98,7 @@ class FlitNetwork : private Wire {
 
   FlitConfig cfg_;
   std::vector<Message> msgs_;
+  std::vector<uint32_t> free_;  // released message ids
   std::vector<std::unique_ptr<FlitRouter>> routers_;      // by node (null for endpoints)
   std::vector<std::unique_ptr<FlitEndpoint>> endpoints_;  // by node (null for routers)
   std::vector<std::vector<int>> out_, in_;                // [node][port] -> channel, -1 unconnected
