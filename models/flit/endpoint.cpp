@@ -31,26 +31,17 @@ void FlitEndpoint::receive(uint16_t vc, const Flit& f, Cycle now, Wire& wire) {
 }
 
 void FlitEndpoint::step(Cycle now, Wire& wire) {
-  // VC allocation, in creation order; a message that finds no VC waits and so do the
-  // younger ones of its class (a FIFO per class, as a send queue).
-  uint32_t blocked_classes = 0;
-  for (auto it = waiting_.begin(); it != waiting_.end();) {
-    const Message& m = msgs_[*it];
-    if (m.created > now) break;
-    if (blocked_classes & (1u << m.cls)) {
-      ++it;
-      continue;
+  // VC allocation, the highest class first, each class in creation order (a send queue per
+  // class): a message that finds no VC waits, and so do the younger ones of its class.
+  for (std::deque<uint32_t>& q : waiting_)
+    while (!q.empty() && msgs_[q.front()].created <= now) {
+      const VcChoice c = choose_vc(cfg_, vcs_, msgs_[q.front()].cls, msgs_, true);
+      if (!c.found) break;
+      (c.pool == Pool::extra ? vcs_[c.vc].extra_owner : vcs_[c.vc].owner) = q.front();
+      sending_.push_back({q.front(), c.vc, c.pool, 0});
+      q.pop_front();
+      --queued_;
     }
-    const VcChoice c = choose_vc(cfg_, vcs_, m.cls, msgs_, true);
-    if (!c.found) {
-      blocked_classes |= 1u << m.cls;
-      ++it;
-      continue;
-    }
-    (c.pool == Pool::extra ? vcs_[c.vc].extra_owner : vcs_[c.vc].owner) = *it;
-    sending_.push_back({*it, c.vc, c.pool, 0});
-    it = waiting_.erase(it);
-  }
   // One flit per cycle: the highest class, then the oldest message, with a credit.
   Sending* best = nullptr;
   for (Sending& s : sending_) {

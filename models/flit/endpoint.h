@@ -4,6 +4,7 @@
 // flit at once and returns its credit. The source's choice is the simplest QoS interface:
 // among messages that hold a VC and have credits, the highest class first, then the oldest
 // (seed 003's QoS NIC with its VirtualClock flit scheduler is issue 13's NIC part, not this).
+#include <array>
 #include <cstdint>
 #include <deque>
 #include <vector>
@@ -29,7 +30,10 @@ class FlitEndpoint {
   uint32_t node() const { return node_; }
   void set_listener(FlitListener* l) { listener_ = l; }
   // Queues message `msg` (created at msgs[msg].created).
-  void queue(uint32_t msg) { waiting_.push_back(msg); }
+  void queue(uint32_t msg) {
+    waiting_[msgs_[msg].cls].push_back(msg);
+    ++queued_;
+  }
   void credit(uint16_t vc, Pool pool, uint8_t cls) { vcs_[vc].credit_back(pool, cls); }
   // The sink: a flit arrives at `now`.
   void receive(uint16_t vc, const Flit& f, Cycle now, Wire& wire);
@@ -40,7 +44,7 @@ class FlitEndpoint {
   uint64_t payload_flits_sent() const { return payload_sent_; }
   uint64_t payload_flits_received() const { return payload_received_; }
   uint64_t dummy_flits_received() const { return dummies_received_; }
-  size_t messages_waiting() const { return waiting_.size() + sending_.size(); }
+  size_t messages_waiting() const { return queued_ + sending_.size(); }
 
  private:
   struct Sending {
@@ -53,7 +57,8 @@ class FlitEndpoint {
   const FlitConfig& cfg_;
   std::vector<Message>& msgs_;
   std::vector<OutputVc> vcs_;
-  std::deque<uint32_t> waiting_;  // messages without a VC, in creation order
+  std::array<std::deque<uint32_t>, kMaxClasses> waiting_;  // per class: messages without a VC, in creation order
+  size_t queued_ = 0;
   std::vector<Sending> sending_;
   FlitListener* listener_ = nullptr;
   uint64_t payload_sent_ = 0, payload_received_ = 0, dummies_received_ = 0;

@@ -27,6 +27,9 @@ uint16_t FlitConfig::class_first_vc(uint8_t c) const {
 std::string FlitConfig::problem() const {
   if (width_bits == 0) return "width_bits must be at least 1";
   if (!(link_bps > 0) || !std::isfinite(link_bps)) return "link rate must be a positive number of b/s";
+  // A cycle shorter than 100 ps (a 128-bit flit above 1.28 Tb/s) would make the routers step
+  // millions of cycles per simulated microsecond.
+  if (flit_cycle_ps() < 100) return "a flit takes " + std::to_string(flit_cycle_ps()) + " ps on a link, under 100 ps";
   if (vcs_per_channel == 0) return "vcs_per_channel must be at least 1";
   if (vc_buffer_flits == 0) return "vc_buffer_flits must be at least 1";
   if (block_flits == 0) return "block_flits must be at least 1";
