@@ -206,7 +206,7 @@ void FlitFabric::send_out(EdgePort& e, uint64_t now) {
 std::vector<std::string> FlitFabric::occupied_vcs(const std::vector<std::string>& names, size_t most) const {
   std::vector<std::string> out;
   for (const auto& [sw, fn] : router_of_) {
-    const FlitRouter& r = const_cast<FlitNetwork&>(net_).router(fn);
+    const FlitRouter& r = net_.router(fn);
     for (uint16_t p = 0; p < r.ports(); ++p)
       for (uint16_t v = 0; v < opt_.flit.vcs_per_channel; ++v) {
         const uint32_t n = r.input(p, v).flits();

@@ -56,6 +56,7 @@ class FlitNetwork : private Wire {
   const std::vector<Message>& messages() const { return msgs_; }
   const Message& message(uint32_t id) const { return msgs_.at(id); }
   FlitRouter& router(uint32_t node) { return *routers_.at(node); }
+  const FlitRouter& router(uint32_t node) const { return *routers_.at(node); }
   FlitEndpoint& endpoint(uint32_t node) { return *endpoints_.at(node); }
 
   // Conservation (the tests check them every cycle).
