@@ -1145,6 +1145,10 @@ Scenario scenario_from_yaml(const std::string& yaml_text, const std::string& sou
   Scenario s = sd;  // the Scenario part; the topology section became `topology`
   s.source = source;
   s.topology = std::move(topology);
+  // Seed 003's flit routers run every cable at their link rate (docs/seed003.md); the checks
+  // below (mix loads, the deadlock floor) see that rate.
+  if (s.switch_cfg.model == sw::SwitchModel::flit_wormhole)
+    for (topo::Link& l : s.topology.links) l.cfg.data_bps = static_cast<uint64_t>(std::llround(s.switch_cfg.flit.link_bps));
   ScenarioChecker(s, doc).run();
   if (!s.trace.file.empty()) s.trace.packets = load_trace(s, doc, base_dir);
   for (size_t i = 0; i < s.flows.size(); ++i) {
