@@ -1064,12 +1064,11 @@ void Hca::send_mad(const ib::MadDatagram& m, uint64_t created_ps) {
   const uint8_t vl = m.dest_qp == 0 ? ib::kVl15 : cfg_.sl2vl[m.sl & 15];
   if (m.dest_qp == 1 && vl >= cfg_.data_vls)
     throw std::invalid_argument("Hca::send_mad: SL " + std::to_string(m.sl) + " maps to no data VL of the port");
-  // To the port itself: a directed-route SMP with HopCount 0 (MgmtClass 0x81 at byte 1, D
-  // bit clear in byte 4, HopCount at byte 7: IBA 14.2.1.2, 14.2.2) or a LID-routed MAD to
-  // the port's own LID. The SMI hands it to the local agent without the wire.
-  const bool directed = m.mad[1] == 0x81;
-  const bool dr_local = m.dest_qp == 0 && directed && (m.mad[4] & 0x80) == 0 && m.mad[7] == 0;
-  if (dr_local || (!directed && takes_dlid(m.dlid))) {
+  // Through the firmware: a directed-route SMP (MgmtClass 0x81 at byte 1), whose hop
+  // pointer the SMI steps before it leaves, and which is for this node's SMA with HopCount 0
+  // (IBA 14.2.2); and a MAD to the port's own LID, which never goes on the wire.
+  const bool directed = m.dest_qp == 0 && m.mad[1] == 0x81;
+  if (directed || takes_dlid(m.dlid)) {
     loop_back_mad(m, vl, created_ps);
     return;
   }
