@@ -1064,7 +1064,13 @@ void Firmware::on_mad(const ibvp_fw_event& ev) {
       if (hal_->mad_send(c_, &m) != 0) hal_->counter_add(c_, IBVP_CNT_RX_DROPPED, 1);
       return;
     }
-    const mad::DrHop hop = from_host ? mad::dr_originate(dr) : mad::dr_receive(dr, false, 1, 1);
+    // The host's software may have made the sending SMI's step itself, as Linux's kernel SMI
+    // does (HopPointer 1): the firmware steps only one that has HopPointer 0.
+    mad::DrHop hop;
+    if (!from_host) hop = mad::dr_receive(dr, false, 1, 1);
+    else if (dr.hop_pointer() == 0) hop = mad::dr_originate(dr);
+    else if (dr.hop_pointer() == 1 && dr.hop_count() == 0) hop = mad::DrHop{mad::DrRoute::local, 0, 0};
+    else if (dr.hop_pointer() == 1) hop = mad::DrHop{mad::DrRoute::port, dr.initial_path[1], 0};
     if (hop.route == mad::DrRoute::port && from_host && hop.port == 1) {
       mad::Bytes outgoing;
       mad::encode(dr, outgoing);

@@ -1064,11 +1064,14 @@ void Hca::send_mad(const ib::MadDatagram& m, uint64_t created_ps) {
   const uint8_t vl = m.dest_qp == 0 ? ib::kVl15 : cfg_.sl2vl[m.sl & 15];
   if (m.dest_qp == 1 && vl >= cfg_.data_vls)
     throw std::invalid_argument("Hca::send_mad: SL " + std::to_string(m.sl) + " maps to no data VL of the port");
-  // Through the firmware: a directed-route SMP (MgmtClass 0x81 at byte 1), whose hop
-  // pointer the SMI steps before it leaves, and which is for this node's SMA with HopCount 0
-  // (IBA 14.2.2); and a MAD to the port's own LID, which never goes on the wire.
+  // Through the firmware's SMI (IBA 14.2.2): an outgoing directed-route SMP (MgmtClass 0x81
+  // at byte 1, D bit clear in byte 4) whose HopPointer (byte 6) the host's software left at
+  // 0, or whose HopCount (byte 7) is 0: this node's SMA. One the host already stepped, as
+  // Linux's kernel SMI does, leaves by the port at once. A MAD to the port's own LID never
+  // goes on the wire either.
   const bool directed = m.dest_qp == 0 && m.mad[1] == 0x81;
-  if (directed || takes_dlid(m.dlid)) {
+  const bool smi = directed && (m.mad[4] & 0x80) == 0 && (m.mad[6] == 0 || m.mad[7] == 0);
+  if (smi || (!directed && takes_dlid(m.dlid))) {
     loop_back_mad(m, vl, created_ps);
     return;
   }
