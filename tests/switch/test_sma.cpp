@@ -183,6 +183,21 @@ TEST(SwitchSma, DirectedRouteWithALidRoutedTailReachesTheLidAndComesBack) {
   EXPECT_EQ(r.hop_pointer(), 0);
 }
 
+TEST(SwitchSma, DirectedRouteWhoseDrDlidIsTheLastSwitchAnswersAlongTheReturnPath) {
+  Scenario s = tree_scenario();
+  Fabric f(s);
+  SmHost sm(f, "h1");
+  const topo::Node& spine = f.scenario().topology.nodes[node(f, "s1_0")];
+  const std::vector<uint8_t> path = {1, 3};
+  mad::Smp q = mad::make_directed_smp(mad::kMethodGet, mad::kAttrNodeInfo, 0, 77, path.data(), path.size());
+  q.dr_dlid = spine.lid;  // the LID-routed part is empty: s1_0 is its own DrDLID
+  mad::dr_originate(q);
+  sm.send(q, ib::kPermissiveLid);
+  const mad::Smp r = sm.await(77);
+  EXPECT_EQ(r.status_code(), mad::kStatusOk);
+  EXPECT_EQ(mad::NodeInfo::decode(r.data).node_guid, topo::node_guid(f.scenario().topology, node(f, "s1_0")));
+}
+
 TEST(SwitchSma, UnknownAttributeGetsStatusMethodAttributeNotSupported) {
   Scenario s = tree_scenario();
   Fabric f(s);
@@ -262,6 +277,37 @@ TEST(SwitchSma, DataLeavesOnlyThroughActivePorts) {
   EXPECT_GT(f.recorder().flows().at(0).delivered, at_active);
   EXPECT_EQ(f.recorder().drops_by_reason().at(static_cast<uint8_t>(ib::DropReason::port_state)), dropped);
   f.finish();
+}
+
+TEST(SwitchSma, PortsStartedInInitCarryDataOnlyOnceTheSmArmsAndActivatesThem) {
+  // In-band bring-up: s0_0's ports train to Init; h2 -> h1 is dropped there until the SM has
+  // taken both ports through Armed to Active.
+  Scenario s = tree_scenario();
+  FlowConfig fl = tb::saturating_flow("d", "h2", "h1", 256);
+  fl.load = 0.2;
+  fl.generator = GeneratorKind::constant;
+  s.flows.push_back(fl);
+  Fabric f(s);
+  sw::Switch& leaf = *f.switch_at(node(f, "s0_0"));
+  leaf.start_ports_in_init();
+  EXPECT_EQ(leaf.port_state(1), mad::kPortInit);
+  EXPECT_EQ(leaf.port_state(4), mad::kPortInit);
+  SmHost sm(f, "h3");  // on s0_1: its SMPs reach s0_0 through a spine, still in Init
+  const std::vector<uint8_t> path = {1, 3, 1};  // h3 -> s0_1 -> s1_0 -> s0_0
+  sc_core::sc_start(sc_time(20, SC_US));
+  EXPECT_EQ(f.recorder().flows().at(0).delivered, 0u);
+  for (uint8_t state : {mad::kPortArmed, mad::kPortActive})
+    for (uint16_t port = 1; port <= 4; ++port) {
+      mad::PortInfo pi = mad::PortInfo::decode(sm.get(mad::kAttrPortInfo, port, path).data);
+      pi.port_state = state;
+      mad::SmpData d;
+      pi.encode(d);
+      EXPECT_EQ(sm.set(mad::kAttrPortInfo, port, path, d).status_code(), mad::kStatusOk) << port;
+    }
+  EXPECT_EQ(leaf.port_state(1), mad::kPortActive);
+  const uint64_t at_active = f.recorder().flows().at(0).delivered;
+  sc_core::sc_start(sc_time(30, SC_US));
+  EXPECT_GT(f.recorder().flows().at(0).delivered, at_active);
 }
 
 TEST(SwitchSma, LftBlockSetInBandChangesWhereDataPacketsGo) {
@@ -354,7 +400,7 @@ TEST(SwitchSma, TablesSetInBandReadBackAndDriveTheSwitch) {
   f.finish();
 }
 
-TEST(SwitchSma, ResponseLeavesSmaDelayAfterTheRequestsTail) {
+TEST(SwitchSma, TheSmaAnswersOneSmpPerSmaDelayAfterTheRequestsTail) {
   // One switch away at 4X SDR (1 byte/ns): the 290-byte packet's tail is in 290 ns + 5 ns
   // propagation after it leaves h1; the response leaves sma_delay later and its tail is back
   // another 295 ns on. The HCA adds its tx and rx pipelines (50 ns each).
@@ -363,12 +409,16 @@ TEST(SwitchSma, ResponseLeavesSmaDelayAfterTheRequestsTail) {
   Fabric f(s);
   SmHost sm(f, "h1");
   sm.directed(mad::kMethodGet, mad::kAttrNodeInfo, 0, {1});
-  sc_core::sc_start(sc_time(20, SC_US));
-  ASSERT_EQ(sm.got.size(), 1u);
+  sm.directed(mad::kMethodGet, mad::kAttrNodeInfo, 0, {1});
+  sc_core::sc_start(sc_time(30, SC_US));
+  ASSERT_EQ(sm.got.size(), 2u);
   const uint64_t at = sm.got[0].second;
   const uint64_t wire = 2 * (290'000 + 5'000);
   EXPECT_GE(at, wire + 7'000'000);
   EXPECT_LE(at, wire + 7'000'000 + 200'000);
+  // The second request was in 290 ns after the first: the SMA takes it when done with the
+  // first, so its answer comes sma_delay after the first's.
+  EXPECT_EQ(sm.got[1].second - at, 7'000'000u);
   f.finish();
 }
 
