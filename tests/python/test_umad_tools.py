@@ -119,3 +119,4 @@ def test_serving_a_fabric_of_fabric_only_endpoints_is_refused_naming_endpoint_mo
                         "--out", str(tmp_path / "out")], capture_output=True, text=True, timeout=60)
     assert r.returncode == 2
     assert "endpoint_model" in r.stderr and str(FABRIC) in r.stderr
+
