@@ -120,3 +120,8 @@ def test_serving_a_fabric_of_fabric_only_endpoints_is_refused_naming_endpoint_mo
     assert r.returncode == 2
     assert "endpoint_model" in r.stderr and str(FABRIC) in r.stderr
 
+
+
+def test_serve_umad_raises_with_the_servers_message_when_it_does_not_start(tmp_path: Path) -> None:
+    with pytest.raises(RuntimeError, match=r"status 2.*--umad-host"):
+        umad.serve_umad(FABRIC, tmp_path / "out", serve_for=5, host="nosuch", sim=SIM)
