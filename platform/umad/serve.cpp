@@ -11,6 +11,7 @@
 #include <optional>
 #include <stdexcept>
 #include <systemc>
+#include <thread>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -62,6 +63,24 @@ struct Outstanding {
 };
 
 const char* kCommandLine = "command line";
+
+// Whether process `pid` is blocked: every thread sleeping (S), stopped or gone; running (R)
+// or in uninterruptible sleep (D) counts as busy. A process whose threads cannot be read
+// (another PID namespace, gone) counts as blocked: nothing is waited for.
+bool process_blocked(uint32_t pid) {
+  const std::string dir = "/proc/" + std::to_string(pid) + "/task";
+  std::error_code ec;
+  for (const auto& task : std::filesystem::directory_iterator(dir, ec)) {
+    std::ifstream f(task.path() / "stat");
+    std::string stat((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+    // "tid (comm) S ...": the state follows the last ')' (comm may hold parentheses).
+    const size_t close = stat.rfind(')');
+    if (close == std::string::npos || close + 2 >= stat.size()) continue;
+    const char state = stat[close + 2];
+    if (state == 'R' || state == 'D') return false;
+  }
+  return true;
+}
 
 }  // namespace
 
@@ -235,14 +254,39 @@ ServeResult serve_umad(const Scenario& scenario, const ServeOptions& o) {
 
   auto expire = [&] {
     const uint64_t now = now_ps();
+    bool any = false;
     for (size_t i = 0; i < outstanding.size();) {
       if (outstanding[i].deadline_ps <= now) {
         const Outstanding x = outstanding[i];
         outstanding.erase(outstanding.begin() + static_cast<std::ptrdiff_t>(i));
         give_back(x.client, x.original, MadEvent::timed_out);
+        any = true;
       } else {
         ++i;
       }
+    }
+    return any;
+  };
+
+  // After a delivery: the fabric stands still until every client has reacted (its
+  // process blocked again), collecting the MADs they send meanwhile.
+  auto settle = [&] {
+    if (o.server.udp_port) {
+      server->poll(1);  // UDP clients' processes are not ours to see: a short grace
+      return;
+    }
+    const auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(o.settle_ms);
+    for (;;) {
+      server->poll(0);
+      bool blocked = true;
+      for (uint32_t c = 0; blocked && c < kMaxClients; ++c)
+        if (server->client(c).attached) blocked = process_blocked(server->client(c).peer);
+      if (blocked) {
+        server->poll(0);  // what a client sent just before it blocked
+        return;
+      }
+      if (std::chrono::steady_clock::now() >= until) return;
+      std::this_thread::sleep_for(std::chrono::microseconds(20));
     }
   };
 
@@ -275,8 +319,9 @@ ServeResult serve_umad(const Scenario& scenario, const ServeOptions& o) {
       target = std::min<uint64_t>(target, now + sc_core::sc_time_to_pending_activity().value());
     sc_core::sc_start(sc_core::sc_time::from_value(target - now));
     const bool delivered = deliver();
-    expire();
-    server->poll(delivered ? o.grace_ms : 0);
+    const bool expired = expire();
+    if (delivered || expired) settle();
+    else server->poll(0);
     inject();
   }
   fabric.finish();

@@ -14,9 +14,13 @@
 //   ETIMEDOUT (110), as the kernel's MAD layer returns an unanswered send; a MAD that asks
 //   no response (a trap, a response the client sends) keeps the fabric moving for the same
 //   span, so it reaches its destination.
-// - When a MAD is handed to a client while others are still in flight, the server gives
-//   the client `grace_ms` of wall time to answer before the fabric moves on, so a quick
-//   client's next MAD leaves at the simulated time its trigger arrived.
+// - When a MAD (or a timeout) is handed to a client while others are still in flight, the
+//   fabric moves on only once every attached client has reacted: each client process has
+//   all its threads asleep again (Linux /proc/<pid>/task/*/stat), so the MADs it sent in
+//   reaction leave at the simulated time their trigger arrived, however long the software
+//   took in wall time. That makes a run as deterministic as the software driving it. A
+//   client that stays busy longer than `settle_ms` no longer holds the fabric; UDP clients,
+//   whose processes the server cannot see, get 1 ms.
 // Simulated time therefore runs ahead of wall time only while MADs travel, and stands
 // still while software thinks: the simulated time of a MAD says what the fabric did, not
 // how long the software took. The run ends after `serve_for` seconds of wall time or on
@@ -35,7 +39,7 @@ struct ServeOptions {
   std::string host;          // the default host clients attach to; empty: the first endpoint
   double serve_for_s = 0;    // wall seconds; 0: until SIGINT or SIGTERM
   uint64_t response_timeout_ps = 1'000'000'000;  // 1 ms of simulated time
-  int grace_ms = 1;
+  int settle_ms = 1000;  // the longest the fabric waits for clients to react to a delivery
   std::string out_dir;       // empty: write nothing
   // Called once the sockets are bound, with the environment a client sets (see client_env).
   std::function<void(const std::string& env)> on_ready;
