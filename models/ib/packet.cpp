@@ -14,6 +14,8 @@ const char* drop_reason_name(DropReason r) {
     case DropReason::ca_discard: return "ca_discard";
     case DropReason::hoq_lifetime: return "hoq_lifetime";
     case DropReason::switch_lifetime: return "switch_lifetime";
+    case DropReason::port_state: return "port_state";
+    case DropReason::smp_discard: return "smp_discard";
   }
   return "unknown";
 }

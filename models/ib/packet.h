@@ -21,6 +21,8 @@ enum class DropReason : uint8_t {
   ca_discard,      // the receiving CA discarded it: CRC, length or DLID check (IBA 7.8, 9.6), or a test's loss
   hoq_lifetime,    // waited at the head of its output VL longer than HOQLife (IBA 18.2.5.4)
   switch_lifetime, // stayed in one switch longer than the switch lifetime (IBA 18.2.5.4, seed 000 SLL)
+  port_state,      // data through a port not Armed/Active in or not Active out, an SMP through a Down one (IBA 7.2)
+  smp_discard,     // a directed-route SMP a switch's SMI discards (IBA 14.2.2), or an SMP nothing answers
 };
 const char* drop_reason_name(DropReason r);
 

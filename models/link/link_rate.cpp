@@ -55,7 +55,9 @@ std::string width_name(Width w) { return std::to_string(static_cast<int>(w)) + "
 const char* speed_name(Speed s) { return speed_info(s).name; }
 
 LinkRate::LinkRate(const LinkConfig& cfg)
-    : lanes_(static_cast<uint64_t>(cfg.width)),
+    : width_(cfg.width),
+      speed_(cfg.speed),
+      lanes_(static_cast<uint64_t>(cfg.width)),
       info_(speed_info(cfg.speed)),
       propagation_(sc_core::sc_time::from_value(
           static_cast<uint64_t>(std::llround(cfg.length_m * cfg.propagation_ns_per_m * 1000.0)))) {}

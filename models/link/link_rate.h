@@ -42,8 +42,13 @@ class LinkRate {
   sc_core::sc_time serialization(uint32_t bytes) const;
   uint64_t serialization_ps(uint32_t bytes) const;
   sc_core::sc_time propagation() const { return propagation_; }
+  // What PortInfo reports (LinkWidthActive, LinkSpeedActive).
+  Width width() const { return width_; }
+  Speed speed() const { return speed_; }
 
  private:
+  Width width_;
+  Speed speed_;
   uint64_t lanes_;
   SpeedInfo info_;
   sc_core::sc_time propagation_;

@@ -56,7 +56,12 @@ Switch::Switch(sc_core::sc_module_name name, uint32_t node, const SwitchConfig& 
       multiplexed_(cfg.crossbar == Crossbar::multiplexed),
       ecn_(cfg.ecn, cfg.num_ports),
       rate_(cfg.scheduling != Scheduling::fifo),
-      unreserved_bps_(static_cast<uint64_t>(std::max(1.0, std::round(cfg.unreserved_rate)))) {
+      unreserved_bps_(static_cast<uint64_t>(std::max(1.0, std::round(cfg.unreserved_rate)))),
+      sma_(*this) {
+  // Management port 0 sends the SMA's responses: a VL15 buffer of its own holds them until
+  // they leave (IBA 7.9.4: VL15 is uncredited; one that does not fit is dropped).
+  ports_[0].buffers.set_capacity(ib::kVl15, cfg_.vl15_buffer_bytes);
+  for (uint16_t p = 1; p < ports_.size(); ++p) ports_[p].port_state = ib::mad::kPortDown;
   for (const Cable& c : cables) attach_port(c.port, c.rate);
   set_switch_life(cfg.switch_life);
 }
@@ -70,6 +75,7 @@ void Switch::attach_port(uint16_t port, const link::LinkRate& rate) {
   p.rx->register_nb_transport_fw(this, &Switch::on_rx, port);
   p.tx->register_nb_transport_bw(this, &Switch::on_tx_bw, port);
   p.rate = rate;
+  p.port_state = ib::mad::kPortActive;  // until an SM says otherwise (sma.h)
   for (uint8_t vl = 0; vl < cfg_.data_vls; ++vl) p.buffers.set_capacity(vl, cfg_.vl_buffer_bytes);
   p.buffers.set_capacity(ib::kVl15, cfg_.vl15_buffer_bytes);
   p.arbiter = std::make_unique<link::VlArbiter>(cfg_.vlarb);
@@ -160,6 +166,7 @@ void Switch::dispatch(const sim::Action& a) {
     case kFreeInput: free_input(a.port, static_cast<uint8_t>(a.arg & 0xF), a.arg >> 4); break;
     case kTailIn: tail_in(a.port, static_cast<uint8_t>(a.arg & 0xF), a.arg >> 4); break;
     case kCentralFree: central_freed(a.port, static_cast<uint32_t>(a.arg)); break;
+    case kSmi: smi(a.port, static_cast<ib::Packet*>(a.ptr)); break;
     case kDeliverLocal: {
       auto* p = static_cast<ib::Packet*>(a.ptr);
       probe_.deliver(*p, node_, agenda_.now_ps());
@@ -226,23 +233,40 @@ uint8_t Switch::select_output(uint16_t in_port, ib::Packet& p) {
 void Switch::routed(uint16_t in_port, ib::Packet* p) {
   // IBA 18.2.4.3.2: a DLID in the multicast range is looked up in the MFT (replication.cpp).
   if (Mft::is_mlid(p->lrh.dlid) && p->lrh.vl != ib::kVl15) return replicate(in_port, p);
-  const uint8_t out_port = select_output(in_port, *p);
+  // IBA 14.2.2, 18.2.4.1: the permissive DLID addresses this switch's management port, as
+  // its own LID does through the LFT.
+  const uint8_t out_port = p->lrh.dlid == ib::kPermissiveLid ? 0 : select_output(in_port, *p);
   if (out_port == Lft::kNoRoute) return drop(in_port, p, ib::DropReason::no_route);
   if (out_port == 0) {
-    // Addressed to this switch's management port: consumed when the tail is in.
-    agenda_.push_at(std::max(p->hop_tail_ps, agenda_.now_ps()), kDeliverLocal, in_port, 0, p);
+    // Addressed to this switch's management port: an SMP waits for the SMA (its tail in, then
+    // sma_delay); anything else is consumed when the tail is in.
+    const uint64_t tail = std::max(p->hop_tail_ps, agenda_.now_ps());
+    if (is_smp(*p)) agenda_.push_at(tail + cfg_.sma_delay.value(), kSmi, in_port, 0, p);
+    else agenda_.push_at(tail, kDeliverLocal, in_port, 0, p);
     return;
   }
   // A route back out of the input port, or to a port without a cable, is a table error.
   if (out_port == in_port || !attached(out_port)) return drop(in_port, p, ib::DropReason::bad_port);
-  const uint8_t out_vl = p->lrh.vl == ib::kVl15 ? ib::kVl15 : sl2vl_[in_port][out_port][p->lrh.sl];
-  if (out_vl != ib::kVl15 && out_vl >= cfg_.data_vls) return drop(in_port, p, ib::DropReason::sl2vl);
+  request_output(in_port, p, out_port);
+}
+
+void Switch::request_output(uint16_t in_port, ib::Packet* p, uint8_t out_port) {
+  const bool smp = p->lrh.vl == ib::kVl15;
+  // An SL that maps to VL15 is dropped like one beyond the operational VLs (IBA 7.6.6).
+  const uint8_t out_vl = smp ? ib::kVl15 : sl2vl_[in_port][out_port][p->lrh.sl];
+  if (!smp && out_vl >= cfg_.data_vls) return drop(in_port, p, ib::DropReason::sl2vl);
+  // IBA 7.2: data enters through Armed or Active ports and leaves through Active ones only;
+  // SMPs pass any port whose link is up. Port 0 (the SMA's responses) is always up.
+  const uint8_t in_state = ports_[in_port].port_state, out_state = ports_[out_port].port_state;
+  if (smp ? out_state == ib::mad::kPortDown
+          : in_state < ib::mad::kPortArmed || out_state != ib::mad::kPortActive)
+    return drop(in_port, p, ib::DropReason::port_state);
 
   Port& out = ports_[out_port];
   Request r;
   r.packet = p;
   r.tail_ps = p->hop_tail_ps;
-  r.arrived_ps = agenda_.now_ps() - cfg_.pipeline_delay.value();
+  r.arrived_ps = agenda_.now_ps() - std::min<uint64_t>(agenda_.now_ps(), cfg_.pipeline_delay.value());
   r.blocks = ib::blocks_for(p->size);
   r.in_port = in_port;
   r.in_vl = p->lrh.vl;

@@ -44,6 +44,7 @@
 #include "models/switch/mft.h"
 #include "models/switch/replication.h"
 #include "models/switch/lifetime.h"
+#include "models/switch/sma.h"
 
 namespace ibvp::sw {
 
@@ -108,6 +109,9 @@ struct SwitchConfig {
   uint8_t switch_life = kLifetimeInfinite;
   DropPolicy drop_policy = DropPolicy::all;
   std::vector<LifetimeOverride> lifetime_overrides;  // read by the builder, not the switch
+  // The subnet management agent's time (sma.h, docs/management.md): from an SMP's tail at
+  // the switch to its answer (or, directed route, its forwarding) leaving management port 0.
+  sc_core::sc_time sma_delay = sc_core::sc_time(1, sc_core::SC_US);
 
   static Sl2VlTable default_sl2vl(uint8_t data_vls);
 };
@@ -136,8 +140,17 @@ class Switch : public sc_core::sc_module {
   // Credits the next hop advertises on `port` (its receive buffer), per VL, in bytes.
   void set_peer_buffer(uint16_t port, uint8_t vl, uint32_t bytes);
 
-  // Subnet manager programming.
+  // Subnet manager programming, out of band. In band, SMPs to port 0 reach the switch's
+  // SMA (sma.h), which reads and writes these same tables.
   void set_lft(const Lft& lft) { lft_ = lft; }
+  const Lft& lft() const { return lft_; }
+  // NodeInfo, NodeDescription and port 0's LID as the SMA reports them (from the topology).
+  void set_identity(const SwitchIdentity& id) { sma_.set_identity(id); }
+  const Sma& sma() const { return sma_; }
+  // PortInfo:PortState of `port` (ib::mad::PortState). Ports start Active (out-of-band
+  // programming); an SM moves them by PortInfo Sets. Data packets enter only through Armed
+  // or Active ports and leave only through Active ones (IBA 7.2); SMPs pass any port not Down.
+  uint8_t port_state(uint16_t port) const { return ports_.at(port).port_state; }
   // The alternative outputs per DLID (seed 000 Sec. 3.3, path_select.h); the first of each is
   // the LFT's entry. Call after the ports exist (the constructor made them).
   void set_alternatives(const AltTable& alternatives) {
@@ -288,6 +301,7 @@ class Switch : public sc_core::sc_module {
     std::array<uint64_t, ib::kMaxVls> hoq_life_ps = infinite_lifetimes();
     std::array<uint64_t, ib::kMaxVls> head_since_ps{};
     link::PortCounters counters;
+    uint8_t port_state = ib::mad::kPortActive;  // PortInfo:PortState (sma.h)
     McPort mc;  // multicast replication state of this output (replication.cpp)
     std::unique_ptr<RateState> sched;  // switch.scheduling other than fifo
   };
@@ -296,8 +310,10 @@ class Switch : public sc_core::sc_module {
   // crossbar connection frees while requests of it wait at other outputs.
   // kTailIn: a data packet's tail is in (only with seed 004's marking on: it decides
   // whether the input buffer is full).
+  // kSmi: an SMP's turn at the switch's SMI/SMA, sma_delay after its tail (switch_sma.cpp).
   enum ActionKind : uint16_t { kHead, kRouted, kTxEnd, kRetry, kOffer, kFreeInput, kDeliverLocal, kTailIn,
-                                 kCentralFree };
+                                 kCentralFree, kSmi };
+  friend class Sma;  // the switch's own management agent reads and writes its tables
 
   tlm::tlm_sync_enum on_rx(int port, tlm::tlm_generic_payload& gp, tlm::tlm_phase& phase,
                            sc_core::sc_time& delay);
@@ -311,7 +327,16 @@ class Switch : public sc_core::sc_module {
   void routed(uint16_t in_port, ib::Packet* p);
   // The output for `p`: the LFT's, or one of the DLID's alternatives (path_select.h).
   uint8_t select_output(uint16_t in_port, ib::Packet& p);
+  // Queues `p`, held in input `in_port` (0: made by the SMA), at `out_port`.
+  void request_output(uint16_t in_port, ib::Packet* p, uint8_t out_port);
   void drop(uint16_t in_port, ib::Packet* p, ib::DropReason why);
+  // Management (switch_sma.cpp): whether a VL15 packet routed to this switch is an SMP for
+  // port 0; the SMI's step for it (IBA 14.2.2: forward a directed-route SMP, or have the
+  // SMA answer); the packet consumed at port 0; the SMA's response sent out of port 0.
+  static bool is_smp(const ib::Packet& p);
+  void smi(uint16_t in_port, ib::Packet* p);
+  void consume(uint16_t in_port, ib::Packet* p);
+  void send_response(const ib::mad::Smp& resp, uint16_t dlid, uint8_t out_port);
   void arbitrate(uint16_t out_port);
   void offer_input(uint16_t in_port);
   // Index into requests[vl] of the request the request order would serve, or -1.
@@ -395,6 +420,7 @@ class Switch : public sc_core::sc_module {
   // rate_candidate: which connections it has met in this pass (== seen_epoch_).
   mutable std::vector<uint32_t> seen_;
   mutable uint32_t seen_epoch_ = 0;
+  Sma sma_;  // last: it reads the configuration and ports above
 };
 
 }  // namespace ibvp::sw

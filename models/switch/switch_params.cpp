@@ -198,6 +198,12 @@ const sim::ParamGroup& switch_params() {
               {drop_policy_name(DropPolicy::selective), DropPolicy::selective}},
              "Which expired packets go: all, or selective (seed 000 Sec. 3.5: never VL15, never a packet of an "
              "I frame, never the first or last packet of a P or B frame).");
+    // IBA gives no processing time for an SMA (13.4.6.2 only bounds responses by
+    // RespTimeValue, 4.096 us x 2^v); 1 us is the order of a switch's management processor.
+    b.time("sma_delay", &SwitchConfig::sma_delay,
+           "The subnet management agent's time (docs/management.md): an SMP for the switch is answered, and a "
+           "directed-route SMP passing through is forwarded, this long after its tail is in (at most 1 s).")
+        .real_range(0, 1e12);
     b.objects("lifetime_overrides", &SwitchConfig::lifetime_overrides, lifetime_override_params(),
               "Per switch or port lifetimes, applied in order after hoq_life and switch_life.");
     return b.build();

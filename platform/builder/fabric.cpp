@@ -514,6 +514,8 @@ void Fabric::build_nodes() {
         if (l >= 0) cables.push_back({p, link::LinkRate(t.links[static_cast<size_t>(l)].cfg)});
       }
       switches_[n] = std::make_unique<sw::Switch>(name.c_str(), n, cfg, cables, packets_, payloads_, probe_);
+      // What its SMA answers to NodeInfo, NodeDescription and PortInfo of port 0.
+      switches_[n]->set_identity({topo::node_guid(t, n), 0, topo::node_description(node), node.lid, node.lmc});
     } else if (scenario_.endpoint_model == EndpointModel::hca) {
       const int l = t.link_at(n, 1);
       const link::LinkRate rate(t.links.at(static_cast<size_t>(l)).cfg);
