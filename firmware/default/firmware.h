@@ -20,6 +20,8 @@
 
 #include "firmware/cc/cct.h"
 #include "firmware/cc/response.h"
+#include "firmware/default/pma.h"
+#include "firmware/default/sma.h"
 #include "firmware/hal/ibvp_hal.h"
 #include "models/sched/virtual_clock.h"  // pure C++, shared with the switch
 
@@ -41,6 +43,7 @@ struct StepCosts {
   uint64_t wqe_cycles = 0;  // per send WQE executed
   uint64_t rx_cycles = 0;   // per packet received
   uint64_t cmd_cycles = 0;  // per command
+  uint64_t mad_cycles = 0;  // per MAD the SMA or PMA answers (IBVP_EV_MAD)
 };
 
 // Which QP's next packet the tx engine gets when several QPs have work ("sched=...").
@@ -167,6 +170,12 @@ class Firmware {
   void on_command();
   void on_rx(const ibvp_rx_packet& rx);
   void on_tx_done(uint64_t cookie, uint32_t failed);
+  // QP0 and QP1 (IBA 13.5): the SMA and PMA answer the requests they serve; the rest goes to
+  // the host's management software.
+  void on_mad(const ibvp_fw_event& ev);
+  // Sends `resp` back to the requester of `rx`: through the port, or to the host when the
+  // host asked its own port.
+  void reply_mad(const ibvp_rx_packet& rx, bool from_host, uint16_t dlid, const ib::mad::Bytes& resp);
 
   void on_timer(uint32_t qpn);
 
@@ -238,6 +247,8 @@ class Firmware {
 
   const ibvp_hal* hal_;
   void* c_;
+  std::unique_ptr<Sma> sma_;
+  std::unique_ptr<Pma> pma_;
   DoorbellPolicy policy_;
   StepCosts costs_;
   SchedOptions sched_;

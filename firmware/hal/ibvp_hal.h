@@ -31,9 +31,13 @@ extern "C" {
 #endif
 
 /* Bumped on any change to this header that changes layout or meaning. */
-#define IBVP_HAL_VERSION 4u /* 2: RDMA descriptors, packet windows, RETH on rx, QP scheduling attributes;
+#define IBVP_HAL_VERSION 5u /* 2: RDMA descriptors, packet windows, RETH on rx, QP scheduling attributes;
                              3: held packets (IBVP_TXF_HOLD, tx_release);
-                             4: multicast attach and detach (IBVP_CMD_ATTACH_MCAST) */
+                             4: multicast attach and detach (IBVP_CMD_ATTACH_MCAST);
+                             5: QP0/QP1 in firmware: IBVP_EV_MAD, rx_read, mad_send, mad_to_host,
+                                the port's SMA registers (GUIDs, NodeDescription, LID/LMC and
+                                PortState set by firmware, SL2VL and VLArb tables, link width
+                                and speed) and its counters (IBVP_REG_PC_*) */
 
 /* ---------------------------------------------------------------------------------------
  * Register map (BAR0 byte offsets; 32-bit registers, 32-bit accesses).
@@ -44,7 +48,51 @@ extern "C" {
 #define IBVP_REG_DATA_VLS 0x000Cu      /* RO: operational data VLs */
 #define IBVP_REG_DB_CLASSES 0x0010u    /* RO: doorbell priority classes */
 #define IBVP_REG_MAX_QPS 0x0014u       /* RO: QP numbers 0 .. MAX_QPS-1 have doorbells */
-#define IBVP_REG_SL2VL_BASE 0x0040u    /* RO: 16 registers, SL -> VL of the CA port */
+#define IBVP_REG_SL2VL_BASE 0x0040u    /* RO (host), RW (firmware): 16 registers, SL -> VL of the CA port */
+/* v5: the port as its subnet management agent (the firmware's SMA, IBA 14.2.5) reads and
+ * sets it. A register written by firmware acts at once on the port's hardware. */
+#define IBVP_REG_PORT_LMC 0x0018u      /* RO (host), RW (firmware): LMC; the port takes DLIDs
+                                          PORT_LID .. PORT_LID + 2^LMC - 1 (IBA 7.11.1) */
+#define IBVP_REG_PORT_STATE 0x001Cu    /* RO (host), RW (firmware): IBVP_PORT_* (PortInfo:PortState) */
+#define IBVP_REG_LINK_WIDTH 0x0020u    /* RO: PortInfo:LinkWidthActive (1: 1x, 2: 4x, 4: 8x, 8: 12x, 16: 2x) */
+#define IBVP_REG_LINK_SPEED 0x0024u    /* RO: PortInfo:LinkSpeedActive (1: SDR, 2: DDR, 4: QDR and FDR10;
+                                          0 with an extended speed) */
+#define IBVP_REG_LINK_SPEED_EXT 0x0028u /* RO: PortInfo:LinkSpeedExtActive (1: FDR, 2: EDR, 4: HDR,
+                                           8: NDR; 0: none) */
+#define IBVP_REG_NODE_GUID_LO 0x0030u  /* RO: NodeGUID (NodeInfo), low 32 bits */
+#define IBVP_REG_NODE_GUID_HI 0x0034u
+#define IBVP_REG_PORT_GUID_LO 0x0038u  /* RO: PortGUID of port 1 (NodeInfo, PortInfo's GID) */
+#define IBVP_REG_PORT_GUID_HI 0x003Cu
+#define IBVP_REG_NODE_DESC_BASE 0x0200u /* RO: 16 registers, NodeDescription's 64 bytes (IBA
+                                          14.2.5.2), byte i in bits 8*(i%4) of register i/4 */
+#define IBVP_REG_VLARB_HIGH_BASE 0x0300u /* RO (host), RW (firmware): 64 registers, entry i of the
+                                           high-priority VLArbitration table: VL << 8 | weight */
+#define IBVP_REG_VLARB_LOW_BASE 0x0400u  /* the same for the low-priority table */
+#define IBVP_REG_VLARB_HIGH_LIMIT 0x0500u /* RO (host), RW (firmware): PortInfo:VLHighLimit */
+#define IBVP_REG_VLARB_COMMIT 0x0504u    /* W (firmware): 1 loads the VLARB_* registers into the
+                                            port's arbiter, which starts from their first entry */
+#define IBVP_VLARB_ENTRIES 64u           /* per table: PortInfo:VLArbitrationHighCap and LowCap */
+/* Port counters (RO), 64 bits each at IBVP_REG_PC_BASE + 8 * IBVP_PC_*: low half at +0, high
+ * half at +4; reading the low half latches the high half, so the pair is one value. They
+ * count from the start of the run and are never cleared: the PMA keeps its own baselines. */
+#define IBVP_REG_PC_BASE 0x0600u
+enum ibvp_port_counter {
+  IBVP_PC_XMIT_BYTES = 0, /* wire bytes sent, LRH .. VCRC, every VL */
+  IBVP_PC_RCV_BYTES,      /* wire bytes received */
+  IBVP_PC_XMIT_PKTS,
+  IBVP_PC_RCV_PKTS,
+  IBVP_PC_XMIT_WAIT_PS,   /* time the port had packets to send and none could go for lack of
+                             credits, in ps (PortXmitWait's ticks are the PMA's to define) */
+  IBVP_PC_VL15_DROPPED,   /* VL15 packets that found the VL15 buffer full (IBA 7.9.4) */
+  IBVP_PC_RCV_ERRORS,     /* packets the rx engine discarded: CRC, length, DLID not the port's */
+  IBVP_PC_XMIT_DISCARDS,  /* data packets the port discarded because it was not Active */
+  IBVP_PC_COUNT
+};
+/* PortInfo:PortState (IBA 14.2.5.6, 7.2). The port starts in the state the platform gives it
+ * (Active when the subnet manager programs the fabric out of band). Outside Active it sends
+ * only VL15 and discards data packets given to it (IBVP_PC_XMIT_DISCARDS); in Down and Init it
+ * also discards data packets that arrive (IBVP_PC_RCV_ERRORS). */
+enum { IBVP_PORT_DOWN = 1, IBVP_PORT_INIT = 2, IBVP_PORT_ARMED = 3, IBVP_PORT_ACTIVE = 4 };
 /* Command interface (a mailbox in host memory, read and written by firmware with DMA). */
 #define IBVP_REG_CMD_MAILBOX_LO 0x0100u /* RW: host address of the mailbox, low 32 bits */
 #define IBVP_REG_CMD_MAILBOX_HI 0x0104u /* RW: high 32 bits */
@@ -329,8 +377,17 @@ enum ibvp_fw_event_kind {
   IBVP_EV_COMMAND = 2,   /* the host wrote CMD_GO */
   IBVP_EV_RX_PACKET = 3, /* `rx` is valid during the call */
   IBVP_EV_TX_DONE = 4,   /* `cookie` of a descriptor posted with notify_done */
-  IBVP_EV_TIMER = 5      /* `arg` = timer id */
+  IBVP_EV_TIMER = 5,     /* `arg` = timer id */
+  /* v5: a MAD for the port's QP0 (a UD SEND Only on VL15 with 256 bytes of payload) or QP1
+   * (the GSI: on a data VL, credited like data). `rx` is valid during the call; rx_read gives
+   * the 256 bytes. The firmware answers it (mad_send), passes it to the host's management
+   * software (mad_to_host), or drops it. `arg`: IBVP_MAD_FROM_WIRE, or IBVP_MAD_FROM_HOST for
+   * a MAD this host's management software sent to its own port (a directed-route SMP with
+   * HopCount 0, IBA 14.2.2; a LID-routed MAD to the port's own LID), which the firmware
+   * answers with mad_to_host. */
+  IBVP_EV_MAD = 6
 };
+enum { IBVP_MAD_FROM_WIRE = 0, IBVP_MAD_FROM_HOST = 1 };
 struct ibvp_fw_event {
   uint32_t kind;
   uint32_t arg;
@@ -359,7 +416,30 @@ enum ibvp_counter {
   IBVP_CNT_FECN_RECEIVED,     /* packets that arrived with FECN (a switch marked them) */
   IBVP_CNT_BECN_SENT,         /* ACKs sent with BECN and CNPs sent */
   IBVP_CNT_BECN_RECEIVED,     /* ACKs with BECN and CNPs received (the source's marks) */
+  IBVP_CNT_SMPS,              /* v5: SMPs (QP0) the firmware's SMA answered */
+  IBVP_CNT_GMPS,              /* v5: GMPs (QP1) the firmware's PMA answered */
+  IBVP_CNT_MADS_TO_HOST,      /* v5: MADs passed to the host's management software */
   IBVP_CNT_COUNT
+};
+
+/* v5: a management datagram (IBA 13.5.1) as the firmware sends it from the port or hands it
+ * to the host's management software: the addressing of its UD SEND Only and the 256 MAD
+ * bytes, in wire (big-endian) order. */
+#define IBVP_MAD_BYTES 256u
+#define IBVP_GSI_QKEY 0x80010000u /* QP1's well-known Q_Key (IBA 13.5.3) */
+#define IBVP_PERMISSIVE_LID 0xFFFFu
+struct ibvp_mad {
+  uint16_t dlid;    /* LRH.DLID (IBVP_PERMISSIVE_LID: a directed-route SMP) */
+  uint16_t slid;    /* LRH.SLID; mad_send ignores it: the port writes its LID (the permissive
+                       LID while it has none) */
+  uint8_t sl;       /* LRH.SL: QP1 only; QP0 goes on VL15 with SL 0 */
+  uint8_t reserved0;
+  uint16_t p_key;   /* BTH.P_Key */
+  uint32_t dest_qp; /* BTH.DestQP: 0 (the SMI, VL15) or 1 (the GSI, the SL's data VL) */
+  uint32_t src_qp;  /* DETH.SrcQP */
+  uint32_t q_key;   /* DETH.Q_Key */
+  uint32_t reserved1;
+  uint8_t mad[IBVP_MAD_BYTES];
 };
 
 enum { IBVP_LOG_DEBUG = 0, IBVP_LOG_INFO = 1, IBVP_LOG_WARN = 2, IBVP_LOG_ERROR = 3 };
@@ -397,6 +477,15 @@ struct ibvp_hal {
   /* Lets the next `packets` packets of src_qp posted with IBVP_TXF_HOLD go, oldest first;
    * releases for packets not yet in the tx buffer apply when they arrive. */
   int (*tx_release)(void* ctx, uint32_t src_qp, uint32_t packets);
+  /* v5. Copies payload bytes [offset, offset+len) of the packet being handled into firmware
+   * memory (a MAD's 256 bytes: IBVP_EV_MAD). */
+  int (*rx_read)(void* ctx, uint32_t payload_offset, void* buf, uint32_t len);
+  /* Sends a MAD from the port: QP0 on VL15 (not credited, ahead of every data VL), QP1 on the
+   * VL its SL maps to, credited like data. Fails with a dest_qp other than 0 or 1. */
+  int (*mad_send)(void* ctx, const struct ibvp_mad* m);
+  /* Hands a MAD to the host's management software (its QP0/QP1: an SM, a umad client);
+   * fails when the host has none listening. */
+  int (*mad_to_host)(void* ctx, const struct ibvp_mad* m);
 };
 
 /* What an image exports. */
@@ -411,6 +500,7 @@ static_assert(sizeof(struct ibvp_recv_wqe) == IBVP_RECV_WQE_BYTES, "receive WQE 
 static_assert(sizeof(struct ibvp_cqe) == IBVP_CQE_BYTES, "CQE layout");
 static_assert(sizeof(struct ibvp_mbox_modify_qp) == 48, "MODIFY_QP mailbox layout");
 static_assert(sizeof(struct ibvp_mbox_mcast) == 8, "ATTACH_MCAST mailbox layout");
+static_assert(sizeof(struct ibvp_mad) == 24 + IBVP_MAD_BYTES, "MAD layout");
 #else
 _Static_assert(sizeof(struct ibvp_send_wqe) == IBVP_SEND_WQE_BYTES, "send WQE layout");
 _Static_assert(sizeof(struct ibvp_recv_wqe) == IBVP_RECV_WQE_BYTES, "receive WQE layout");

@@ -221,6 +221,7 @@ const char* firmware_event_name(uint32_t kind) {
     case IBVP_EV_RX_PACKET: return "rx_packet";
     case IBVP_EV_TX_DONE: return "tx_done";
     case IBVP_EV_TIMER: return "timer";
+    case IBVP_EV_MAD: return "mad";
   }
   return "unknown";
 }

@@ -16,6 +16,7 @@ namespace ibvp::hca {
 struct RxItem {
   ib::Packet* packet;
   ibvp_rx_packet info;
+  bool loopback = false;  // a MAD from this host to its own port: no rx buffer space held
 };
 
 // The C entry points of the HAL: each forwards to the Hca the context names. HalCall: the
@@ -95,6 +96,18 @@ struct HalBridge {
     HalCall g;
     return h(c).hal_tx_release(q, n);
   }
+  static int rx_read(void* c, uint32_t o, void* b, uint32_t n) {
+    HalCall g;
+    return h(c).hal_rx_read(o, b, n);
+  }
+  static int mad_send(void* c, const ibvp_mad* m) {
+    HalCall g;
+    return h(c).hal_mad_send(m);
+  }
+  static int mad_to_host(void* c, const ibvp_mad* m) {
+    HalCall g;
+    return h(c).hal_mad_to_host(m);
+  }
 };
 
 namespace {
@@ -139,6 +152,54 @@ uint32_t window_end(const ibvp_tx_desc& d) {
 uint32_t segment_bytes(const ibvp_tx_desc& d, uint32_t index) {
   const uint32_t start = index * d.mtu_bytes;
   return std::min(d.mtu_bytes, d.payload_len - std::min(d.payload_len, start));
+}
+
+// PortInfo:LinkWidthActive and LinkSpeedActive / LinkSpeedExtActive (IBA 14.2.5.6).
+uint32_t width_code(link::Width w) {
+  switch (w) {
+    case link::Width::x1: return 1;
+    case link::Width::x2: return 16;
+    case link::Width::x4: return 2;
+    case link::Width::x8: return 4;
+    case link::Width::x12: return 8;
+  }
+  return 0;
+}
+uint32_t speed_code(link::Speed s) {
+  switch (s) {
+    case link::Speed::sdr: return 1;
+    case link::Speed::ddr: return 2;
+    case link::Speed::qdr: case link::Speed::fdr10: return 4;  // FDR10 is QDR's signalling, 64b/66b
+    default: return 0;
+  }
+}
+uint32_t speed_ext_code(link::Speed s) {
+  switch (s) {
+    case link::Speed::fdr: return 1;
+    case link::Speed::edr: return 2;
+    case link::Speed::hdr: return 4;
+    case link::Speed::ndr: return 8;
+    default: return 0;
+  }
+}
+
+ib::MadDatagram datagram_of(const ibvp_mad& m) {
+  ib::MadDatagram d;
+  d.dlid = m.dlid;
+  d.slid = m.slid;
+  d.sl = m.sl;
+  d.dest_qp = m.dest_qp;
+  d.src_qp = m.src_qp;
+  d.q_key = m.q_key;
+  d.p_key = m.p_key;
+  std::memcpy(d.mad.data(), m.mad, ib::kMadBytes);
+  return d;
+}
+
+// A MAD is a UD SEND Only to QP0 or QP1 that carries exactly one 256-byte MAD (IBA 13.5.1).
+bool carries_mad(const ib::Packet& p) {
+  return p.bth.opcode == ib::Opcode::ud_send_only && p.payload.size() == ib::kMadBytes &&
+         p.payload_bytes == ib::kMadBytes && (p.bth.dest_qp == 0 || p.bth.dest_qp == 1);
 }
 }  // namespace
 
@@ -195,6 +256,16 @@ Hca::Hca(sc_core::sc_module_name name, uint32_t node, uint16_t lid, const HcaCon
   hal_.consume_cycles = &HalBridge::consume_cycles;
   hal_.log = &HalBridge::log;
   hal_.tx_release = &HalBridge::tx_release;
+  hal_.rx_read = &HalBridge::rx_read;
+  hal_.mad_send = &HalBridge::mad_send;
+  hal_.mad_to_host = &HalBridge::mad_to_host;
+  lmc_ = cfg_.lmc;
+  port_state_ = cfg_.port_state;
+  for (size_t i = 0; i < cfg_.vlarb.high.size() && i < IBVP_VLARB_ENTRIES; ++i)
+    vlarb_high_reg_[i] = uint32_t{cfg_.vlarb.high[i].vl} << 8 | cfg_.vlarb.high[i].weight;
+  for (size_t i = 0; i < cfg_.vlarb.low.size() && i < IBVP_VLARB_ENTRIES; ++i)
+    vlarb_low_reg_[i] = uint32_t{cfg_.vlarb.low[i].vl} << 8 | cfg_.vlarb.low[i].weight;
+  vlarb_high_limit_reg_ = cfg_.vlarb.high_limit;
 
   image_ = std::make_unique<FirmwareImage>(cfg_.firmware_image);
   install_firmware_guard(cfg_.firmware_watchdog != sc_core::SC_ZERO_TIME);
@@ -250,9 +321,55 @@ uint32_t Hca::reg_value(uint32_t off) const {
     case IBVP_REG_CMD_GO: return cmd_go_;
     case IBVP_REG_CMD_STATUS: return cmd_status_;
     case IBVP_REG_CMD_OUT: return cmd_out_;
+    case IBVP_REG_PORT_LMC: return lmc_;
+    case IBVP_REG_PORT_STATE: return port_state_;
+    case IBVP_REG_LINK_WIDTH: return width_code(cfg_.link_width);
+    case IBVP_REG_LINK_SPEED: return speed_code(cfg_.link_speed);
+    case IBVP_REG_LINK_SPEED_EXT: return speed_ext_code(cfg_.link_speed);
+    case IBVP_REG_NODE_GUID_LO: return static_cast<uint32_t>(cfg_.node_guid);
+    case IBVP_REG_NODE_GUID_HI: return static_cast<uint32_t>(cfg_.node_guid >> 32);
+    case IBVP_REG_PORT_GUID_LO: return static_cast<uint32_t>(cfg_.port_guid);
+    case IBVP_REG_PORT_GUID_HI: return static_cast<uint32_t>(cfg_.port_guid >> 32);
+    case IBVP_REG_VLARB_HIGH_LIMIT: return vlarb_high_limit_reg_;
     default: break;
   }
   if (off >= IBVP_REG_SL2VL_BASE && off < IBVP_REG_SL2VL_BASE + 16 * 4) return cfg_.sl2vl[(off - IBVP_REG_SL2VL_BASE) / 4];
+  if (off >= IBVP_REG_NODE_DESC_BASE && off < IBVP_REG_NODE_DESC_BASE + 64) {
+    uint32_t v = 0;
+    const std::string& d = cfg_.node_description;
+    for (uint32_t b = 0; b < 4; ++b) {
+      const size_t i = off - IBVP_REG_NODE_DESC_BASE + b;
+      if (i < d.size() && i < 64) v |= uint32_t{static_cast<uint8_t>(d[i])} << (8 * b);
+    }
+    return v;
+  }
+  if (off >= IBVP_REG_VLARB_HIGH_BASE && off < IBVP_REG_VLARB_HIGH_BASE + 4 * IBVP_VLARB_ENTRIES)
+    return vlarb_high_reg_[(off - IBVP_REG_VLARB_HIGH_BASE) / 4];
+  if (off >= IBVP_REG_VLARB_LOW_BASE && off < IBVP_REG_VLARB_LOW_BASE + 4 * IBVP_VLARB_ENTRIES)
+    return vlarb_low_reg_[(off - IBVP_REG_VLARB_LOW_BASE) / 4];
+  if (off >= IBVP_REG_PC_BASE && off < IBVP_REG_PC_BASE + 8 * IBVP_PC_COUNT) {
+    // A read of the low half latches the high half, so the firmware reads one 64-bit value
+    // although the counter moves between its two reads (the core waits at each HAL call).
+    if ((off - IBVP_REG_PC_BASE) % 8 != 0) return pc_latched_hi_;
+    const uint64_t v = port_counter((off - IBVP_REG_PC_BASE) / 8);
+    const_cast<Hca*>(this)->pc_latched_hi_ = static_cast<uint32_t>(v >> 32);
+    return static_cast<uint32_t>(v);
+  }
+  return 0;
+}
+
+uint64_t Hca::port_counter(uint32_t which) const {
+  const uint64_t now = sc_core::sc_time_stamp().value();
+  switch (which) {
+    case IBVP_PC_XMIT_BYTES: return counters_.bytes_tx;
+    case IBVP_PC_RCV_BYTES: return counters_.bytes_rx;
+    case IBVP_PC_XMIT_PKTS: return counters_.packets_tx;
+    case IBVP_PC_RCV_PKTS: return counters_.packets_rx;
+    case IBVP_PC_XMIT_WAIT_PS: return counters_.credit_blocked_ps + credit_wait_.port_open_ps(now);
+    case IBVP_PC_VL15_DROPPED: return counters_.vl15_dropped;
+    case IBVP_PC_RCV_ERRORS: return rcv_errors_;
+    case IBVP_PC_XMIT_DISCARDS: return counters_.xmit_discards;
+  }
   return 0;
 }
 
@@ -442,7 +559,40 @@ void Hca::hal_reg_write(uint32_t offset, uint32_t value) {
     case IBVP_REG_CMD_GO: cmd_go_ = value & 1; break;
     case IBVP_REG_CMD_STATUS: cmd_status_ = value; break;
     case IBVP_REG_CMD_OUT: cmd_out_ = value; break;
+    case IBVP_REG_PORT_LID: lid_ = static_cast<uint16_t>(value); break;
+    case IBVP_REG_PORT_LMC: lmc_ = static_cast<uint8_t>(value & 7); break;
+    case IBVP_REG_PORT_STATE:
+      if (value >= IBVP_PORT_DOWN && value <= IBVP_PORT_ACTIVE) {
+        port_state_ = static_cast<uint8_t>(value);
+        schedule_wake(agenda_.now_ps());  // data packets waiting may go (or be discarded)
+      }
+      break;
+    case IBVP_REG_VLARB_HIGH_LIMIT: vlarb_high_limit_reg_ = value & 0xFF; break;
+    case IBVP_REG_VLARB_COMMIT: {
+      // The tables as PortInfo and VLArbitrationTable give them: entries of weight 0 are
+      // unused (IBA 7.6.9), and the arbiter takes the used ones.
+      link::VlArbConfig c;
+      for (uint32_t r : vlarb_high_reg_)
+        if ((r & 0xFF) != 0) c.high.push_back({static_cast<uint8_t>(r >> 8 & 0xF), static_cast<uint8_t>(r & 0xFF)});
+      for (uint32_t r : vlarb_low_reg_)
+        if ((r & 0xFF) != 0) c.low.push_back({static_cast<uint8_t>(r >> 8 & 0xF), static_cast<uint8_t>(r & 0xFF)});
+      c.high_limit = static_cast<uint8_t>(vlarb_high_limit_reg_);
+      set_vlarb(c);
+      break;
+    }
     default:
+      if (offset >= IBVP_REG_SL2VL_BASE && offset < IBVP_REG_SL2VL_BASE + 16 * 4) {
+        cfg_.sl2vl[(offset - IBVP_REG_SL2VL_BASE) / 4] = static_cast<uint8_t>(value & 0xF);
+        break;
+      }
+      if (offset >= IBVP_REG_VLARB_HIGH_BASE && offset < IBVP_REG_VLARB_HIGH_BASE + 4 * IBVP_VLARB_ENTRIES) {
+        vlarb_high_reg_[(offset - IBVP_REG_VLARB_HIGH_BASE) / 4] = value & 0xFFFF;
+        break;
+      }
+      if (offset >= IBVP_REG_VLARB_LOW_BASE && offset < IBVP_REG_VLARB_LOW_BASE + 4 * IBVP_VLARB_ENTRIES) {
+        vlarb_low_reg_[(offset - IBVP_REG_VLARB_LOW_BASE) / 4] = value & 0xFFFF;
+        break;
+      }
       log_.push_back({sc_core::sc_time_stamp().value(), IBVP_LOG_WARN,
                       "firmware wrote read-only register " + std::to_string(offset)});
       break;
@@ -583,6 +733,29 @@ int Hca::hal_tx_release(uint32_t src_qp, uint32_t packets) {
   if (packets == 0) return 0;
   releases_[src_qp] += packets;
   schedule_wake(agenda_.now_ps());
+  return 0;
+}
+
+int Hca::hal_rx_read(uint32_t offset, void* buf, uint32_t len) {
+  hal_call();
+  if (rx_current_ == nullptr || !in_core_ || buf == nullptr) return -1;
+  const ib::Packet& p = *rx_current_->packet;
+  if (offset > p.payload_bytes || len > p.payload_bytes - offset) return -1;
+  if (p.payload.empty()) std::memset(buf, 0, len);  // a packet from a model that carries no content
+  else std::memcpy(buf, p.payload.data() + offset, len);
+  return 0;
+}
+
+int Hca::hal_mad_send(const ibvp_mad* m) {
+  hal_call();
+  if (m == nullptr || (m->dest_qp != 0 && m->dest_qp != 1)) return -1;
+  return queue_mad(datagram_of(*m), agenda_.now_ps()) ? 0 : -1;
+}
+
+int Hca::hal_mad_to_host(const ibvp_mad* m) {
+  hal_call();
+  if (m == nullptr || !mad_receiver_) return -1;
+  mad_receiver_(datagram_of(*m), agenda_.now_ps());
   return 0;
 }
 
@@ -766,6 +939,8 @@ void Hca::try_send() {
   uint16_t ready = 0;
   bool any_blocked = false;
   for (uint8_t vl = 0; vl < cfg_.data_vls; ++vl) {
+    // IBA 7.2: outside Active a port sends only SMPs; the data packets given to it go.
+    while (port_state_ != IBVP_PORT_ACTIVE && !txq_[vl].empty()) discard_tx_head(vl);
     if (txq_[vl].empty()) continue;
     const TxPacket& head = *txq_[vl].front();
     // A held packet (IBVP_TXF_HOLD) waits at the head of its VL for its release.
@@ -883,21 +1058,76 @@ void Hca::send_management(uint16_t dlid, uint32_t dst_node, uint32_t payload_byt
 }
 
 void Hca::send_mad(const ib::MadDatagram& m, uint64_t created_ps) {
-  if (m.dest_qp != 0)
-    throw std::invalid_argument("Hca::send_mad: only QP0 (SMPs on VL15) is carried so far, dest_qp " +
+  if (m.dest_qp != 0 && m.dest_qp != 1)
+    throw std::invalid_argument("Hca::send_mad: a MAD goes to QP0 (the SMI) or QP1 (the GSI), not dest_qp " +
                                 std::to_string(m.dest_qp));
+  const uint8_t vl = m.dest_qp == 0 ? ib::kVl15 : cfg_.sl2vl[m.sl & 15];
+  if (m.dest_qp == 1 && vl >= cfg_.data_vls)
+    throw std::invalid_argument("Hca::send_mad: SL " + std::to_string(m.sl) + " maps to no data VL of the port");
+  // Through the firmware: a directed-route SMP (MgmtClass 0x81 at byte 1), whose hop
+  // pointer the SMI steps before it leaves, and which is for this node's SMA with HopCount 0
+  // (IBA 14.2.2); and a MAD to the port's own LID, which never goes on the wire.
+  const bool directed = m.dest_qp == 0 && m.mad[1] == 0x81;
+  if (directed || takes_dlid(m.dlid)) {
+    loop_back_mad(m, vl, created_ps);
+    return;
+  }
+  queue_mad(m, created_ps);
+}
+
+void Hca::loop_back_mad(const ib::MadDatagram& m, uint8_t vl, uint64_t created_ps) {
+  ib::Packet* p = mad_packet(m, vl, created_ps);
+  --tx_built_;  // held as received from here (rx_held_)
+  auto* item = new RxItem{p, {}, true};
+  ibvp_rx_packet& i = item->info;
+  i.opcode = static_cast<uint8_t>(p->bth.opcode);
+  i.sl = p->lrh.sl;
+  i.vl = p->lrh.vl;
+  i.slid = p->lrh.slid;
+  i.dlid = p->lrh.dlid;
+  i.p_key = p->bth.p_key;
+  i.dest_qp = p->bth.dest_qp;
+  i.src_qp = p->deth.src_qp;
+  i.q_key = p->deth.q_key;
+  i.icrc_ok = 1;
+  i.vcrc_ok = 1;
+  i.payload_len = ib::kMadBytes;
+  ++rx_held_;
+  raise(IBVP_EV_MAD, IBVP_MAD_FROM_HOST, 0, item);
+}
+
+bool Hca::queue_mad(const ib::MadDatagram& m, uint64_t created_ps) {
+  const bool smi = m.dest_qp == 0;
+  // QP0 travels on VL15 (IBA 13.5.3); QP1 on the VL of its SL, like any UD datagram.
+  const uint8_t vl = smi ? ib::kVl15 : cfg_.sl2vl[m.sl & 15];
+  if (!smi && vl >= cfg_.data_vls) return false;
+  ib::Packet* p = mad_packet(m, vl, created_ps);
+  auto* t = new TxPacket{p, m.dest_qp, 0, m.dlid, 0, 0, p->size, vl, false, 0, false};
+  tx_live_.insert(t);
+  // A GMP takes room in its VL's tx buffer like data (tx_end gives it back).
+  if (!smi) tx_reserved_[vl] += t->bytes;
+  txq_[vl].push_back(t);
+  schedule_wake(agenda_.now_ps());
+  return true;
+}
+
+ib::Packet* Hca::mad_packet(const ib::MadDatagram& m, uint8_t vl, uint64_t created_ps) {
+  const bool smi = m.dest_qp == 0;
   ib::Packet* p = packets_.acquire();
   ++tx_built_;
-  p->lrh.vl = ib::kVl15;
-  p->lrh.sl = 0;
+  p->lrh.vl = vl;
+  p->lrh.sl = smi ? 0 : m.sl & 15;
   p->lrh.lnh = ib::Lnh::iba_local;
   p->lrh.dlid = m.dlid;
-  p->lrh.slid = lid_;
+  // A port without a LID sends from the permissive LID (IBA 14.2.2: directed route before
+  // the SM assigned LIDs).
+  p->lrh.slid = lid_ == 0 ? ib::kPermissiveLid : lid_;
   p->bth.opcode = ib::Opcode::ud_send_only;
   p->bth.p_key = m.p_key;
-  p->bth.dest_qp = 0;
+  p->bth.dest_qp = m.dest_qp;
   p->deth.q_key = m.q_key;
-  p->deth.src_qp = 0;  // QP0's packets always name QP0 as source (IBA 13.5.3)
+  // QP0's packets always name QP0 as source, QP1's QP1 (IBA 13.5.3).
+  p->deth.src_qp = m.dest_qp;
   p->payload.assign(m.mad.begin(), m.mad.end());
   p->payload_bytes = ib::kMadBytes;
   p->finalize_lengths();
@@ -905,10 +1135,19 @@ void Hca::send_mad(const ib::MadDatagram& m, uint64_t created_ps) {
   p->src_node = node_;
   p->dst_node = node_;  // not known to the port: a directed-route SMP names no destination
   p->created = sc_core::sc_time::from_value(created_ps);
-  auto* t = new TxPacket{p, 0, 0, m.dlid, 0, 0, p->size, ib::kVl15, false, 0, false};
-  tx_live_.insert(t);
-  txq_[ib::kVl15].push_back(t);
-  schedule_wake(agenda_.now_ps());
+  return p;
+}
+
+void Hca::discard_tx_head(uint8_t vl) {
+  TxPacket* t = txq_[vl].front();
+  txq_[vl].pop_front();
+  counters_.xmit_discards++;
+  t->packet->drop = ib::DropReason::ca_discard;
+  probe_.drop(*t->packet, node_, agenda_.now_ps());
+  packets_.release(t->packet);
+  t->packet = nullptr;
+  --tx_built_;
+  tx_end(t);  // its tx buffer room, and TX_DONE when the firmware asked for it
 }
 
 void Hca::tx_end(TxPacket* t) {
@@ -975,23 +1214,13 @@ void Hca::rx_head(ib::Packet* p) {
 }
 
 void Hca::rx_ready(ib::Packet* p) {
-  if (p->lrh.vl == ib::kVl15) {
-    // The port's management agent takes the MAD after the rx pipeline (counted, not
-    // answered: docs/hca.md). Its VL15 space frees then; VL15 returns no credit.
-    ++management_received_;
+  const bool vl15 = p->lrh.vl == ib::kVl15;
+  if (vl15) ++management_received_;
+  if (vl15 && !(carries_mad(*p) && p->bth.dest_qp == 0)) {
+    // A VL15 packet without MAD bytes (the control section's, docs/control.md): the port's
+    // management agent counts it after the rx pipeline. Its VL15 space frees then; VL15
+    // returns no credit.
     probe_.deliver(*p, node_, p->hop_tail_ps);
-    if (mad_receiver_ && p->payload.size() == ib::kMadBytes && p->bth.dest_qp == 0) {
-      ib::MadDatagram m;
-      m.dlid = p->lrh.dlid;
-      m.slid = p->lrh.slid;
-      m.sl = p->lrh.sl;
-      m.dest_qp = p->bth.dest_qp;
-      m.src_qp = p->deth.src_qp;
-      m.q_key = p->deth.q_key;
-      m.p_key = p->bth.p_key;
-      std::copy(p->payload.begin(), p->payload.end(), m.mad.begin());
-      mad_receiver_(m, agenda_.now_ps());
-    }
     buffers_.release(ib::kVl15, ib::blocks_for(p->size));
     packets_.release(p);
     return;
@@ -1009,10 +1238,16 @@ void Hca::rx_ready(ib::Packet* p) {
   }
   // A CA port takes packets to its LID and to any MLID (IBA 10.5): which of its QPs
   // joined the group is the firmware's to know (IBVP_CMD_ATTACH_MCAST); it drops the rest.
+  // A directed-route SMP arrives with the permissive DLID (IBA 14.2.2), also before the
+  // port has a LID.
   const uint16_t dlid = r.packet.lrh.dlid;
-  const bool to_port = dlid == lid_ || (dlid >= IBVP_MLID_FIRST && dlid <= IBVP_MLID_LAST);
-  if (!r.ok || !r.icrc_ok || !r.vcrc_ok || !to_port) {
+  const bool to_port = takes_dlid(dlid) || (dlid >= IBVP_MLID_FIRST && dlid <= IBVP_MLID_LAST) ||
+                       (vl15 && dlid == ib::kPermissiveLid);
+  // IBA 7.2: in Down and Init a port takes only SMPs.
+  const bool port_takes = vl15 || port_state_ >= IBVP_PORT_ARMED;
+  if (!r.ok || !r.icrc_ok || !r.vcrc_ok || !to_port || !port_takes) {
     ++rx_dropped_;
+    ++rcv_errors_;
     p->drop = ib::DropReason::ca_discard;
     probe_.drop(*p, node_, agenda_.now_ps());
     rx_discard(p);
@@ -1057,12 +1292,14 @@ void Hca::rx_ready(ib::Packet* p) {
   probe_.deliver(*p, node_, p->hop_tail_ps);
   if (observer_) observer_->on_packet_in(node_, i, agenda_.now_ps());
   ++rx_held_;
-  raise(IBVP_EV_RX_PACKET, 0, 0, item);
+  // QP0 and QP1 are the firmware's (IBA 13.5): their MADs come as IBVP_EV_MAD.
+  raise(vl15 || (carries_mad(*p) && p->bth.dest_qp == 1) ? IBVP_EV_MAD : IBVP_EV_RX_PACKET, 0, 0, item);
 }
 
 void Hca::finish_rx(RxItem* item) {
   --rx_held_;
-  rx_discard(item->packet);
+  if (item->loopback) packets_.release(item->packet);
+  else rx_discard(item->packet);
   delete item;
 }
 
@@ -1071,6 +1308,7 @@ void Hca::rx_discard(ib::Packet* p) {
   const uint32_t blocks = ib::blocks_for(p->size);
   buffers_.release(vl, blocks);
   packets_.release(p);
+  if (vl == ib::kVl15) return;  // VL15 is not flow controlled: no credit (IBA 7.9.4)
   tlm::tlm_generic_payload* gp = payloads_.acquire();
   link::FabricExt& e = link::PayloadPool::ext(*gp);
   e.kind = link::FabricExt::Kind::credit;

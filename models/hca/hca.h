@@ -71,6 +71,18 @@ struct HcaConfig {
   uint32_t max_qps = 1024;         // QPNs with doorbells
   uint32_t doorbell_classes = 4;   // priority classes of doorbell queues
 
+  // What the port's subnet management agent reports (IBA 14.2.5; the firmware's SMA reads
+  // them from registers): GUIDs and NodeDescription from the topology, the link as cabled,
+  // and the PortState the port starts in. Active: the subnet manager programmed the fabric
+  // out of band before the run; an in-band SM starts the ports in Init (IBA 7.2).
+  uint64_t node_guid = 0;
+  uint64_t port_guid = 0;
+  std::string node_description;
+  uint8_t lmc = 0;  // the port takes DLIDs lid .. lid + 2^lmc - 1 (IBA 7.11.1)
+  link::Width link_width = link::Width::x4;
+  link::Speed link_speed = link::Speed::sdr;
+  uint8_t port_state = IBVP_PORT_ACTIVE;
+
   std::string firmware_image;  // path of the image (.so)
   std::string firmware_args;   // passed to ibvp_fw_init
   // Wall-clock limit of one firmware call (an event's handler, init, fini) before the run is
@@ -108,7 +120,12 @@ class Hca : public sc_core::sc_module {
   const link::VlArbConfig& vlarb() const { return arbiter_.config(); }
 
   uint32_t node() const { return node_; }
+  // The port's base LID, LMC and PortState: the builder's until the SM sets them in band
+  // (the firmware's SMA writes IBVP_REG_PORT_LID, _LMC, _STATE).
   uint16_t lid() const { return lid_; }
+  uint8_t lmc() const { return lmc_; }
+  uint8_t port_state() const { return port_state_; }
+  const std::array<uint8_t, 16>& sl2vl() const { return cfg_.sl2vl; }
   const HcaConfig& config() const { return cfg_; }
   const FirmwareImage& firmware() const { return *image_; }
   const link::PortCounters& counters() const { return counters_; }
@@ -151,13 +168,17 @@ class Hca : public sc_core::sc_module {
   // Management packets received on VL15 and consumed by the port's management agent.
   uint64_t management_received() const { return management_received_; }
 
-  // Host management software on QP0 (issue 16): an SM or an external umad client sends a
-  // MAD from this port (the port writes its LID as SLID) and receives the MADs that arrive
-  // for it. The port carries the 256 bytes in the packet's payload, so captures and the
-  // receiver see the MAD byte for byte. Only QP0 (VL15) so far: dest_qp other than 0
-  // throws std::invalid_argument.
+  // Host management software on QP0 and QP1 (issue 16): an SM or an external umad client
+  // sends a MAD from this port (the port writes its LID as SLID, the permissive LID while it
+  // has none) and receives the MADs the firmware passes up: responses, traps, reports and
+  // the requests its SMA and PMA do not serve (docs/hca.md, Management datagrams). The port
+  // carries the 256 bytes in the packet's payload, so captures and the receiver see the MAD
+  // byte for byte. QP0 goes on VL15 without credits, QP1 (the GSI) on the VL of m.sl, credited
+  // like data. Directed-route SMPs pass through the firmware's SMI (which steps their hop
+  // pointer, IBA 14.2.2), as do MADs to the port's own LID (answered without the wire). Any
+  // other dest_qp, or an SL the port maps to no data VL, throws std::invalid_argument.
   void send_mad(const ib::MadDatagram& m, uint64_t created_ps);
-  // `at_ps`: simulated time the MAD reached the port's management interface.
+  // `at_ps`: simulated time the firmware handed the MAD to the host.
   using MadReceiver = std::function<void(const ib::MadDatagram& m, uint64_t at_ps)>;
   void set_mad_receiver(MadReceiver r) { mad_receiver_ = std::move(r); }
 
@@ -286,6 +307,18 @@ class Hca : public sc_core::sc_module {
   uint32_t hal_tx_space(uint32_t vl);
   int hal_tx_post(const ibvp_tx_desc* d);
   int hal_tx_release(uint32_t src_qp, uint32_t packets);
+  int hal_rx_read(uint32_t offset, void* buf, uint32_t len);
+  int hal_mad_send(const ibvp_mad* m);
+  int hal_mad_to_host(const ibvp_mad* m);
+  // A MAD's UD SEND Only into the port's VL15 queue (QP0) or its SL's data VL queue (QP1);
+  // false when the SL maps to no data VL.
+  bool queue_mad(const ib::MadDatagram& m, uint64_t created_ps);
+  ib::Packet* mad_packet(const ib::MadDatagram& m, uint8_t vl, uint64_t created_ps);
+  // A MAD the host sends to its own port goes to the firmware without the wire.
+  void loop_back_mad(const ib::MadDatagram& m, uint8_t vl, uint64_t created_ps);
+  bool takes_dlid(uint16_t dlid) const { return lid_ != 0 && dlid >= lid_ && uint32_t{dlid} - lid_ < (1u << lmc_); }
+  uint64_t port_counter(uint32_t which) const;  // IBVP_PC_*
+  void discard_tx_head(uint8_t vl);             // a data packet given to a port that is not Active
   int hal_rx_scatter(uint32_t offset, uint64_t address, uint32_t len);
   int hal_timer_set(uint32_t id, uint64_t delay_ps);
   int hal_timer_cancel(uint32_t id);
@@ -299,6 +332,12 @@ class Hca : public sc_core::sc_module {
   uint32_t node_;
   uint16_t lid_;
   HcaConfig cfg_;
+  uint8_t lmc_ = 0;
+  uint8_t port_state_ = IBVP_PORT_ACTIVE;
+  std::array<uint32_t, IBVP_VLARB_ENTRIES> vlarb_high_reg_{}, vlarb_low_reg_{};  // staged (VLARB_COMMIT)
+  uint32_t vlarb_high_limit_reg_ = 0;
+  uint32_t pc_latched_hi_ = 0;  // IBVP_REG_PC_*: the high half latched by the low half's read
+  uint64_t rcv_errors_ = 0;     // IBVP_PC_RCV_ERRORS
   link::LinkRate rate_;
   ib::PacketPool& packets_;
   link::PayloadPool& payloads_;

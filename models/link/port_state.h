@@ -182,6 +182,9 @@ class CreditWaitClock {
       port_since_ = kIdle;
     }
   }
+  // The port's wait still open at `now` (not yet in credit_blocked_ps): what a counter read
+  // mid-wait adds (the PMA's PortXmitWait, IBA 16.1.3.5).
+  uint64_t port_open_ps(uint64_t now) const { return port_since_ == kIdle ? 0 : now - port_since_; }
   void close_all(uint64_t now, PortCounters& c) {
     for (uint8_t vl = 0; vl < ib::kMaxVls; ++vl) sample(vl, false, now, c);
     sample_port(false, now, c);

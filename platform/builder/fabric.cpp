@@ -520,8 +520,15 @@ void Fabric::build_nodes() {
       const int l = t.link_at(n, 1);
       const link::LinkRate rate(t.links.at(static_cast<size_t>(l)).cfg);
       try {
-        hosts_[n] = std::make_unique<driver::HostNode>(name.c_str(), n, node.lid, host_node_config(scenario_), rate,
-                                                       packets_, payloads_, probe_);
+        // What the HCA's SMA reports (NodeInfo, PortInfo, NodeDescription): this node's.
+        driver::HostNodeConfig hc = host_node_config(scenario_);
+        hc.hca.node_guid = topo::node_guid(t, n);
+        hc.hca.port_guid = topo::port_guid(t, n);
+        hc.hca.node_description = topo::node_description(node);
+        hc.hca.lmc = node.lmc;
+        hc.hca.link_width = t.links.at(static_cast<size_t>(l)).cfg.width;
+        hc.hca.link_speed = t.links.at(static_cast<size_t>(l)).cfg.speed;
+        hosts_[n] = std::make_unique<driver::HostNode>(name.c_str(), n, node.lid, hc, rate, packets_, payloads_, probe_);
       } catch (const hca::FirmwareInitRefused& e) {
         // Only the image can tell whether it takes its arguments: asked here, before the run.
         throw ConfigError(scenario_.source, "hca.firmware_args", 0, e.what(),
