@@ -32,6 +32,7 @@ struct PortStatus {
 };
 
 // The status of endpoint `node`'s CA port 1 from the topology (LID, LMC; Active when cabled).
+// A served fabric (serve.cpp) reads LID, LMC and PortState from the HCA's SMA instead.
 PortStatus topology_port_status(const topo::Topology& t, uint32_t node);
 
 // NodeInfo of endpoint `node` (a CA with one port, answering on port 1).

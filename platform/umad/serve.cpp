@@ -154,6 +154,16 @@ ServeResult serve_umad(const Scenario& scenario, const ServeOptions& o) {
                       udp ? "stop the other server or choose another --umad-port"
                           : "stop the other server or choose another --umad-socket NAME (clients set IBSIM_SOCKNAME=NAME)");
   }
+  // What libumad2sim puts in sysfs is the port as it is now: the LID, LMC and PortState the
+  // HCA's SMA holds (an SM may have changed them in band since the build).
+  server->port_status = [&](uint32_t node) {
+    PortStatus s = topology_port_status(t, node);
+    const hca::Hca& h = fabric.host_at(node)->hca;
+    s.lid = h.lid();
+    s.lmc = h.lmc();
+    s.state = h.port_state();
+    return s;
+  };
   std::vector<nlohmann::ordered_json> attaches;
   server->on_attach = [&](uint32_t c, bool attached) {
     const ClientSlot& cl = server->client(c);

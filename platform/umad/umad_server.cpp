@@ -103,6 +103,14 @@ PortStatus Server::status_of(uint32_t client) const {
   PortStatus s = port_status ? port_status(node) : topology_port_status(topology_, node);
   // IBA 14.2.5.6: CapabilityMask.IsSM is set while an SM runs behind the port.
   if (sm_client_at(node)) s.capability_mask |= 1u << 1;
+  // MasterSMLID: the LID of the host an SM client runs on (one SM per subnet here), so tools
+  // that ask the SA (saquery) find it while the SM runs.
+  if (s.sm_lid == 0)
+    for (const ClientSlot& c : clients_)
+      if (c.attached && c.issm) {
+        s.sm_lid = (port_status ? port_status(c.node) : topology_port_status(topology_, c.node)).lid;
+        break;
+      }
   return s;
 }
 

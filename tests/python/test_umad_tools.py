@@ -125,3 +125,155 @@ def test_serving_a_fabric_of_fabric_only_endpoints_is_refused_naming_endpoint_mo
 def test_serve_umad_raises_with_the_servers_message_when_it_does_not_start(tmp_path: Path) -> None:
     with pytest.raises(RuntimeError, match=r"status 2.*--umad-host"):
         umad.serve_umad(FABRIC, tmp_path / "out", serve_for=5, host="nosuch", sim=SIM)
+
+# ---- the real tools over the SMAs of the switches and HCAs (issue 16) -------------------
+
+needs_sm_tools = pytest.mark.skipif(
+    not Path(umad.LIBUMAD2SIM).exists() or not all(shutil.which(t) for t in ("ibnetdiscover", "ibroute", "opensm")),
+    reason="Debian's ibsim-utils, infiniband-diags and opensm are not installed (make deps)")
+
+SWITCH_PORTS = {"s1": 4, "s2": 4}
+LINKS = [("s1", 1, "s2", 1), ("s1", 2, "h1", 1), ("s1", 3, "h2", 1), ("s2", 2, "h3", 1), ("s2", 3, "h4", 1)]
+NAME_OF_GUID = {node_guid(n): n for n in INDEX}
+
+
+def parse_ibnetdiscover(text: str) -> tuple[dict, set, dict]:
+    """ibnetdiscover's topology output: nodes by GUID (type, ports, description), the links
+    as pairs of (GUID, port), and each node's LID and each CA port's rate."""
+    import re
+    header = re.compile(r'^(Switch|Ca)\s+(\d+)\s+"[SH]-([0-9a-f]+)"\s+#\s+"([^"]*)"(.*)$')
+    port = re.compile(r'^\[(\d+)\](?:\([0-9a-f]+\))?\s+"[SH]-([0-9a-f]+)"\[(\d+)\](?:\([0-9a-f]+\))?\s*#(.*)$')
+    nodes: dict[int, tuple[str, int, str]] = {}
+    links: set[frozenset] = set()
+    info: dict[str, str] = {}
+    current = None
+    for line in text.splitlines():
+        if m := header.match(line):
+            current = int(m.group(3), 16)
+            nodes[current] = (m.group(1), int(m.group(2)), m.group(4))
+            if lid := re.search(r"\blid (\d+)", m.group(5)):
+                info[f"lid:{current:x}"] = lid.group(1)
+        elif (m := port.match(line)) and current is not None:
+            links.add(frozenset({(current, int(m.group(1))), (int(m.group(2), 16), int(m.group(3)))}))
+            comment = m.group(4)
+            if nodes[current][0] == "Ca":
+                if lid := re.search(r"\blid (\d+)", comment):
+                    info[f"lid:{current:x}"] = lid.group(1)
+                if rate := re.search(r"\b(\d+x[A-Z]+)\s*$", comment.strip()):
+                    info[f"rate:{current:x}"] = rate.group(1)
+    return nodes, links, info
+
+
+@needs_sm_tools
+def test_ibnetdiscover_prints_the_fabric_that_was_loaded(tmp_path: Path) -> None:
+    with umad.serve_umad(FABRIC, tmp_path / "out", serve_for=120, sim=SIM) as srv:
+        r = srv.tool(["ibnetdiscover"], host="h1", timeout=120)
+    assert r.returncode == 0, r.stderr
+    nodes, links, info = parse_ibnetdiscover(r.stdout)
+    want_nodes = {node_guid(n): ("Switch" if n in SWITCH_PORTS else "Ca", SWITCH_PORTS.get(n, 1), n) for n in INDEX}
+    assert nodes == want_nodes
+    # A switch's external ports face their peers; a CA's port 1 (ibnetdiscover names a CA by
+    # its node GUID, the link by the port number).
+    want_links = {frozenset({(node_guid(a), pa), (node_guid(b), pb)}) for a, pa, b, pb in LINKS}
+    assert links == want_links
+    for n in INDEX:
+        assert info[f"lid:{node_guid(n):x}"] == str(LID[n]), n
+        if n not in SWITCH_PORTS:
+            assert info[f"rate:{node_guid(n):x}"] == "4xQDR", n
+
+
+def lft_of(text: str) -> dict[int, int]:
+    """ibroute's unicast table: DLID -> output port."""
+    import re
+    out = {}
+    for line in text.splitlines():
+        if m := re.match(r"^0x([0-9a-f]+)\s+(\d+)\s+:", line.strip()):
+            out[int(m.group(1), 16)] = int(m.group(2))
+    return out
+
+
+@needs_sm_tools
+def test_opensm_brings_the_fabric_up_and_its_lfts_read_back_with_ibroute_route_every_pair(tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    osm = tmp_path / "opensm"
+    osm.mkdir()
+    # Every file OpenSM writes goes to the test's directory: log, cache, dumps.
+    osm_env = {"OSM_CACHE_DIR": str(osm), "OSM_TMP_DIR": str(osm)}
+    with umad.serve_umad(FABRIC, out, serve_for=600, sim=SIM) as srv:
+        r = srv.tool(["opensm", "-o", "-f", str(osm / "opensm.log"), "--dump_files_dir", str(osm)],
+                     host="h1", extra_env=osm_env, timeout=300)
+        log = (osm / "opensm.log").read_text(errors="replace")
+        assert r.returncode == 0, r.stdout + r.stderr + log[-3000:]
+        assert "SUBNET UP" in log, log[-3000:]
+        lfts = {}
+        for sw in SWITCH_PORTS:
+            q = srv.tool(["ibroute", str(LID[sw])], host="h2", timeout=60)
+            assert q.returncode == 0, q.stderr
+            lfts[sw] = lft_of(q.stdout)
+        states = {}
+        for n in INDEX:
+            ports = range(1, 4) if n in SWITCH_PORTS else [1]
+            for p in ports:
+                q = srv.tool(["smpquery", "portinfo", str(LID[n]), str(p)], host="h3", timeout=60)
+                assert q.returncode == 0, q.stderr
+                states[(n, p)] = "Active" in next(l for l in q.stdout.splitlines() if l.startswith("LinkState"))
+    assert all(states.values()), states
+    # Every pair of hosts: from the source's switch, follow the LFTs across the cables.
+    peer = {}
+    for a, pa, b, pb in LINKS:
+        peer[(a, pa)] = (b, pb)
+        peer[(b, pb)] = (a, pa)
+    hosts = [n for n in INDEX if n not in SWITCH_PORTS]
+    for src in hosts:
+        for dst in hosts:
+            if src == dst:
+                continue
+            at, hops = peer[(src, 1)][0], 0
+            while at in SWITCH_PORTS and hops < 4:
+                port = lfts[at].get(LID[dst])
+                assert port is not None, f"{at} has no route to {dst} (LID {LID[dst]})"
+                at, hops = peer[(at, port)][0], hops + 1
+            assert at == dst, f"{src} -> {dst} ends at {at}"
+    # OpenSM programmed the tables in band: its LFT Sets crossed the fabric and were answered.
+    rows_ = rows(out)
+    sets = {x["tid"] for x in rows_ if x["event"] == "to_fabric" and x["method"] == "0x02" and x["attr_id"] == "0x0019"}
+    answered = {x["tid"] for x in rows_ if x["event"] == "to_client" and x["attr_id"] == "0x0019"}
+    assert sets and sets <= answered
+
+
+@needs_sm_tools
+def test_perfquery_reads_a_hosts_port_counters_over_qp1_through_the_fabric(tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    with umad.serve_umad(FABRIC, out, serve_for=120, sim=SIM) as srv:
+        r = srv.tool(["perfquery", str(LID["h3"]), "1"], host="h1", timeout=60)
+    assert r.returncode == 0, r.stderr
+    assert f"Lid {LID['h3']} port 1" in r.stdout
+    counters = dict(line.split(":", 1) for line in r.stdout.splitlines() if ":" in line and not line.startswith("#"))
+    assert int(counters["PortRcvPkts"].strip(". ")) >= 1  # at least this GMP's request
+    log = rows(out)
+    gmp = [x for x in log if x["event"] == "to_fabric" and x["mgmt_class"] == "0x04"]
+    assert gmp and all(x["dest_qp"] == "1" and x["dlid"] == str(LID["h3"]) for x in gmp)
+    answered = {x["tid"] for x in log if x["event"] == "to_client" and x["mgmt_class"] == "0x04" and x["method"] == "0x81"}
+    assert {x["tid"] for x in gmp} <= answered
+
+
+def discovery_times(tmp_path: Path, run: int) -> list[tuple]:
+    out = tmp_path / f"run{run}"
+    with umad.serve_umad(FABRIC, out, serve_for=120, sim=SIM) as srv:
+        r = srv.tool(["ibnetdiscover"], host="h2", timeout=120)
+    assert r.returncode == 0, r.stderr
+    # Everything but the wall time and the TIDs, which libibmad draws at random per process.
+    keys = ("sim_ps", "event", "dlid", "slid", "dest_qp", "mgmt_class", "method", "attr_id", "attr_mod", "status",
+            "hop_count")
+    return [tuple(x[k] for k in keys) for x in rows(out)]
+
+
+@needs_sm_tools
+def test_ibnetdiscover_sees_the_same_simulated_times_on_every_run(tmp_path: Path) -> None:
+    # ibnetdiscover keeps two SMPs on the wire: a response reaches it while the other SMP
+    # travels, and the fabric waits for its reaction (serve.h's settle rule) however the
+    # wall clock goes.
+    first = discovery_times(tmp_path, 1)
+    assert len(first) > 20
+    for run in (2, 3):
+        assert discovery_times(tmp_path, run) == first
