@@ -277,3 +277,39 @@ def test_ibnetdiscover_sees_the_same_simulated_times_on_every_run(tmp_path: Path
     assert len(first) > 20
     for run in (2, 3):
         assert discovery_times(tmp_path, run) == first
+
+
+def free_udp_ports(count: int) -> int:
+    """A base port with `count` free UDP ports on 127.0.0.1 from it."""
+    import random
+    import socket
+    rng = random.Random(os.getpid())
+    for _ in range(200):
+        base = rng.randrange(20000, 60000)
+        socks = []
+        try:
+            for p in range(base, base + count):
+                s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+                socks.append(s)
+                s.bind(("127.0.0.1", p))
+            return base
+        except OSError:
+            continue
+        finally:
+            for s in socks:
+                s.close()
+    raise RuntimeError("no free UDP port range")
+
+
+@needs_sm_tools
+def test_over_udp_ibnetdiscover_finds_every_node(tmp_path: Path) -> None:
+    # Remote mode: IBSIM_SERVER_NAME and IBSIM_SERVER_PORT, control on the port, client i's
+    # data on port + i + 1; the server listens on 127.0.0.1 only.
+    port = free_udp_ports(11)
+    with umad.serve_umad(FABRIC, tmp_path / "out", serve_for=120, udp_port=port, sim=SIM) as srv:
+        assert srv.env == {"IBSIM_SERVER_NAME": "127.0.0.1", "IBSIM_SERVER_PORT": str(port)}
+        r = srv.tool(["ibnetdiscover"], host="h4", timeout=120)
+    assert r.returncode == 0, r.stderr
+    nodes, links, _ = parse_ibnetdiscover(r.stdout)
+    assert set(nodes) == {node_guid(n) for n in INDEX}
+    assert len(links) == len(LINKS)
