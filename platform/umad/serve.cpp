@@ -18,6 +18,7 @@
 
 #include "platform/builder/fabric.h"
 #include "platform/params/config_error.h"
+#include "platform/scenario/output_paths.h"
 #include "platform/umad/mad_log.h"
 
 namespace ibvp::umad {
@@ -109,7 +110,11 @@ ServeResult serve_umad(const Scenario& scenario, const ServeOptions& o) {
     default_host = *h;
   }
 
-  if (!o.out_dir.empty()) std::filesystem::create_directories(o.out_dir);
+  if (!o.out_dir.empty()) {
+    std::filesystem::create_directories(o.out_dir);
+    // The scenario's own outputs (captures) are checked as a normal run checks them.
+    prepare_output_files(scenario, o.out_dir);
+  }
   Fabric fabric(scenario, o.out_dir);
   const topo::Topology& t = fabric.scenario().topology;
   sc_core::sc_start(sc_core::SC_ZERO_TIME);
