@@ -313,3 +313,20 @@ def test_over_udp_ibnetdiscover_finds_every_node(tmp_path: Path) -> None:
     nodes, links, _ = parse_ibnetdiscover(r.stdout)
     assert set(nodes) == {node_guid(n) for n in INDEX}
     assert len(links) == len(LINKS)
+
+
+@needs_sm_tools
+def test_a_capture_of_a_served_run_holds_the_tools_mads_as_tshark_dissects_them(tmp_path: Path) -> None:
+    tshark = shutil.which("tshark")
+    assert tshark, "tshark is not installed: run `make deps`"
+    out = tmp_path / "out"
+    with umad.serve_umad(FABRIC, out, serve_for=60, sim=SIM,
+                         overrides=["outputs.pcaps=[{node: h1, port: 1, file: h1.pcap}]"]) as srv:
+        r = srv.tool(["smpquery", "nodeinfo", str(LID["h3"])], host="h1")
+    assert r.returncode == 0, r.stderr
+    fields = subprocess.run([tshark, "-r", str(out / "h1.pcap"), "-T", "fields", "-E", "separator=|",
+                             "-e", "infiniband.lrh.dlid", "-e", "infiniband.lrh.slid", "-e", "infiniband.mad.method",
+                             "-e", "infiniband.mad.attributeid", "-e", "_ws.malformed"],
+                            check=True, capture_output=True, text=True).stdout.split()
+    # SubnGet(NodeInfo) out of h1 to h3, GetResp back: LIDs, method and attribute as sent.
+    assert fields == [f"{LID['h3']}|{LID['h1']}|0x01|0x0011|", f"{LID['h1']}|{LID['h3']}|0x81|0x0011|"]
