@@ -19,6 +19,7 @@
 #include "platform/builder/fabric.h"
 #include "platform/params/config_error.h"
 #include "platform/scenario/output_paths.h"
+#include "platform/umad/client_watch.h"
 #include "platform/umad/mad_log.h"
 
 namespace ibvp::umad {
@@ -64,24 +65,6 @@ struct Outstanding {
 };
 
 const char* kCommandLine = "command line";
-
-// Whether process `pid` is blocked: every thread sleeping (S), stopped or gone; running (R)
-// or in uninterruptible sleep (D) counts as busy. A process whose threads cannot be read
-// (another PID namespace, gone) counts as blocked: nothing is waited for.
-bool process_blocked(uint32_t pid) {
-  const std::string dir = "/proc/" + std::to_string(pid) + "/task";
-  std::error_code ec;
-  for (const auto& task : std::filesystem::directory_iterator(dir, ec)) {
-    std::ifstream f(task.path() / "stat");
-    std::string stat((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
-    // "tid (comm) S ...": the state follows the last ')' (comm may hold parentheses).
-    const size_t close = stat.rfind(')');
-    if (close == std::string::npos || close + 2 >= stat.size()) continue;
-    const char state = stat[close + 2];
-    if (state == 'R' || state == 'D') return false;
-  }
-  return true;
-}
 
 }  // namespace
 
