@@ -330,3 +330,17 @@ def test_a_capture_of_a_served_run_holds_the_tools_mads_as_tshark_dissects_them(
                             check=True, capture_output=True, text=True).stdout.split()
     # SubnGet(NodeInfo) out of h1 to h3, GetResp back: LIDs, method and attribute as sent.
     assert fields == [f"{LID['h3']}|{LID['h1']}|0x01|0x0011|", f"{LID['h1']}|{LID['h3']}|0x81|0x0011|"]
+
+
+def test_ibvp_serve_umad_runs_the_server_and_exits_with_its_status(tmp_path: Path) -> None:
+    import sys
+    env = dict(os.environ, IBVP_SIM=SIM)
+    ok = subprocess.run([sys.executable, "-m", "ibvp", "serve-umad", str(FABRIC), "--out", str(tmp_path / "out"),
+                         "--serve-for", "0.3", "--socket", f"ibvp-cli-{os.getpid()}"],
+                        capture_output=True, text=True, env=env, timeout=60)
+    assert ok.returncode == 0, ok.stderr
+    assert f"ready: IBSIM_SOCKNAME=ibvp-cli-{os.getpid()} ibsim-run" in ok.stdout
+    assert json.loads((tmp_path / "out" / "umad.json").read_text())["stopped_by"] == "serve_for"
+    bad = subprocess.run([sys.executable, "-m", "ibvp", "serve-umad", str(FABRIC), "--out", str(tmp_path / "bad"),
+                          "--host", "nosuch"], capture_output=True, text=True, env=env, timeout=60)
+    assert bad.returncode == 2 and "--umad-host" in bad.stderr
