@@ -251,8 +251,9 @@ uint16_t Sma::port_info(bool set, uint32_t modifier, Data& d, uint16_t in_port) 
     pi.master_sm_sl = want.master_sm_sl;
     pi.subnet_timeout = want.subnet_timeout;
     pi.client_reregister = want.client_reregister;
-    if (want.link_width_enabled) pi.link_width_enabled = want.link_width_enabled;
-    if (want.link_speed_enabled) pi.link_speed_enabled = want.link_speed_enabled;
+    // 0 is no change; 255 (width) and 15 (speed) mean "what is supported" (IBA 14.2.5.6).
+    if (want.link_width_enabled) pi.link_width_enabled = want.link_width_enabled == 255 ? 0 : want.link_width_enabled;
+    if (want.link_speed_enabled) pi.link_speed_enabled = want.link_speed_enabled == 15 ? 0 : want.link_speed_enabled;
     if (want.neighbor_mtu) pi.neighbor_mtu = want.neighbor_mtu;
     if (want.operational_vls) pi.operational_vls = want.operational_vls;
     if (port == 0) {

@@ -238,11 +238,12 @@ void Switch::routed(uint16_t in_port, ib::Packet* p) {
   const uint8_t out_port = p->lrh.dlid == ib::kPermissiveLid ? 0 : select_output(in_port, *p);
   if (out_port == Lft::kNoRoute) return drop(in_port, p, ib::DropReason::no_route);
   if (out_port == 0) {
-    // Addressed to this switch's management port: an SMP waits for the SMA (its tail in, then
-    // sma_delay); anything else is consumed when the tail is in.
+    // Addressed to this switch's management port: an SMP waits for the SMA, which takes one
+    // at a time, sma_delay each, once its tail is in; anything else is consumed at its tail.
     const uint64_t tail = std::max(p->hop_tail_ps, agenda_.now_ps());
-    if (is_smp(*p)) agenda_.push_at(tail + cfg_.sma_delay.value(), kSmi, in_port, 0, p);
-    else agenda_.push_at(tail, kDeliverLocal, in_port, 0, p);
+    if (!is_smp(*p)) return agenda_.push_at(tail, kDeliverLocal, in_port, 0, p);
+    sma_busy_until_ = std::max(tail, sma_busy_until_) + cfg_.sma_delay.value();
+    agenda_.push_at(sma_busy_until_, kSmi, in_port, 0, p);
     return;
   }
   // A route back out of the input port, or to a port without a cable, is a table error.

@@ -109,8 +109,9 @@ struct SwitchConfig {
   uint8_t switch_life = kLifetimeInfinite;
   DropPolicy drop_policy = DropPolicy::all;
   std::vector<LifetimeOverride> lifetime_overrides;  // read by the builder, not the switch
-  // The subnet management agent's time (sma.h, docs/management.md): from an SMP's tail at
-  // the switch to its answer (or, directed route, its forwarding) leaving management port 0.
+  // The subnet management agent's time per SMP (sma.h, docs/management.md): from an SMP's
+  // tail at the switch, or the end of the SMP before it, to its answer (or, directed route,
+  // its forwarding) requesting its output.
   sc_core::sc_time sma_delay = sc_core::sc_time(1, sc_core::SC_US);
 
   static Sl2VlTable default_sl2vl(uint8_t data_vls);
@@ -420,6 +421,7 @@ class Switch : public sc_core::sc_module {
   // rate_candidate: which connections it has met in this pass (== seen_epoch_).
   mutable std::vector<uint32_t> seen_;
   mutable uint32_t seen_epoch_ = 0;
+  uint64_t sma_busy_until_ = 0;  // the SMA handles one SMP at a time (switch.sma_delay each)
   Sma sma_;  // last: it reads the configuration and ports above
 };
 

@@ -28,26 +28,24 @@ void Switch::smi(uint16_t in_port, ib::Packet* p) {
   mad::Bytes bytes;
   std::copy(p->payload.begin(), p->payload.end(), bytes.begin());
   mad::Smp s = mad::decode_smp(bytes);
-  const uint16_t arrived_dlid = p->lrh.dlid;
   const uint16_t arrived_slid = p->lrh.slid;
+  // IBA 14.2.2.2 C14-9:4: an outgoing SMP whose HopPointer is already HopCount + 1 came by a
+  // last LID-routed part, from the switch that ended the directed-route part.
+  const bool after_lid_part = s.directed() && !s.returning() && s.hop_pointer() == s.hop_count() + 1;
   if (s.directed()) {
     const mad::DrHop hop = mad::dr_receive(s, true, static_cast<uint8_t>(in_port), static_cast<uint8_t>(cfg_.num_ports));
     if (hop.route == mad::DrRoute::discard) return drop(in_port, p, ib::DropReason::smp_discard);
-    if (hop.route != mad::DrRoute::local) {
-      // Forwarded: the same packet goes on with its hop pointer (and ReturnPath) updated.
+    // The last LID-routed part (IBA 14.2.2.2): from this switch to DrDLID (outgoing) or
+    // DrSLID (returning) through the LFT; a LID of this switch's own ends the SMP here.
+    const uint8_t out_port = hop.route == mad::DrRoute::lid ? lft_.lookup(hop.lid) : hop.port;
+    const bool here = hop.route == mad::DrRoute::local || (hop.route == mad::DrRoute::lid && out_port == 0);
+    if (!here) {
+      // Forwarded: the same packet goes on with its hop pointer (and ReturnPath) updated. The
+      // directed-route part names no LIDs (IBA 14.2.2.1).
       mad::encode(s, bytes);
       std::copy(bytes.begin(), bytes.end(), p->payload.begin());
-      uint8_t out_port = hop.port;
-      // The directed-route part names no LIDs (IBA 14.2.2.1), also after a LID-routed part.
-      p->lrh.dlid = p->lrh.slid = ib::kPermissiveLid;
-      if (hop.route == mad::DrRoute::lid) {
-        // The last LID-routed part (IBA 14.2.2.2): from this switch to DrDLID (outgoing) or
-        // DrSLID (returning) through the LFT.
-        p->lrh.dlid = hop.lid;
-        p->lrh.slid = sma_.lid();
-        out_port = lft_.lookup(hop.lid);
-        if (out_port == 0) return smi(in_port, p);  // the LID is this switch's own
-      }
+      p->lrh.dlid = hop.route == mad::DrRoute::lid ? hop.lid : ib::kPermissiveLid;
+      p->lrh.slid = hop.route == mad::DrRoute::lid ? sma_.lid() : ib::kPermissiveLid;
       if (out_port == Lft::kNoRoute || !attached(out_port)) return drop(in_port, p, ib::DropReason::smp_discard);
       return request_output(in_port, p, out_port);
     }
@@ -57,12 +55,10 @@ void Switch::smi(uint16_t in_port, ib::Packet* p) {
   consume(in_port, p);
   if (!resp) return;
   mad::Smp r = *resp;
-  if (!r.directed()) return send_response(r, arrived_slid, lft_.lookup(arrived_slid));
-  if (arrived_dlid != ib::kPermissiveLid && r.hop_count() > 0) {
-    // It came by a last LID-routed part: the response goes back by LID to the switch that
-    // started that part (its LRH:SLID), which takes it on along ReturnPath (IBA 14.2.2.4).
-    return send_response(r, arrived_slid, lft_.lookup(arrived_slid));
-  }
+  // LID-routed, or after a last LID-routed part: back by LID to the request's SLID (for the
+  // latter the switch that started that part, which takes it on along ReturnPath, IBA
+  // 14.2.2.4).
+  if (!r.directed() || after_lid_part) return send_response(r, arrived_slid, lft_.lookup(arrived_slid));
   const mad::DrHop hop = mad::dr_originate(r);
   if (hop.route != mad::DrRoute::port) return;  // HopCount 0: the SM would be this switch
   send_response(r, ib::kPermissiveLid, hop.port);

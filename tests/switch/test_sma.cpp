@@ -183,6 +183,21 @@ TEST(SwitchSma, DirectedRouteWithALidRoutedTailReachesTheLidAndComesBack) {
   EXPECT_EQ(r.hop_pointer(), 0);
 }
 
+TEST(SwitchSma, DirectedRouteWhoseDrDlidIsTheLastSwitchAnswersAlongTheReturnPath) {
+  Scenario s = tree_scenario();
+  Fabric f(s);
+  SmHost sm(f, "h1");
+  const topo::Node& spine = f.scenario().topology.nodes[node(f, "s1_0")];
+  const std::vector<uint8_t> path = {1, 3};
+  mad::Smp q = mad::make_directed_smp(mad::kMethodGet, mad::kAttrNodeInfo, 0, 77, path.data(), path.size());
+  q.dr_dlid = spine.lid;  // the LID-routed part is empty: s1_0 is its own DrDLID
+  mad::dr_originate(q);
+  sm.send(q, ib::kPermissiveLid);
+  const mad::Smp r = sm.await(77);
+  EXPECT_EQ(r.status_code(), mad::kStatusOk);
+  EXPECT_EQ(mad::NodeInfo::decode(r.data).node_guid, topo::node_guid(f.scenario().topology, node(f, "s1_0")));
+}
+
 TEST(SwitchSma, UnknownAttributeGetsStatusMethodAttributeNotSupported) {
   Scenario s = tree_scenario();
   Fabric f(s);
@@ -354,7 +369,7 @@ TEST(SwitchSma, TablesSetInBandReadBackAndDriveTheSwitch) {
   f.finish();
 }
 
-TEST(SwitchSma, ResponseLeavesSmaDelayAfterTheRequestsTail) {
+TEST(SwitchSma, TheSmaAnswersOneSmpPerSmaDelayAfterTheRequestsTail) {
   // One switch away at 4X SDR (1 byte/ns): the 290-byte packet's tail is in 290 ns + 5 ns
   // propagation after it leaves h1; the response leaves sma_delay later and its tail is back
   // another 295 ns on. The HCA adds its tx and rx pipelines (50 ns each).
@@ -363,12 +378,16 @@ TEST(SwitchSma, ResponseLeavesSmaDelayAfterTheRequestsTail) {
   Fabric f(s);
   SmHost sm(f, "h1");
   sm.directed(mad::kMethodGet, mad::kAttrNodeInfo, 0, {1});
-  sc_core::sc_start(sc_time(20, SC_US));
-  ASSERT_EQ(sm.got.size(), 1u);
+  sm.directed(mad::kMethodGet, mad::kAttrNodeInfo, 0, {1});
+  sc_core::sc_start(sc_time(30, SC_US));
+  ASSERT_EQ(sm.got.size(), 2u);
   const uint64_t at = sm.got[0].second;
   const uint64_t wire = 2 * (290'000 + 5'000);
   EXPECT_GE(at, wire + 7'000'000);
   EXPECT_LE(at, wire + 7'000'000 + 200'000);
+  // The second request was in 290 ns after the first: the SMA takes it when done with the
+  // first, so its answer comes sma_delay after the first's.
+  EXPECT_EQ(sm.got[1].second - at, 7'000'000u);
   f.finish();
 }
 
