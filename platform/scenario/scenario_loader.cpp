@@ -202,11 +202,11 @@ class ScenarioChecker {
                     sim::format_time(s_.duration) + ")",
                 "give a warmup shorter than duration");
     if (s_.flows.empty() && !s_.traffic.enabled && s_.trace.file.empty() && !s_.perftest.enabled &&
-        !s_.connections.enabled && !s_.control.enabled)
+        !s_.connections.enabled && !s_.control.enabled && !s_.allow_idle)
       doc_.fail(key("flows"), "nothing would be sent: the scenario has neither flows nor a traffic section nor a trace "
                     "nor connections nor a perftest nor control traffic",
                 "add flows: [...], traffic: {...}, trace: {file: ...}, connections: {...}, control: {} or (with "
-                "endpoint_model: hca) perftest: {...}");
+                "endpoint_model: hca) perftest: {...}, or allow_idle: true for a fabric only management software drives");
     hca_hosts();
     same_vls();
     if (s_.connections.enabled) connections();
@@ -250,7 +250,7 @@ class ScenarioChecker {
       if (doc_.find(key(k), written))
         doc_.fail(key(k), std::string(k) + " drives fabric-only endpoints; HCA hosts run flows or a perftest",
                   "write the streams as flows: [...], or use endpoint_model: fabric");
-    if (!s_.perftest.enabled && s_.flows.empty() && !s_.control.enabled && !s_.connections.enabled)
+    if (!s_.perftest.enabled && s_.flows.empty() && !s_.control.enabled && !s_.connections.enabled && !s_.allow_idle)
       doc_.fail(key("endpoint_model"), "HCA hosts have nothing to run",
                 "add a perftest section, flows, connections or control");
     if (s_.perftest.enabled && (!s_.flows.empty() || s_.connections.enabled))
