@@ -1052,7 +1052,40 @@ void Firmware::on_mad(const ibvp_fw_event& ev) {
   mad::Bytes in;
   std::memcpy(in.data(), m.mad, IBVP_MAD_BYTES);
   const mad::MadHeader h = mad::decode_header(in);
-  const bool sma = rx.dest_qp == 0 && Sma::serves(h);
+  const bool directed = rx.dest_qp == 0 && h.mgmt_class == mad::kClassSubnDirected;
+  mad::Smp dr;
+  if (directed) {
+    // The SMI's directed-route rules (IBA 14.2.2). Our host's SM sends its requests through
+    // here: HopPointer steps to 1 and the SMP leaves by the port, or, with HopCount 0, it is
+    // for this node's SMA. From the wire, a CA is the end of every path: a request there is
+    // this node's, a returning SMP goes to the host's SM.
+    dr = mad::decode_smp(in);
+    if (from_host && dr.returning()) {
+      if (hal_->mad_send(c_, &m) != 0) hal_->counter_add(c_, IBVP_CNT_RX_DROPPED, 1);
+      return;
+    }
+    // The host's software may have made the sending SMI's step itself, as Linux's kernel SMI
+    // does (HopPointer 1): the firmware steps only one that has HopPointer 0.
+    mad::DrHop hop;
+    if (!from_host) hop = mad::dr_receive(dr, false, 1, 1);
+    else if (dr.hop_pointer() == 0) hop = mad::dr_originate(dr);
+    else if (dr.hop_pointer() == 1 && dr.hop_count() == 0) hop = mad::DrHop{mad::DrRoute::local, 0, 0};
+    else if (dr.hop_pointer() == 1) hop = mad::DrHop{mad::DrRoute::port, dr.initial_path[1], 0};
+    if (hop.route == mad::DrRoute::port && from_host && hop.port == 1) {
+      mad::Bytes outgoing;
+      mad::encode(dr, outgoing);
+      std::memcpy(m.mad, outgoing.data(), IBVP_MAD_BYTES);
+      if (hal_->mad_send(c_, &m) != 0) hal_->counter_add(c_, IBVP_CNT_RX_DROPPED, 1);
+      return;
+    }
+    if (hop.route != mad::DrRoute::local) {
+      hal_->counter_add(c_, IBVP_CNT_RX_DROPPED, 1);
+      return;
+    }
+    mad::encode(dr, in);  // with the hop pointer and return path as the SMI left them
+    std::memcpy(m.mad, in.data(), IBVP_MAD_BYTES);
+  }
+  const bool sma = rx.dest_qp == 0 && Sma::serves(h) && !(directed && dr.returning());
   const bool pma = rx.dest_qp == 1 && Pma::serves(h);
   if (!sma && !pma) {
     // Responses, traps, reports and the classes the firmware has no agent for belong to the
@@ -1064,7 +1097,7 @@ void Firmware::on_mad(const ibvp_fw_event& ev) {
     // Nobody listens: a request is answered "class not supported" (IBA 13.4.7, status 1;
     // 13.5.3.3: a GSI request for a class without an agent), anything else is dropped.
     const bool request = !h.response() && (h.method == mad::kMethodGet || h.method == mad::kMethodSet);
-    if (!request) {
+    if (!request || directed) {
       hal_->counter_add(c_, IBVP_CNT_RX_DROPPED, 1);
       return;
     }
@@ -1082,24 +1115,13 @@ void Firmware::on_mad(const ibvp_fw_event& ev) {
     reply_mad(rx, from_host, rx.slid, out);
     return;
   }
-  mad::Smp req = mad::decode_smp(in);
+  mad::Smp resp = sma_->answer(directed ? dr : mad::decode_smp(in));
   uint16_t dlid = rx.slid;
-  if (req.directed()) {
-    // IBA 14.2.2: a CA is the end of a directed route. An SMP from the wire must have come to
-    // the end of its path; one from this host (HopCount 0) is for this node's SMA.
-    const mad::DrHop hop = from_host ? mad::dr_originate(req) : mad::dr_receive(req, false, 1, 1);
-    if (hop.route != mad::DrRoute::local) {
-      hal_->counter_add(c_, IBVP_CNT_RX_DROPPED, 1);
-      return;
-    }
-  }
-  mad::Smp resp = sma_->answer(req);
-  if (resp.directed()) {
+  if (directed) {
     // The returning SMP goes back out of the port (IBA 14.2.2.3, C14-13): in directed-route
     // mode with the permissive DLID, or, when the request's path ended LID-routed, to the
-    // switch that sent it there (its SLID).
-    const mad::DrHop back = mad::dr_originate(resp);
-    if (back.route == mad::DrRoute::discard) {
+    // switch that sent it there (its SLID). One from this host returns to it.
+    if (mad::dr_originate(resp).route == mad::DrRoute::discard) {
       hal_->counter_add(c_, IBVP_CNT_RX_DROPPED, 1);
       return;
     }

@@ -7,7 +7,6 @@
 
 #include "models/hca/hca_params.h"
 #include "models/ib/crc.h"
-#include "models/ib/mad.h"
 #include "models/ib/wire.h"
 
 namespace ibvp::hca {
@@ -1065,26 +1064,15 @@ void Hca::send_mad(const ib::MadDatagram& m, uint64_t created_ps) {
   const uint8_t vl = m.dest_qp == 0 ? ib::kVl15 : cfg_.sl2vl[m.sl & 15];
   if (m.dest_qp == 1 && vl >= cfg_.data_vls)
     throw std::invalid_argument("Hca::send_mad: SL " + std::to_string(m.sl) + " maps to no data VL of the port");
-  // To the port itself: a directed-route SMP with HopCount 0 (MgmtClass 0x81 at byte 1, D
-  // bit clear in byte 4, HopCount at byte 7: IBA 14.2.1.2, 14.2.2) or a LID-routed MAD to
-  // the port's own LID. The SMI hands it to the local agent without the wire.
-  const bool directed = m.mad[1] == ib::mad::kClassSubnDirected;
-  const bool dr_local = m.dest_qp == 0 && directed && (m.mad[4] & 0x80) == 0 && m.mad[7] == 0;
-  if (dr_local || (!directed && takes_dlid(m.dlid))) {
+  // Through the firmware's SMI (IBA 14.2.2): an outgoing directed-route SMP (MgmtClass 0x81
+  // at byte 1, D bit clear in byte 4) whose HopPointer (byte 6) the host's software left at
+  // 0, or whose HopCount (byte 7) is 0: this node's SMA. One the host already stepped, as
+  // Linux's kernel SMI does, leaves by the port at once. A MAD to the port's own LID never
+  // goes on the wire either.
+  const bool directed = m.dest_qp == 0 && m.mad[1] == 0x81;
+  const bool smi = directed && (m.mad[4] & 0x80) == 0 && (m.mad[6] == 0 || m.mad[7] == 0);
+  if (smi || (!directed && takes_dlid(m.dlid))) {
     loop_back_mad(m, vl, created_ps);
-    return;
-  }
-  if (m.dest_qp == 0 && directed && (m.mad[4] & 0x80) == 0 && m.mad[6] == 0) {
-    // A request the host's SM sends with HopPointer 0: the sending SMI takes its first hop
-    // (IBA 14.2.2.1, C14-9; the Linux MAD layer's smi_handle_dr_smp_send does the same), so
-    // it leaves with HopPointer 1 and InitialPath[1] naming this port.
-    ib::mad::Smp s = ib::mad::decode_smp(m.mad);
-    const ib::mad::DrHop hop = ib::mad::dr_originate(s);
-    if (hop.route == ib::mad::DrRoute::discard || (hop.route == ib::mad::DrRoute::port && hop.port != 1))
-      throw std::invalid_argument("Hca::send_mad: a directed-route SMP whose first hop is not port 1 of this CA");
-    ib::MadDatagram out = m;
-    ib::mad::encode(s, out.mad);
-    queue_mad(out, created_ps);
     return;
   }
   queue_mad(m, created_ps);

@@ -174,8 +174,11 @@ class Hca : public sc_core::sc_module {
   // the requests its SMA and PMA do not serve (docs/hca.md, Management datagrams). The port
   // carries the 256 bytes in the packet's payload, so captures and the receiver see the MAD
   // byte for byte. QP0 goes on VL15 without credits, QP1 (the GSI) on the VL of m.sl, credited
-  // like data; any other dest_qp, or an SL the port maps to no data VL, throws
-  // std::invalid_argument.
+  // like data. A directed-route SMP with HopPointer 0 passes through the firmware's SMI
+  // (which steps it, IBA 14.2.2; one the host stepped itself, as Linux's kernel SMI does,
+  // leaves at once), one with HopCount 0 and a MAD to the port's own LID are answered by the
+  // firmware without the wire. Any other dest_qp, or an SL the port maps to no data VL,
+  // throws std::invalid_argument.
   void send_mad(const ib::MadDatagram& m, uint64_t created_ps);
   // `at_ps`: simulated time the firmware handed the MAD to the host.
   using MadReceiver = std::function<void(const ib::MadDatagram& m, uint64_t at_ps)>;

@@ -58,11 +58,13 @@ LinkRate::LinkRate(const LinkConfig& cfg)
     : width_(cfg.width),
       speed_(cfg.speed),
       lanes_(static_cast<uint64_t>(cfg.width)),
+      data_bps_(cfg.data_bps),
       info_(speed_info(cfg.speed)),
       propagation_(sc_core::sc_time::from_value(
           static_cast<uint64_t>(std::llround(cfg.length_m * cfg.propagation_ns_per_m * 1000.0)))) {}
 
 double LinkRate::data_bits_per_s() const {
+  if (data_bps_) return static_cast<double>(data_bps_);
   return static_cast<double>(lanes_) * static_cast<double>(info_.signal_hz) * info_.enc_payload /
          info_.enc_total;
 }
@@ -70,6 +72,7 @@ double LinkRate::data_bits_per_s() const {
 uint64_t LinkRate::serialization_ps(uint32_t bytes) const {
   // ps = bytes * 8 * 1e12 * enc_total / (lanes * signal_hz * enc_payload), rounded up.
   using u128 = unsigned __int128;
+  if (data_bps_) return static_cast<uint64_t>((static_cast<u128>(bytes) * 8u * 1'000'000'000'000ULL + data_bps_ - 1) / data_bps_);
   const u128 num = static_cast<u128>(bytes) * 8u * 1'000'000'000'000ULL * info_.enc_total;
   const u128 den = static_cast<u128>(lanes_) * info_.signal_hz * info_.enc_payload;
   return static_cast<uint64_t>((num + den - 1) / den);

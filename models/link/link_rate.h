@@ -30,6 +30,9 @@ struct LinkConfig {
   Speed speed = Speed::sdr;
   double length_m = 1.0;                 // cable length
   double propagation_ns_per_m = 5.0;     // signal velocity ~0.67 c in copper and fibre
+  // A data rate outside IBA's widths and speeds, in whole b/s after any encoding (0: width x
+  // speed). Seed 003's flit routers run 1.6 Gb/s links (switch.model: flit_wormhole).
+  uint64_t data_bps = 0;
 };
 
 class LinkRate {
@@ -50,6 +53,7 @@ class LinkRate {
   Width width_;
   Speed speed_;
   uint64_t lanes_;
+  uint64_t data_bps_;  // LinkConfig::data_bps
   SpeedInfo info_;
   sc_core::sc_time propagation_;
 };

@@ -18,6 +18,14 @@ const char* marking_policy_name(MarkingPolicy p) {
   return "?";
 }
 
+const char* switch_model_name(SwitchModel m) {
+  switch (m) {
+    case SwitchModel::iba: return "iba";
+    case SwitchModel::flit_wormhole: return "flit_wormhole";
+  }
+  return "unknown";
+}
+
 const char* crossbar_name(Crossbar c) {
   switch (c) {
     case Crossbar::non_multiplexed: return "non_multiplexed";

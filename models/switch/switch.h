@@ -29,6 +29,7 @@
 #include <tlm_utils/passthrough_target_socket.h>
 #include <vector>
 
+#include "models/flit/flit_config.h"
 #include "models/ib/packet.h"
 #include "models/link/fabric_payload.h"
 #include "models/link/link_rate.h"
@@ -81,9 +82,18 @@ const char* scheduling_name(Scheduling s);
 enum class SchedulingScope : uint8_t { per_vl, across_vls };
 const char* scheduling_scope_name(SchedulingScope s);
 
+// Which switch model the fabric's switches are (one choice for the whole fabric).
+enum class SwitchModel : uint8_t {
+  iba,            // this file: packets, virtual cut-through
+  flit_wormhole,  // seed 003's flit router (models/flit/flit_fabric.h)
+};
+const char* switch_model_name(SwitchModel m);
+
 using Sl2VlTable = std::array<uint8_t, 16>;  // SL -> VL
 
 struct SwitchConfig {
+  SwitchModel model = SwitchModel::iba;
+  flit::FlitConfig flit;  // model flit_wormhole
   uint16_t num_ports = 8;
   sc_core::sc_time pipeline_delay = sc_core::sc_time(100, sc_core::SC_NS);
   uint32_t vl_buffer_bytes = 4 * 2112;  // per input port per data VL

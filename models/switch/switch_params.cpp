@@ -3,6 +3,7 @@
 #include <set>
 #include <string>
 
+#include "models/flit/flit_params.h"
 #include "models/link/link_params.h"
 #include "models/switch/switch.h"
 
@@ -146,6 +147,8 @@ const sim::ParamGroup& switch_params() {
     b.rule("scheduling_scope and unreserved_rate go with scheduling virtual_clock or fair_queueing; "
            "request_order and bypass_limit with scheduling fifo.");
     b.on_complete([](SwitchConfig& c, const std::set<std::string>& given) {
+      if (c.model != SwitchModel::flit_wormhole && given.count("flit"))
+        throw sim::ParamError("flit", "flit describes the flit router", "remove it or set model: flit_wormhole");
       const bool rate = c.scheduling != Scheduling::fifo;
       for (const char* k : {"scheduling_scope", "unreserved_rate"})
         if (!rate && given.count(k))
@@ -210,6 +213,14 @@ const sim::ParamGroup& switch_params() {
         .range(1, 4096);
     b.objects("lifetime_overrides", &SwitchConfig::lifetime_overrides, lifetime_override_params(),
               "Per switch or port lifetimes, applied in order after hoq_life and switch_life.");
+    // Seed 003's flit router instead (models/flit, docs/seed003.md).
+    b.choice("model", &SwitchConfig::model,
+             {{switch_model_name(SwitchModel::iba), SwitchModel::iba},
+              {switch_model_name(SwitchModel::flit_wormhole), SwitchModel::flit_wormhole}},
+             "Every switch of the fabric: iba (packets, virtual cut-through; the keys below) or flit_wormhole "
+             "(seed 003's flit router, the flit block; docs/seed003.md).");
+    b.object("flit", &SwitchConfig::flit, flit::flit_params(), "model flit_wormhole: the flit router.")
+        .defaults_to("128-bit flits, 1.6 Gb/s, 16 VCs of 40 flits, preemptive with acceleration");
     return b.build();
   }();
   return group;

@@ -2,6 +2,10 @@
 //
 //   ibvp-sim SCENARIO.yaml [--set key=value ...] [--out DIR] [--quiet]
 //   ibvp-sim --schema FILE --reference FILE     (JSON Schema and parameter reference)
+//   ibvp-sim SCENARIO.yaml --serve-umad [--serve-for SECONDS] [--umad-host NODE]
+//            [--umad-socket NAME | --umad-port PORT] [--umad-timeout TIME]
+//       serves ibsim's protocol to OpenSM and infiniband-diags run under libumad2sim.so
+//       (platform/umad/serve.h, docs/management.md); prints the environment they need.
 //
 // The run owns DIR (default out/<scenario name>): a new directory, an empty one or one an
 // earlier run wrote, cleared before the scenario is read (platform/builder/output_dir.h).
@@ -23,12 +27,16 @@
 #include "platform/params/config_error.h"
 #include "platform/params/validate.h"
 #include "platform/scenario/scenario_loader.h"
+#include "platform/umad/serve.h"
+#include "models/sim/params.h"
 
 namespace {
 
 int usage() {
   std::fprintf(stderr,
                "usage: ibvp-sim SCENARIO.yaml [--set key=value ...] [--out DIR (default out/<name>)] [--quiet]\n"
+               "       ibvp-sim SCENARIO.yaml --serve-umad [--serve-for SECONDS] [--umad-host NODE]\n"
+               "                [--umad-socket NAME | --umad-port PORT] [--umad-timeout TIME] [--set ...] [--out DIR]\n"
                "       ibvp-sim --schema FILE --reference FILE\n");
   return 2;
 }
@@ -49,6 +57,13 @@ int sc_main(int argc, char** argv) {
   std::string scenario_path, out_dir, schema_path, reference_path;
   std::vector<std::string> overrides;
   bool quiet = false;
+  bool serve_umad = false;
+  ibvp::umad::ServeOptions serve;
+  // A bad serving option is refused like a bad key: what is wrong and how to fix it.
+  auto bad_option = [](const std::string& option, const std::string& text, const char* fix) {
+    std::fprintf(stderr, "ibvp-sim: command line: %s: '%s' is not valid; %s\n", option.c_str(), text.c_str(), fix);
+    std::exit(2);
+  };
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     auto value = [&](const char* what) -> std::string {
@@ -63,6 +78,34 @@ int sc_main(int argc, char** argv) {
     else if (a == "--schema") schema_path = value("--schema");
     else if (a == "--reference") reference_path = value("--reference");
     else if (a == "--quiet") quiet = true;
+    else if (a == "--serve-umad") serve_umad = true;
+    else if (a == "--serve-for") {
+      const std::string v = value("--serve-for");
+      char* end = nullptr;
+      serve.serve_for_s = std::strtod(v.c_str(), &end);
+      if (end == v.c_str() || *end || !(serve.serve_for_s > 0) || serve.serve_for_s > 1e7)
+        bad_option(a, v, "give the wall-clock seconds to serve, a number above 0");
+    } else if (a == "--umad-host") serve.host = value("--umad-host");
+    else if (a == "--umad-socket") {
+      serve.server.socket_name = value("--umad-socket");
+      // libumad2sim appends ":ctl<pid>" and the abstract namespace holds 107 bytes.
+      if (serve.server.socket_name.empty() || serve.server.socket_name.size() > 64)
+        bad_option(a, serve.server.socket_name, "give a name of 1 to 64 characters (clients set IBSIM_SOCKNAME to it)");
+    } else if (a == "--umad-port") {
+      const std::string v = value("--umad-port");
+      char* end = nullptr;
+      const long port = std::strtol(v.c_str(), &end, 10);
+      if (end == v.c_str() || *end || port < 1 || port > 65535 - static_cast<long>(ibvp::umad::kMaxClients))
+        bad_option(a, v, "give a UDP port from 1 to 65525 (the server takes it and the next 10)");
+      serve.server.udp_port = static_cast<uint16_t>(port);
+    } else if (a == "--umad-timeout") {
+      const std::string v = value("--umad-timeout");
+      sc_core::sc_time t;
+      std::string problem;
+      if (!ibvp::sim::parse_time(v, t, problem) || t == sc_core::SC_ZERO_TIME)
+        bad_option(a, v, "give a simulated time above 0 with its unit, e.g. 1ms or 200us");
+      serve.response_timeout_ps = t.value();
+    }
     else if (a == "-h" || a == "--help") return usage(), 0;
     else if (!a.empty() && a[0] == '-') {
       std::fprintf(stderr, "ibvp-sim: unknown option %s\n", a.c_str());
@@ -77,6 +120,13 @@ int sc_main(int argc, char** argv) {
     return ok ? 0 : 1;
   }
   if (scenario_path.empty()) return usage();
+  // A served fabric needs no traffic of its own: the management software is its workload.
+  if (serve_umad) overrides.insert(overrides.begin(), "allow_idle=true");
+  if (!serve_umad && (serve.serve_for_s > 0 || !serve.host.empty() || serve.server.udp_port ||
+                      serve.server.socket_name != "sim")) {
+    std::fprintf(stderr, "ibvp-sim: command line: --serve-for and --umad-* options need --serve-umad\n");
+    return 2;
+  }
   try {
     // Claimed (and cleared) before the scenario is read, so a refused scenario leaves no
     // earlier run's results behind; the default directory needs the name first.
@@ -86,6 +136,23 @@ int sc_main(int argc, char** argv) {
     ibvp::RunOptions options;
     options.out_dir = out_dir;
     options.progress = !quiet;
+    if (serve_umad) {
+      serve.out_dir = out_dir;
+      serve.on_ready = [&](const std::string& env) {
+        // The one line a user (or ibvp.serve_umad) reads to start its tools.
+        std::fprintf(stdout, "ibvp-sim: ready: %s ibsim-run ibnetdiscover\n", env.c_str());
+        std::fflush(stdout);
+      };
+      const ibvp::umad::ServeResult r = ibvp::umad::serve_umad(scenario, serve);
+      if (!quiet)
+        std::fprintf(stderr,
+                     "ibvp-sim: %s: served %llu client(s) for %.2f s (%s); MADs to the fabric %llu, to clients %llu, "
+                     "timed out %llu; %.3f ms simulated; log in %s/umad_mads.csv\n",
+                     scenario.name.c_str(), (unsigned long long)r.attaches, r.wall_seconds, r.stopped_by.c_str(),
+                     (unsigned long long)r.to_fabric, (unsigned long long)r.to_client,
+                     (unsigned long long)r.timed_out, r.sim_seconds * 1e3, out_dir.c_str());
+      return 0;
+    }
     const ibvp::RunResult r = ibvp::run_scenario(scenario, options);
     if (!r.perftest_table.empty()) std::fputs(r.perftest_table.c_str(), stdout);
     if (!quiet)

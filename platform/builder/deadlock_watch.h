@@ -65,6 +65,7 @@ class DeadlockWatch {
     uint64_t since_ps;
   };
   std::vector<Channel> candidates(uint64_t now_ps) const;
+  std::optional<std::string> flit_check(uint64_t now_ps) const;
   std::string name(const Channel& c) const;
   // "multicast group 'g' (MLID 0xC000)", or the MLID alone if no group has it.
   std::string group_name(uint32_t mlid) const;

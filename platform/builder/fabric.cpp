@@ -71,6 +71,7 @@ Fabric::Fabric(const Scenario& scenario, const std::string& out_dir) : scenario_
                       "endpoints operate " + std::to_string(scenario_.endpoint_cfg.data_vls) +
                           " data VLs but switches " + std::to_string(scenario_.switch_cfg.data_vls),
                       "give endpoint.data_vls and switch.data_vls the same value");
+  if (flit_model()) prepare_flit_model();
   routing_ = sm::make_routing_engine(scenario_.routing, scenario_.routing_options)->compute(t);
   check_every_endpoint_reachable();
   for (const std::vector<uint8_t>& row : routing_.path_sl)
@@ -218,6 +219,7 @@ void Fabric::build_programs() {
 }
 
 const link::PortCounters& Fabric::port_counters(uint32_t node, uint16_t port) const {
+  if (flit_ && scenario_.topology.nodes.at(node).kind == topo::NodeKind::switch_node) return flit_->counters(node, port);
   if (switches_.at(node)) return switches_[node]->counters(port);
   if (hosts_.at(node)) return hosts_[node]->hca.counters();
   return endpoints_.at(node)->counters();
@@ -506,7 +508,9 @@ void Fabric::build_nodes() {
   for (uint32_t n = 0; n < t.nodes.size(); ++n) {
     const topo::Node& node = t.nodes[n];
     const std::string name = module_name(node.name, used);
-    if (node.kind == topo::NodeKind::switch_node) {
+    if (node.kind == topo::NodeKind::switch_node && flit_model()) {
+      continue;  // build_flit_fabric
+    } else if (node.kind == topo::NodeKind::switch_node) {
       sw::SwitchConfig cfg = scenario_.switch_cfg;
       cfg.num_ports = node.num_ports;
       if (cfg.ecn.max_packet_bytes == 0) cfg.ecn.max_packet_bytes = largest_packet_bytes();
@@ -554,8 +558,15 @@ void Fabric::build_nodes() {
 void Fabric::build_links() {
   const topo::Topology& t = scenario_.topology;
   const uint8_t vls = scenario_.switch_cfg.data_vls;
+  if (flit_model()) build_flit_fabric();
   for (size_t i = 0; i < t.links.size(); ++i) {
     const topo::Link& cable = t.links[i];
+    if (flit_ && t.nodes[cable.a.node].kind == topo::NodeKind::switch_node &&
+        t.nodes[cable.b.node].kind == topo::NodeKind::switch_node) {
+      flit_->connect(cable.a.node, cable.a.port, cable.b.node, cable.b.port);  // a flit channel each way
+      links_.emplace_back();
+      continue;
+    }
     auto l = std::make_unique<link::Link>(("link" + std::to_string(i)).c_str(), cable.cfg);
     // Direction 0 carries a -> b, direction 1 carries b -> a.
     const topo::PortRef ends[2] = {cable.a, cable.b};
@@ -563,23 +574,30 @@ void Fabric::build_links() {
       const topo::PortRef from = ends[d], to = ends[1 - d];
       if (sw::Switch* s = switches_[from.node].get())
         s->tx(from.port).bind(l->in[d]);
+      else if (flit_ && flit_->is_edge(from.node, from.port))
+        flit_->tx(from.node, from.port).bind(l->in[d]);
       else if (driver::HostNode* h = hosts_[from.node].get())
         h->hca.tx.bind(l->in[d]);
       else
         endpoints_[from.node]->tx.bind(l->in[d]);
       if (sw::Switch* s = switches_[to.node].get())
         l->out[d].bind(s->rx(to.port));
+      else if (flit_ && flit_->is_edge(to.node, to.port))
+        l->out[d].bind(flit_->rx(to.node, to.port));
       else if (driver::HostNode* h = hosts_[to.node].get())
         l->out[d].bind(h->hca.rx);
       else
         l->out[d].bind(endpoints_[to.node]->rx);
       // Credits the sender starts with: the receiver's buffer per VL (IBA flow-control
       // initialisation, done here once instead of by initialisation packets).
-      const uint32_t buffer = switches_[to.node] ? scenario_.switch_cfg.vl_buffer_bytes
-                                                 : scenario_.endpoint_cfg.vl_buffer_bytes;
+      const uint32_t buffer = t.nodes[to.node].kind == topo::NodeKind::switch_node
+                                  ? scenario_.switch_cfg.vl_buffer_bytes
+                                  : scenario_.endpoint_cfg.vl_buffer_bytes;
       for (uint8_t vl = 0; vl < vls; ++vl) {
         if (sw::Switch* s = switches_[from.node].get())
           s->set_peer_buffer(from.port, vl, buffer);
+        else if (flit_ && flit_->is_edge(from.node, from.port))
+          flit_->set_peer_buffer(from.node, from.port, vl, buffer);
         else if (driver::HostNode* h = hosts_[from.node].get())
           h->hca.set_peer_buffer(vl, buffer);
         else
@@ -685,6 +703,7 @@ void Fabric::start_inband_sm() {
 }
 
 void Fabric::program_switches() {
+  if (flit_) program_flit_routes();
   // In band, the switches start with empty tables: the SM writes them by SMPs.
   const bool in_band = scenario_.subnet_manager.mode == SmMode::in_band;
   for (uint32_t n = 0; n < switches_.size(); ++n)
@@ -844,6 +863,10 @@ void Fabric::attach_captures(const std::string& out_dir) {
     if (node == topo::Topology::npos || l < 0)
       throw ConfigError(scenario_.source, "outputs.pcaps", 0, "no cable at " + pc.node + "/" + std::to_string(pc.port),
                         "name a node and a cabled port");
+    if (!links_[static_cast<size_t>(l)])
+      throw ConfigError(scenario_.source, "outputs.pcaps", 0,
+                        pc.node + "/" + std::to_string(pc.port) + " is a cable between flit routers, which carries flits",
+                        "capture a cable to an endpoint");
     auto tap = std::make_unique<PcapTap>(out_dir + "/" + pc.file,
                                          pc.upper_pdu ? ib::PcapLinkType::upper_pdu : ib::PcapLinkType::infiniband);
     links_[static_cast<size_t>(l)]->add_tap(tap.get());
@@ -868,6 +891,7 @@ uint64_t Fabric::packets_buffered_in_switches() const {
   uint64_t n = 0;
   for (const auto& s : switches_)
     if (s) n += s->buffered_packets();
+  if (flit_) n += flit_->packets_held();
   return n;
 }
 

@@ -13,6 +13,7 @@
 #include "models/link/fabric_payload.h"
 #include "models/link/link.h"
 #include "models/sim/observer.h"
+#include "models/flit/flit_fabric.h"
 #include "models/switch/switch.h"
 #include "platform/driver/host_node.h"
 #include "platform/metrics/mix_metrics.h"
@@ -49,6 +50,9 @@ class Fabric {
   sim::Probe& probe() { return probe_; }
 
   sw::Switch* switch_at(uint32_t node) const { return switches_.at(node).get(); }
+  // switch.model flit_wormhole: every switch is a flit router of this one module (and
+  // switch_at is null); null with IBA switches.
+  const flit::FlitFabric* flit_fabric() const { return flit_.get(); }
   ep::Endpoint* endpoint_at(uint32_t node) const { return endpoints_.at(node).get(); }
   // The HCA host at `node` (endpoint_model: hca), or null.
   driver::HostNode* host_at(uint32_t node) const { return hosts_.at(node).get(); }
@@ -87,6 +91,12 @@ class Fabric {
  private:
   void build_nodes();
   void build_links();
+  // switch.model flit_wormhole (fabric_flit.cpp): refuses what the flit routers do not model
+  // and sets every cable to the flit link rate; makes the FlitFabric; loads its routes.
+  bool flit_model() const { return scenario_.switch_cfg.model == sw::SwitchModel::flit_wormhole; }
+  void prepare_flit_model();
+  void build_flit_fabric();
+  void program_flit_routes();
   void check_every_endpoint_reachable() const;
   void check_path_sls() const;
   uint32_t largest_packet_bytes() const;
@@ -125,7 +135,8 @@ class Fabric {
   std::vector<std::unique_ptr<sw::Switch>> switches_;     // by node; null for endpoints
   std::vector<std::unique_ptr<ep::Endpoint>> endpoints_;  // by node; null for switches and HCA hosts
   std::vector<std::unique_ptr<driver::HostNode>> hosts_;  // by node; null unless an HCA host
-  std::vector<std::unique_ptr<link::Link>> links_;
+  std::vector<std::unique_ptr<link::Link>> links_;  // by topology cable; null between flit routers
+  std::unique_ptr<flit::FlitFabric> flit_;
   std::vector<FlowConfig> flows_;
   std::vector<sw::Mft> mft_;  // by node, the multicast groups' tables; empty without groups
   std::vector<std::unique_ptr<ep::TrafficSource>> sources_;

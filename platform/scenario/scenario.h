@@ -299,6 +299,9 @@ struct Scenario {
   MixConfig mix;
   MulticastBandwidthConfig multicast_bandwidth;  // absent: multicast shares the VLs its SLs map to
   std::vector<MulticastGroupConfig> multicast;  // groups; resolved MLIDs (never 0) after loading
+  // A fabric with no traffic of its own is valid: software outside drives it (issue 16,
+  // ibvp-sim --serve-umad sets it).
+  bool allow_idle = false;
 };
 
 }  // namespace ibvp

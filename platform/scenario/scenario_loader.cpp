@@ -202,11 +202,11 @@ class ScenarioChecker {
                     sim::format_time(s_.duration) + ")",
                 "give a warmup shorter than duration");
     if (s_.flows.empty() && !s_.traffic.enabled && s_.trace.file.empty() && !s_.perftest.enabled &&
-        !s_.connections.enabled && !s_.control.enabled)
+        !s_.connections.enabled && !s_.control.enabled && !s_.allow_idle)
       doc_.fail(key("flows"), "nothing would be sent: the scenario has neither flows nor a traffic section nor a trace "
                     "nor connections nor a perftest nor control traffic",
                 "add flows: [...], traffic: {...}, trace: {file: ...}, connections: {...}, control: {} or (with "
-                "endpoint_model: hca) perftest: {...}");
+                "endpoint_model: hca) perftest: {...}, or allow_idle: true for a fabric only management software drives");
     hca_hosts();
     same_vls();
     if (s_.connections.enabled) connections();
@@ -251,7 +251,7 @@ class ScenarioChecker {
       if (doc_.find(key(k), written))
         doc_.fail(key(k), std::string(k) + " drives fabric-only endpoints; HCA hosts run flows or a perftest",
                   "write the streams as flows: [...], or use endpoint_model: fabric");
-    if (!s_.perftest.enabled && s_.flows.empty() && !s_.control.enabled && !s_.connections.enabled)
+    if (!s_.perftest.enabled && s_.flows.empty() && !s_.control.enabled && !s_.connections.enabled && !s_.allow_idle)
       doc_.fail(key("endpoint_model"), "HCA hosts have nothing to run",
                 "add a perftest section, flows, connections or control");
     if (s_.perftest.enabled && (!s_.flows.empty() || s_.connections.enabled))
@@ -641,6 +641,9 @@ class ScenarioChecker {
                   std::string("an in-band SM starts the flows when the subnet is up, and ") + name +
                       " does not wait for it yet",
                   std::string("use mode: out_of_band with ") + name + ", or run flows only");
+    if (s_.switch_cfg.model == sw::SwitchModel::flit_wormhole)
+      doc_.fail(child(at, "mode"), "the flit router (switch.model: flit_wormhole) has no subnet management agent",
+                "use switch.model: iba, or mode: out_of_band");
     if (s_.routing == "file")
       doc_.fail(child(at, "mode"), "the in-band SM routes the fabric it discovers; an lfts_file names another's tables",
                 "choose a routing engine, or use mode: out_of_band");
@@ -1174,6 +1177,10 @@ Scenario scenario_from_yaml(const std::string& yaml_text, const std::string& sou
   Scenario s = sd;  // the Scenario part; the topology section became `topology`
   s.source = source;
   s.topology = std::move(topology);
+  // Seed 003's flit routers run every cable at their link rate (docs/seed003.md); the checks
+  // below (mix loads, the deadlock floor) see that rate.
+  if (s.switch_cfg.model == sw::SwitchModel::flit_wormhole)
+    for (topo::Link& l : s.topology.links) l.cfg.data_bps = static_cast<uint64_t>(std::llround(s.switch_cfg.flit.link_bps));
   ScenarioChecker(s, doc).run();
   if (!s.trace.file.empty()) s.trace.packets = load_trace(s, doc, base_dir);
   for (size_t i = 0; i < s.flows.size(); ++i) {

@@ -829,8 +829,11 @@ const sim::ParamGroup& scenario_params() {
         .defaults_to("absent: multicast shares the VLs of its SLs");
     b.objects("multicast", &Scenario::multicast, multicast_group_params(),
               "Multicast groups; a flow whose dst names one sends to it (seed 000 Sec. 3.6, docs/multicast.md).");
+    b.boolean("allow_idle", &Scenario::allow_idle,
+              "Accept a scenario that sends nothing of its own: the fabric waits for management software "
+              "(ibvp-sim --serve-umad sets it; docs/management.md).");
     b.rule("endpoint_model: hca takes a perftest section or flows (fixed destinations), not both, and no traffic or trace; hca and perftest need it.");
-    b.rule("warmup is before duration; flows, traffic, a trace, connections or a perftest are given; flows and traffic start before duration.");
+    b.rule("warmup is before duration; flows, traffic, a trace, connections or a perftest are given (or allow_idle); flows and traffic start before duration.");
     b.rule("switch.vl_buffer_bytes and endpoint.vl_buffer_bytes hold the largest packet of any flow "
            "(payload + LRH, BTH, DETH, pad, ICRC, VCRC, rounded up to 64-byte credit blocks).");
     b.rule("endpoint.data_vls equals switch.data_vls (both ends of a cable operate the same VLs).");

@@ -395,3 +395,30 @@ TEST(HcaPma, ASetPortCountersClearsTheSelectedCountersOnly) {
   EXPECT_EQ(later.port_xmit_data, (290u - 2u) / 4u);  // one GMP: LRH..ICRC is 288 bytes
   EXPECT_EQ(later.port_rcv_pkts, after_set.port_rcv_pkts + 1);
 }
+
+TEST(HcaSma, ADirectedRouteSmpThroughTheSwitchReachesAnotherHostsSmaAndComesBack) {
+  // h1's SM discovers h2 as OpenSM does: directed route out of h1's port 1, then out of the
+  // switch's port 2 (IBA 14.2.2). Once with HopPointer 0 (h1's firmware SMI steps it) and
+  // once stepped by the host's software first, as Linux's kernel SMI does.
+  Hosts h(hca_hosts(3));
+  Inbox a, b;
+  a.attach(h.hca(0));
+  b.attach(h.hca(1));
+  const uint8_t path[] = {1, 2};
+  mad::Smp raw = mad::make_directed_smp(mad::kMethodGet, mad::kAttrNodeInfo, 0, 1, path, 2);
+  mad::Smp stepped = mad::make_directed_smp(mad::kMethodGet, mad::kAttrNodeInfo, 0, 2, path, 2);
+  mad::dr_originate(stepped);
+  h.hca(0).send_mad(smp_to(ib::kPermissiveLid, raw), 0);
+  h.hca(0).send_mad(smp_to(ib::kPermissiveLid, stepped), 0);
+  sc_core::sc_start(sc_time(50, SC_US));
+  ASSERT_EQ(a.got.size(), 2u);
+  EXPECT_TRUE(b.got.empty());
+  for (size_t i = 0; i < 2; ++i) {
+    const mad::Smp r = a.smp(i);
+    EXPECT_TRUE(r.returning());
+    EXPECT_EQ(r.status_code(), mad::kStatusOk);
+    EXPECT_EQ(r.hop_pointer(), 0);
+    EXPECT_EQ(mad::NodeInfo::decode(r.data).node_guid, topo::node_guid(h.f.scenario().topology, h.eps[1]));
+  }
+  EXPECT_EQ(h.hca(1).fw_counter(IBVP_CNT_SMPS), 2u);
+}

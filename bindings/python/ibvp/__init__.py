@@ -8,7 +8,8 @@
 
 Scenarios (Scenario, schema, reference), runs (run, Results), sweeps (sweep), saturation
 searches (saturate, ibvp.saturation), topology
-summaries (topology_summary), ibnetdiscover export (export_ibnetdiscover), plots (ibvp.plots) and the `ibvp` command (ibvp.cli).
+summaries (topology_summary), ibnetdiscover export (export_ibnetdiscover), plots (ibvp.plots), a
+fabric served to OpenSM and infiniband-diags (serve_umad) and the `ibvp` command (ibvp.cli).
 See docs/python.md.
 
 Names are imported on first use (PEP 562): `python -m ibvp._worker`, which runs every
@@ -22,7 +23,7 @@ from typing import Any
 __all__ = [
     "Scenario", "run", "Results", "sweep", "variants", "Variant", "saturate", "schema", "reference", "version",
     "topology_summary",
-    "export_ibnetdiscover", "write_trace", "ConfigError", "DeadlockError", "SimulationError", "RunTimeout", "KernelUsedError",
+    "export_ibnetdiscover", "write_trace", "serve_umad", "ConfigError", "DeadlockError", "SimulationError", "RunTimeout", "KernelUsedError",
 ]
 
 _WHERE = {
@@ -31,6 +32,7 @@ _WHERE = {
     "reference": "info", "version": "info",
     "topology_summary": "info", "export_ibnetdiscover": "info", "ConfigError": "errors", "DeadlockError": "errors",
     "SimulationError": "errors", "RunTimeout": "errors", "KernelUsedError": "errors",
+    "serve_umad": "umad",
 }
 
 

@@ -137,6 +137,18 @@ def _parser() -> argparse.ArgumentParser:
     overrides(p)
     p.set_defaults(handler=cmd_validate)
 
+    p = sub.add_parser("serve-umad", help="serve a fabric to OpenSM and infiniband-diags under libumad2sim.so "
+                       "(runs ibvp-sim --serve-umad; docs/management.md)")
+    p.add_argument("scenario", type=Path)
+    overrides(p)
+    p.add_argument("--out", type=Path, help="output directory (default: out/<scenario name>)")
+    p.add_argument("--serve-for", type=float, help="wall-clock seconds to serve (default: until Ctrl-C)")
+    p.add_argument("--host", help="the HCA host a client attaches to when it names none")
+    p.add_argument("--socket", help="abstract socket base name (clients set IBSIM_SOCKNAME; default sim)")
+    p.add_argument("--port", type=int, help="serve over UDP on 127.0.0.1 from this port instead")
+    p.add_argument("--timeout", help="simulated response timeout, e.g. 1ms (default)")
+    p.set_defaults(handler=cmd_serve_umad)
+
     p = sub.add_parser("schema", help="the JSON Schema of scenario documents (for editors)")
     p.add_argument("--out", type=Path, help="write to this file (default: standard output)")
     p.set_defaults(handler=cmd_schema)
@@ -394,6 +406,25 @@ def _write_or_print(text: str, out: Path | None) -> int:
         out.write_text(text)
         print(f"wrote {out}", file=sys.stderr)
     return EXIT_OK
+
+
+def cmd_serve_umad(args: argparse.Namespace) -> int:
+    # The server is ibvp-sim itself, in this process's place: its ready line, its messages,
+    # its exit status and Ctrl-C are the user's directly.
+    import os
+
+    from .umad import find_ibvp_sim
+
+    argv = [find_ibvp_sim(), str(args.scenario), "--serve-umad"]
+    for a in args.overrides:
+        argv += ["--set", a]
+    for flag, value in (("--out", args.out), ("--serve-for", args.serve_for), ("--umad-host", args.host),
+                        ("--umad-socket", args.socket), ("--umad-port", args.port), ("--umad-timeout", args.timeout)):
+        if value is not None:
+            argv += [flag, str(value)]
+    sys.stdout.flush()
+    os.execv(argv[0], argv)
+    return EXIT_FAILED  # not reached
 
 
 def cmd_schema(args: argparse.Namespace) -> int:

@@ -1,0 +1,74 @@
+#include "models/flit/endpoint.h"
+
+#include <algorithm>
+#include <tuple>
+
+#include "models/flit/vc_allocator.h"
+
+namespace ibvp::flit {
+
+FlitEndpoint::FlitEndpoint(uint32_t node, const FlitConfig& cfg, std::vector<Message>& msgs)
+    : node_(node), cfg_(cfg), msgs_(msgs), vcs_(cfg.vcs_per_channel) {
+  for (OutputVc& o : vcs_) o.init(cfg.vc_buffer_flits);
+}
+
+void FlitEndpoint::receive(uint16_t vc, const Flit& f, Cycle now, Wire& wire) {
+  wire.send_credit(node_, 0, vc, f.pool, f.cls, now);
+  if (f.dummy) {
+    ++dummies_received_;
+    return;
+  }
+  ++payload_received_;
+  Message& m = msgs_[f.msg];
+  // Wormhole switching keeps a message's flits in order, preempted or not.
+  if (f.seq != m.flits_delivered) m.out_of_order = true;
+  ++m.flits_delivered;
+  if (f.seq == 0) m.head_delivered = now;
+  if (is_tail(f.kind)) {
+    m.tail_delivered = now;
+    if (listener_) listener_->delivered(f.msg, now);
+  }
+}
+
+void FlitEndpoint::step(Cycle now, Wire& wire) {
+  // VC allocation, the highest class first, each class in creation order (a send queue per
+  // class): a message that finds no VC waits, and so do the younger ones of its class.
+  for (std::deque<uint32_t>& q : waiting_)
+    while (!q.empty() && msgs_[q.front()].created <= now) {
+      const VcChoice c = choose_vc(cfg_, vcs_, msgs_[q.front()].cls, msgs_, true);
+      if (!c.found) break;
+      (c.pool == Pool::extra ? vcs_[c.vc].extra_owner : vcs_[c.vc].owner) = q.front();
+      sending_.push_back({q.front(), c.vc, c.pool, 0});
+      q.pop_front();
+      --queued_;
+    }
+  // One flit per cycle: the highest class, then the oldest message, with a credit.
+  Sending* best = nullptr;
+  for (Sending& s : sending_) {
+    if (vcs_[s.vc].credits[static_cast<size_t>(s.pool)] == 0) continue;
+    const Message& m = msgs_[s.msg];
+    if (!best || std::tie(m.cls, m.created, s.msg) < std::tie(msgs_[best->msg].cls, msgs_[best->msg].created, best->msg))
+      best = &s;
+  }
+  if (!best) return;
+  Message& m = msgs_[best->msg];
+  Flit f;
+  f.msg = best->msg;
+  f.seq = best->next;
+  f.cls = m.cls;
+  f.pool = best->pool;
+  const bool first = best->next == 0, last = best->next + 1 == m.flits;
+  f.kind = first && last ? FlitKind::head_tail : first ? FlitKind::head : last ? FlitKind::tail : FlitKind::body;
+  OutputVc& o = vcs_[best->vc];
+  o.sent(f);
+  wire.send_flit(node_, 0, best->vc, f, now);
+  ++payload_sent_;
+  if (first) m.head_injected = now;
+  if (++best->next < m.flits) return;
+  m.tail_injected = now;
+  if (listener_) listener_->tail_injected(best->msg, now);
+  (best->pool == Pool::extra ? o.extra_owner : o.owner) = kNone;
+  sending_.erase(sending_.begin() + (best - sending_.data()));
+}
+
+}  // namespace ibvp::flit

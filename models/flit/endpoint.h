@@ -1,0 +1,67 @@
+#pragma once
+// A processor's network interface as the flit router sees it: a source that cuts queued
+// messages into flits and sends one flit per cycle on its cable, and a sink that takes every
+// flit at once and returns its credit. The source's choice is the simplest QoS interface:
+// among messages that hold a VC and have credits, the highest class first, then the oldest
+// (seed 003's QoS NIC with its VirtualClock flit scheduler is issue 13's NIC part, not this).
+#include <array>
+#include <cstdint>
+#include <deque>
+#include <vector>
+
+#include "models/flit/flit_config.h"
+#include "models/flit/output_vc.h"
+#include "models/flit/wire.h"
+
+namespace ibvp::flit {
+
+// Told when a source has sent a message's tail flit and when a sink has its tail flit.
+class FlitListener {
+ public:
+  virtual ~FlitListener() = default;
+  virtual void tail_injected(uint32_t msg, Cycle now) = 0;
+  virtual void delivered(uint32_t msg, Cycle now) = 0;
+};
+
+class FlitEndpoint {
+ public:
+  FlitEndpoint(uint32_t node, const FlitConfig& cfg, std::vector<Message>& msgs);
+
+  uint32_t node() const { return node_; }
+  void set_listener(FlitListener* l) { listener_ = l; }
+  // Queues message `msg` (created at msgs[msg].created).
+  void queue(uint32_t msg) {
+    waiting_[msgs_[msg].cls].push_back(msg);
+    ++queued_;
+  }
+  void credit(uint16_t vc, Pool pool, uint8_t cls) { vcs_[vc].credit_back(pool, cls); }
+  // The sink: a flit arrives at `now`.
+  void receive(uint16_t vc, const Flit& f, Cycle now, Wire& wire);
+  // The source: VC allocation for waiting messages, then one flit onto the cable.
+  void step(Cycle now, Wire& wire);
+
+  const OutputVc& output(uint16_t vc) const { return vcs_[vc]; }
+  uint64_t payload_flits_sent() const { return payload_sent_; }
+  uint64_t payload_flits_received() const { return payload_received_; }
+  uint64_t dummy_flits_received() const { return dummies_received_; }
+  size_t messages_waiting() const { return queued_ + sending_.size(); }
+
+ private:
+  struct Sending {
+    uint32_t msg;
+    uint16_t vc;
+    Pool pool;
+    uint32_t next = 0;  // next flit index
+  };
+  uint32_t node_;
+  const FlitConfig& cfg_;
+  std::vector<Message>& msgs_;
+  std::vector<OutputVc> vcs_;
+  std::array<std::deque<uint32_t>, kMaxClasses> waiting_;  // per class: messages without a VC, in creation order
+  size_t queued_ = 0;
+  std::vector<Sending> sending_;
+  FlitListener* listener_ = nullptr;
+  uint64_t payload_sent_ = 0, payload_received_ = 0, dummies_received_ = 0;
+};
+
+}  // namespace ibvp::flit

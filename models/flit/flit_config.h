@@ -1,0 +1,52 @@
+#pragma once
+// Parameters of seed 003's flit router (Sec. 3, 3.2, 4.1) and what they mean.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "models/flit/flit.h"
+
+namespace ibvp::flit {
+
+// The three router designs of Sec. 3.2 and 4.1.
+enum class Variant : uint8_t {
+  traditional,     // TR: VCs split statically between classes, FCFS at the crossbar input
+  non_preemptive,  // NP: VCs split statically, VirtualClock at the crossbar input (MediaWorm)
+  preemptive,      // P: any VC for any class, higher priority preempts through the extra buffer
+};
+const char* variant_name(Variant v);
+
+struct FlitConfig {
+  uint32_t width_bits = 128;        // flit width (Sec. 4.1)
+  double link_bps = 1.6e9;          // physical link bandwidth (Sec. 4.1)
+  uint16_t vcs_per_channel = 16;    // VCs per physical channel (Sec. 4.1)
+  uint32_t vc_buffer_flits = 40;    // flit buffer per VC (Sec. 4.1); the extra buffer too
+  Variant variant = Variant::preemptive;
+  bool acceleration = true;         // Sec. 3.2.2 (P only)
+  uint32_t block_flits = 1;         // Sec. 5.1, Fig. 6: flits a VC keeps the crossbar input for
+  uint32_t link_delay_cycles = 1;   // a flit's (and a credit's) time on the cable
+  // VCs per class, from VC 0 up (class 0 first): TR and NP use only their class's VCs; P
+  // starts a message on its class's VCs when one is free and takes any free VC otherwise
+  // (Sec. 4.2: "In the beginning the configuration is the same as the NP router").
+  std::vector<uint16_t> class_vcs = {1, 3, 12};
+  // Every class on every VC, class_vcs unused: the traditional best-effort router of Sec. 3
+  // ("the scheduler can select one of the C VCs"), where a message of any class may wait
+  // behind one of another class in the same VC. Not for NP, whose point is the split.
+  bool shared_vcs = false;
+  // In a fabric (models/flit/flit_fabric.h): the class of a packet on each data VL, from VL 0
+  // up, the last entry for the VLs beyond; VL15 is always class 0 (control).
+  std::vector<uint8_t> vl_classes = {2, 1};
+
+  // One flit time on a link, in ps, rounded up: every stage of the router takes one.
+  uint64_t flit_cycle_ps() const;
+  // The first VC of class c and how many it has.
+  uint16_t class_first_vc(uint8_t c) const;
+  uint16_t class_vc_count(uint8_t c) const {
+    return shared_vcs ? vcs_per_channel : c < class_vcs.size() ? class_vcs[c] : 0;
+  }
+  uint8_t classes() const { return shared_vcs ? kMaxClasses : static_cast<uint8_t>(class_vcs.size()); }
+  // Empty when the parameters are consistent, else what is wrong (the loader names the key).
+  std::string problem() const;
+};
+
+}  // namespace ibvp::flit

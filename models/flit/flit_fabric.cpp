@@ -1,0 +1,222 @@
+#include "models/flit/flit_fabric.h"
+
+#include <algorithm>
+#include <cassert>
+#include <stdexcept>
+
+namespace ibvp::flit {
+
+FlitFabric::FlitFabric(sc_core::sc_module_name name, const Options& opt, const std::vector<Router>& routers,
+                       const std::vector<Edge>& edges, ib::PacketPool& packets, link::PayloadPool& payloads,
+                       sim::Probe& probe)
+    : sc_module(name),
+      opt_(opt),
+      cycle_ps_(opt.flit.flit_cycle_ps()),
+      packets_(packets),
+      payloads_(payloads),
+      probe_(probe),
+      net_(opt.flit),
+      wake_("wake") {
+  for (const Router& r : routers) {
+    router_of_[r.node] = net_.add_router(static_cast<uint16_t>(r.ports + 1));
+    switch_of_flit_node_.resize(router_of_[r.node] + 1, ~uint32_t{0});
+    switch_of_flit_node_[router_of_[r.node]] = r.node;
+  }
+  edges_.reserve(edges.size());
+  for (const Edge& e : edges) {
+    const size_t i = edges_.size();
+    edges_.emplace_back();
+    EdgePort& p = edges_.back();
+    p.sw_node = e.sw_node;
+    p.sw_port = e.sw_port;
+    p.ca_node = e.ca_node;
+    p.flit_node = net_.add_endpoint();
+    switch_of_flit_node_.resize(p.flit_node + 1, ~uint32_t{0});
+    const std::string n = std::to_string(e.sw_node) + "_" + std::to_string(e.sw_port);
+    p.rx = std::make_unique<InSocket>(("rx" + n).c_str());
+    p.tx = std::make_unique<OutSocket>(("tx" + n).c_str());
+    p.rx->register_nb_transport_fw(this, &FlitFabric::on_rx, static_cast<int>(i));
+    p.tx->register_nb_transport_bw(this, &FlitFabric::on_tx_bw, static_cast<int>(i));
+    net_.connect(p.flit_node, 0, router_of_.at(e.sw_node), e.sw_port);
+    edge_of_[{e.sw_node, e.sw_port}] = i;
+    edge_of_ca_[e.ca_node] = i;
+    if (edge_of_flit_node_.size() <= p.flit_node) edge_of_flit_node_.resize(p.flit_node + 1, ~size_t{0});
+    edge_of_flit_node_[p.flit_node] = i;
+  }
+  net_.set_listener(this);
+  SC_METHOD(tick);
+  sensitive << wake_;
+  dont_initialize();
+}
+
+void FlitFabric::connect(uint32_t sw_a, uint16_t port_a, uint32_t sw_b, uint16_t port_b) {
+  net_.connect(router_of_.at(sw_a), port_a, router_of_.at(sw_b), port_b);
+}
+
+void FlitFabric::set_route(uint32_t sw, uint32_t ca, uint16_t port) {
+  net_.set_route(router_of_.at(sw), edges_.at(edge_of_ca_.at(ca)).flit_node, port);
+}
+
+void FlitFabric::set_lids(uint32_t ca, uint16_t lid, uint16_t count) { lids_[lid] = {ca, count}; }
+
+void FlitFabric::set_peer_buffer(uint32_t sw, uint16_t port, uint8_t vl, uint32_t bytes) {
+  edge(sw, port).credits.set_limit(vl, bytes / ib::kCreditBlockBytes);
+}
+
+const link::PortCounters& FlitFabric::counters(uint32_t sw, uint16_t port) const {
+  static const link::PortCounters none;
+  const auto it = counters_.find({sw, port});
+  return it == counters_.end() ? none : it->second;
+}
+
+uint8_t FlitFabric::class_of(const ib::Packet& p) const {
+  if (p.lrh.vl == ib::kVl15) return 0;  // control traffic: the highest priority (Sec. 4.2)
+  const uint8_t c = opt_.vl_classes.empty()
+                        ? 0
+                        : opt_.vl_classes[std::min<size_t>(p.lrh.vl, opt_.vl_classes.size() - 1)];
+  return std::min<uint8_t>(c, static_cast<uint8_t>(opt_.flit.classes() - 1));
+}
+
+// A VirtualClock slot per CBR connection and per flow (packets of neither share slot 0).
+uint32_t FlitFabric::connection_of(const ib::Packet& p) {
+  if (p.connection != ~uint32_t{0}) return p.connection * 2 + 1;
+  if (p.flow == ib::kNoFlow) return 0;
+  return (p.flow + 1) * 2;
+}
+
+tlm::tlm_sync_enum FlitFabric::on_rx(int e, tlm::tlm_generic_payload& gp, tlm::tlm_phase&, sc_core::sc_time& delay) {
+  link::FabricExt& x = link::PayloadPool::ext(gp);
+  assert(x.kind == link::FabricExt::Kind::packet);
+  ib::Packet* p = x.packet;
+  EdgePort& in = edges_.at(static_cast<size_t>(e));
+  const uint64_t now = static_cast<uint64_t>(sc_core::sc_time_stamp().value());
+  const uint64_t head_ps = now + delay.value();
+  p->hop_tail_ps = head_ps + x.duration.value();
+  link::PortCounters& c = counters_[{in.sw_node, in.sw_port}];
+  c.packets_rx++;
+  c.bytes_rx += p->size;
+  auto it = lids_.upper_bound(p->lrh.dlid);
+  if (it == lids_.begin() || p->lrh.dlid >= std::prev(it)->first + std::prev(it)->second.second)
+    throw std::logic_error("flit fabric: no channel adapter has DLID " + std::to_string(p->lrh.dlid));
+  const EdgePort& out = edges_.at(edge_of_ca_.at(std::prev(it)->second.first));
+  const uint32_t flits = std::max<uint32_t>(1, (p->size * 8 + opt_.flit.width_bits - 1) / opt_.flit.width_bits);
+  const double rate = p->reserved_bps ? static_cast<double>(p->reserved_bps) : opt_.unreserved_rate;
+  const uint64_t vtick_ps = std::max<uint64_t>(1, static_cast<uint64_t>(opt_.flit.width_bits * 1e12 / rate));
+  const Cycle at = (head_ps + cycle_ps_ - 1) / cycle_ps_;
+  const uint32_t msg = net_.send(in.flit_node, out.flit_node, class_of(*p), flits, at, connection_of(*p), vtick_ps);
+  if (packet_of_.size() <= msg) packet_of_.resize(msg + 1, nullptr);
+  packet_of_[msg] = p;
+  ++held_;
+  wake_.notify(sc_core::sc_time::from_value(std::max(at * cycle_ps_, now) - now));
+  return tlm::TLM_COMPLETED;
+}
+
+tlm::tlm_sync_enum FlitFabric::on_tx_bw(int e, tlm::tlm_generic_payload& gp, tlm::tlm_phase&, sc_core::sc_time& delay) {
+  const link::FabricExt& x = link::PayloadPool::ext(gp);
+  assert(x.kind == link::FabricExt::Kind::credit);
+  const uint64_t now = static_cast<uint64_t>(sc_core::sc_time_stamp().value());
+  EdgePort& out = edges_.at(static_cast<size_t>(e));
+  out.credits.arrive(x.vl, x.blocks, now + delay.value());
+  if (!out.out.empty()) wake_.notify(delay);
+  return tlm::TLM_COMPLETED;
+}
+
+void FlitFabric::tick() {
+  const uint64_t now = static_cast<uint64_t>(sc_core::sc_time_stamp().value());
+  for (EdgePort& e : edges_)
+    if (!e.out.empty()) send_out(e, now);
+  const Cycle target = now / cycle_ps_;
+  while (net_.now() <= target) {
+    if (net_.idle()) {
+      net_.skip_to(target + 1);
+      break;
+    }
+    net_.step();
+  }
+  if (net_.activity() != activity_) {
+    activity_ = net_.activity();
+    progress_ps_ = now;
+  }
+  if (!net_.idle()) wake_.notify(sc_core::sc_time::from_value(net_.now() * cycle_ps_ - now));
+}
+
+// The packet's IBA credit returns to the channel adapter once its tail flit has left the
+// edge, and not before its tail is in from the cable.
+void FlitFabric::tail_injected(uint32_t msg, Cycle) {
+  ib::Packet* p = packet_of_.at(msg);
+  if (p->lrh.vl == ib::kVl15) return;  // VL15 is not credited
+  const uint64_t now = static_cast<uint64_t>(sc_core::sc_time_stamp().value());
+  EdgePort& in = edges_.at(edge_of_flit_node_.at(net_.message(msg).src));
+  tlm::tlm_generic_payload* gp = payloads_.acquire();
+  link::FabricExt& x = link::PayloadPool::ext(*gp);
+  x.kind = link::FabricExt::Kind::credit;
+  x.vl = p->lrh.vl;
+  x.blocks = ib::blocks_for(p->size);
+  tlm::tlm_phase phase = tlm::BEGIN_RESP;
+  sc_core::sc_time delay = sc_core::sc_time::from_value(p->hop_tail_ps > now ? p->hop_tail_ps - now : 0);
+  (*in.rx)->nb_transport_bw(*gp, phase, delay);
+  gp->release();
+}
+
+void FlitFabric::delivered(uint32_t msg, Cycle) {
+  ib::Packet* p = packet_of_.at(msg);
+  packet_of_[msg] = nullptr;
+  const Message& m = net_.message(msg);
+  EdgePort& out = edges_.at(edge_of_flit_node_.at(m.dst));
+  if (p->lrh.vl != ib::kVl15) p->lrh.vl = opt_.sl2vl[p->lrh.sl & 15];
+  out.out.push_back(p);
+  out.out_head_ps.push_back(m.head_delivered * cycle_ps_);
+  // The tail flit was the message's last (its IBA credit went when it left the source).
+  net_.release(msg);
+  send_out(out, static_cast<uint64_t>(sc_core::sc_time_stamp().value()));
+}
+
+void FlitFabric::send_out(EdgePort& e, uint64_t now) {
+  e.credits.absorb(now);
+  while (!e.out.empty()) {
+    ib::Packet* p = e.out.front();
+    const uint8_t vl = p->lrh.vl;
+    const uint32_t blocks = ib::blocks_for(p->size);
+    if (!e.credits.can_send(vl, blocks)) return;  // on_tx_bw wakes the tick when credits land
+    const uint64_t head_ps = std::min(e.out_head_ps.front(), now);
+    e.out.pop_front();
+    e.out_head_ps.pop_front();
+    e.credits.consume(vl, blocks);
+    link::PortCounters& c = counters_[{e.sw_node, e.sw_port}];
+    c.packets_tx++;
+    c.bytes_tx += p->size;
+    c.busy_ps += now - head_ps;
+    c.vl[vl].packets_tx++;
+    c.vl[vl].bytes_tx += p->size;
+    p->hops++;
+    probe_.transmit(e.sw_node, e.sw_port, *p, head_ps, now);
+    --held_;
+    tlm::tlm_generic_payload* gp = payloads_.acquire();
+    link::FabricExt& x = link::PayloadPool::ext(*gp);
+    x.kind = link::FabricExt::Kind::packet;
+    x.packet = p;
+    x.duration = sc_core::SC_ZERO_TIME;  // the flits carried its serialization
+    tlm::tlm_phase phase = tlm::BEGIN_REQ;
+    sc_core::sc_time delay = sc_core::SC_ZERO_TIME;
+    (*e.tx)->nb_transport_fw(*gp, phase, delay);
+    gp->release();
+  }
+}
+
+std::vector<std::string> FlitFabric::occupied_vcs(const std::vector<std::string>& names, size_t most) const {
+  std::vector<std::string> out;
+  for (const auto& [sw, fn] : router_of_) {
+    const FlitRouter& r = net_.router(fn);
+    for (uint16_t p = 0; p < r.ports(); ++p)
+      for (uint16_t v = 0; v < opt_.flit.vcs_per_channel; ++v) {
+        const uint32_t n = r.input(p, v).flits();
+        if (n == 0) continue;
+        if (out.size() == most) return out;
+        out.push_back(names.at(sw) + "/" + std::to_string(p) + " VC" + std::to_string(v) + ": " + std::to_string(n) +
+                      " flits");
+      }
+  }
+  return out;
+}
+
+}  // namespace ibvp::flit

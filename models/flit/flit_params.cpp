@@ -1,0 +1,59 @@
+#include "models/flit/flit_params.h"
+
+#include "models/flit/flit_config.h"
+
+namespace ibvp::flit {
+
+const sim::ParamGroup& flit_params() {
+  static const sim::ParamGroup group = [] {
+    sim::GroupBuilder<FlitConfig> b(
+        "flit", "Seed 003's flit-level wormhole router (switch.model: flit_wormhole): five pipeline stages of one "
+                "flit time each, VCs per physical channel with credit-based flow control per VC.");
+    b.integer("width_bits", &FlitConfig::width_bits, "bits", "Flit width (seed 003 Sec. 4.1: 128).").range(8, 4096);
+    b.real("link_rate", &FlitConfig::link_bps, "b/s",
+           "Data rate of every cable of the fabric, endpoint cables too (seed 003 Sec. 4.1: 1.6 Gb/s); it "
+           "replaces the topology's IBA widths and speeds.")
+        .real_range(1e6, 1e13);
+    b.integer("vcs_per_channel", &FlitConfig::vcs_per_channel, "VCs", "Virtual channels per physical channel (16).")
+        .range(1, 64);
+    b.integer("vc_buffer_flits", &FlitConfig::vc_buffer_flits, "flits",
+              "Flit buffer per input VC, and of the preemptive router's extra buffer (40).")
+        .range(1, 1 << 16);
+    b.choice("variant", &FlitConfig::variant,
+             {{variant_name(Variant::traditional), Variant::traditional},
+              {variant_name(Variant::non_preemptive), Variant::non_preemptive},
+              {variant_name(Variant::preemptive), Variant::preemptive}},
+             "traditional (TR: VCs split between classes, FCFS at the crossbar input); non_preemptive (NP: VCs "
+             "split, VirtualClock); preemptive (P: any VC for any class, a higher-priority header preempts through "
+             "the extra buffer with dummy tail and header flits; Sec. 3.2).");
+    b.boolean("acceleration", &FlitConfig::acceleration,
+              "preemptive: flit acceleration (Sec. 3.2.2): the flits of a preempted or blocking lower-priority "
+              "message go first at the crossbar input.");
+    b.integer("block_flits", &FlitConfig::block_flits, "flits",
+              "Block-level multiplexing (Sec. 5.1, Fig. 6): a VC keeps its crossbar input for up to this many "
+              "flits (1: flit-level).")
+        .range(1, 1 << 16);
+    b.integer("link_delay", &FlitConfig::link_delay_cycles, "cycles",
+              "Cycles a flit or a credit takes on a cable between routers or to an edge.")
+        .range(1, 1 << 16);
+    b.integer_list("class_vcs", &FlitConfig::class_vcs, "VCs",
+                   "VCs per traffic class from VC 0 up, class 0 (control) first, then real time, then best effort; "
+                   "TR and NP use only their class's VCs, P starts on them (Sec. 4.2).")
+        .range(1, 64);
+    b.boolean("shared_vcs", &FlitConfig::shared_vcs,
+              "traditional or preemptive: every class may use every VC (class_vcs unused).");
+    b.integer_list("vl_classes", &FlitConfig::vl_classes, "class",
+                   "The class of a packet on each data VL, VL 0 first, the last entry for the VLs beyond; VL15 is "
+                   "class 0.")
+        .range(0, 3);
+    b.rule("class_vcs sums to at most vcs_per_channel; vl_classes names classes class_vcs has.");
+    b.on_complete([](FlitConfig& c, const std::set<std::string>&) {
+      const std::string p = c.problem();
+      if (!p.empty()) throw sim::ParamError("", p, "see docs/seed003.md's flit router section for the parameters");
+    });
+    return b.build();
+  }();
+  return group;
+}
+
+}  // namespace ibvp::flit

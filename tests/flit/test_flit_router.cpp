@@ -1,0 +1,254 @@
+// Seed 003's flit router (models/flit): conservation of flits and credits, wormhole order,
+// zero-load latency against the pipeline, and the preemptive router's properties (Sec.
+// 3.2, 5.1) against the traditional one, each against a number derived by hand.
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <memory>
+#include <numeric>
+#include <vector>
+
+#include "models/flit/network.h"
+
+namespace ibvp::flit {
+namespace {
+
+FlitConfig config(Variant v, uint16_t vcs = 4, std::vector<uint16_t> class_vcs = {1, 1, 2}) {
+  FlitConfig c;
+  c.variant = v;
+  c.vcs_per_channel = vcs;
+  c.class_vcs = std::move(class_vcs);
+  c.vc_buffer_flits = 8;
+  return c;
+}
+
+// A Vtick of `cycles` flit times: the connection reserved 1/cycles of the link.
+uint64_t vtick(const FlitNetwork& net, uint64_t cycles) { return cycles * net.config().flit_cycle_ps(); }
+
+// Latency of one message from its header's injection to its tail's delivery, in cycles.
+Cycle network_latency(const Message& m) { return m.tail_delivered - m.head_injected; }
+
+// A 2x2 mesh of 5-port routers (seed 003 Sec. 5.2), one endpoint per router on port 0,
+// ports 1..4 east, west, north, south; XY routing. Router r sits at (r % 2, r / 2);
+// endpoint r is node r, router r is node 4 + r.
+std::unique_ptr<FlitNetwork> mesh2x2(const FlitConfig& cfg) {
+  auto net = std::make_unique<FlitNetwork>(cfg);
+  for (int e = 0; e < 4; ++e) net->add_endpoint();
+  for (int r = 0; r < 4; ++r) net->add_router(5);
+  for (uint32_t r = 0; r < 4; ++r) net->connect(r, 0, 4 + r, 0);
+  net->connect(4 + 0, 1, 4 + 1, 2);  // (0,0) east -> (1,0) west
+  net->connect(4 + 2, 1, 4 + 3, 2);
+  net->connect(4 + 0, 4, 4 + 2, 3);  // (0,0) south -> (0,1) north
+  net->connect(4 + 1, 4, 4 + 3, 3);
+  for (uint32_t r = 0; r < 4; ++r)
+    for (uint32_t d = 0; d < 4; ++d) {
+      const uint32_t rx = r % 2, ry = r / 2, dx = d % 2, dy = d / 2;
+      const uint16_t port = dx > rx ? 1 : dx < rx ? 2 : dy > ry ? 4 : dy < ry ? 3 : 0;
+      net->set_route(4 + r, d, port);
+    }
+  return net;
+}
+
+// Mixed traffic, deterministic: every endpoint sends messages of every class to the others.
+void offer_mixed_traffic(FlitNetwork& net, uint32_t endpoints, uint32_t messages, uint32_t seed) {
+  uint32_t x = seed;
+  auto next = [&] { return x = x * 1664525u + 1013904223u; };
+  for (uint32_t i = 0; i < messages; ++i) {
+    const uint32_t src = next() % endpoints;
+    uint32_t dst = next() % endpoints;
+    if (dst == src) dst = (dst + 1) % endpoints;
+    const uint8_t cls = static_cast<uint8_t>(next() % 3);
+    const uint32_t flits = cls == 0 ? 20 : 40;  // Sec. 4.1: control 20 flits, the others 40
+    net.send(src, dst, cls, flits, next() % 2000, cls * 16 + src, vtick(net, cls == 2 ? 8 : 2));
+  }
+}
+
+// Every cycle: flits in = flits out + buffered + on cables; dummies alike; per-VC credits.
+void expect_conservation_every_cycle(FlitNetwork& net, Cycle cycles) {
+  for (Cycle c = 0; c < cycles; ++c) {
+    net.step();
+    ASSERT_EQ(net.payload_flits_injected(),
+              net.payload_flits_delivered() + net.payload_flits_buffered() + net.payload_flits_on_cables())
+        << "cycle " << net.now();
+    ASSERT_EQ(net.dummies_made(), net.dummies_delivered() + net.dummies_buffered() + net.dummies_on_cables())
+        << "cycle " << net.now();
+    ASSERT_EQ(net.credit_violation(), "") << "cycle " << net.now();
+  }
+}
+
+TEST(FlitConfig, FlitCycleIsOneFlitTimeOnTheLink) {
+  FlitConfig c;  // Sec. 4.1: 128-bit flits on 1.6 Gb/s links
+  EXPECT_EQ(c.flit_cycle_ps(), 80'000u);
+  EXPECT_EQ(c.problem(), "");
+  c.class_vcs = {8, 8, 8};
+  EXPECT_NE(c.problem().find("class_vcs gives 24 VCs"), std::string::npos);
+}
+
+TEST(FlitRouter, ZeroLoadLatencyIsPipelineStagesPlusSerialization) {
+  // Per router: stages 1-3 for the header (3 cycles), the crossbar (1), stage 5 (1); per
+  // cable d; then the n - 1 flits behind the header, one per cycle.
+  for (uint32_t d : {1u, 3u}) {
+    FlitConfig c = config(Variant::preemptive);
+    c.link_delay_cycles = d;
+    c.vc_buffer_flits = 40;
+    auto one = FlitNetwork::single_router(c, 2);
+    const uint32_t m = one->send(0, 1, 1, 40, 0);
+    ASSERT_TRUE(one->drain(1000));
+    EXPECT_EQ(network_latency(one->message(m)), 1 * (d + 4) + d + 40 - 1) << "d=" << d;
+    EXPECT_EQ(one->message(m).head_injected, 0u);
+
+    // Three routers between endpoints 0 and 3 of the mesh's diagonal: (0,0) -> (1,0) -> (1,1).
+    auto mesh = mesh2x2(c);
+    const uint32_t k = mesh->send(0, 3, 1, 40, 0);
+    ASSERT_TRUE(mesh->drain(1000));
+    EXPECT_EQ(network_latency(mesh->message(k)), 3 * (d + 4) + d + 40 - 1) << "d=" << d;
+  }
+}
+
+TEST(FlitRouter, FlitsAndPerVcCreditsAreConservedInEveryDesign) {
+  for (Variant v : {Variant::traditional, Variant::non_preemptive, Variant::preemptive}) {
+    SCOPED_TRACE(variant_name(v));
+    auto net = FlitNetwork::single_router(config(v), 8);
+    offer_mixed_traffic(*net, 8, 300, 7);
+    expect_conservation_every_cycle(*net, 6000);
+    ASSERT_TRUE(net->drain(100000));
+    EXPECT_EQ(net->payload_flits_buffered() + net->payload_flits_on_cables(), 0u);
+  }
+}
+
+TEST(FlitRouter, MeshConservesFlitsAndCreditsThroughPreemptions) {
+  auto net = mesh2x2(config(Variant::preemptive));
+  offer_mixed_traffic(*net, 4, 400, 11);
+  expect_conservation_every_cycle(*net, 8000);
+  ASSERT_TRUE(net->drain(100000));
+  // The run exercised Sec. 3.2.1: routers made dummy tails and headers.
+  EXPECT_GT(net->dummies_made(), 0u);
+  EXPECT_EQ(net->dummies_made(), net->dummies_delivered());
+}
+
+TEST(FlitRouter, EachMessagesFlitsArriveInOrderAndCompleteEvenWhenPreempted) {
+  for (Variant v : {Variant::traditional, Variant::preemptive}) {
+    SCOPED_TRACE(variant_name(v));
+    auto net = mesh2x2(config(v));
+    offer_mixed_traffic(*net, 4, 400, 3);
+    ASSERT_TRUE(net->drain(200000));
+    uint32_t preempted = 0;
+    for (const Message& m : net->messages()) {
+      EXPECT_FALSE(m.out_of_order);
+      EXPECT_EQ(m.flits_delivered, m.flits);
+      preempted += m.preemptions > 0;
+    }
+    if (v == Variant::preemptive) EXPECT_GT(preempted, 0u);
+    else EXPECT_EQ(preempted, 0u);
+  }
+}
+
+// One VC per channel, shared by the classes: a control message (class 0) queued at a source
+// behind a long best-effort message (class 2) on the same cable. Returns the control
+// message's latency from its creation to its tail's delivery.
+Cycle control_latency_behind(Variant v, uint32_t long_flits) {
+  FlitConfig c = config(v, 1);
+  c.shared_vcs = true;
+  c.vc_buffer_flits = 40;
+  auto net = FlitNetwork::single_router(c, 2);
+  net->send(0, 1, 2, long_flits, 0, 0, vtick(*net, 8));
+  const uint32_t ctl = net->send(0, 1, 0, 20, 100, 1, vtick(*net, 1));
+  EXPECT_TRUE(net->drain(100000));
+  const Message& m = net->message(ctl);
+  EXPECT_FALSE(m.out_of_order);
+  return m.tail_delivered - m.created;
+}
+
+TEST(FlitRouter, PreemptionBoundsAControlMessagesLatencyBehindALongMessageAndTraditionalDoesNot) {
+  // P: the control message goes to the extra buffer and preempts (Sec. 3.2.1): its latency is
+  // its zero-load latency (1 router, d = 1: 20 + 5) plus at most the committed flit and the
+  // dummy tail ahead of it at the crossbar, whatever the long message's length.
+  const Cycle zero_load = 20 + 5;
+  const Cycle p_short = control_latency_behind(Variant::preemptive, 400);
+  const Cycle p_long = control_latency_behind(Variant::preemptive, 1600);
+  EXPECT_LE(p_short, zero_load + 2);
+  EXPECT_EQ(p_short, p_long);
+  // TR: it waits for the VC until the long message's tail has left the source, 400 - 100
+  // flits after its creation, and 1200 more for a message 1200 flits longer.
+  const Cycle tr_short = control_latency_behind(Variant::traditional, 400);
+  const Cycle tr_long = control_latency_behind(Variant::traditional, 1600);
+  EXPECT_GE(tr_short, 400 - 100 + 20u);
+  EXPECT_EQ(tr_long - tr_short, 1200u);
+}
+
+// Fig. 2b at one router, two VCs per channel shared by the classes: endpoint 0 sends a long
+// best-effort message m2 to endpoint 3 and another one to endpoint 4; endpoint 2 sends one to
+// endpoint 3 (both of 3's VCs now held); then endpoint 1's control message m3 to endpoint 3
+// finds both output VCs held by lower-priority messages and waits for m2's tail.
+struct Fig2b {
+  Cycle m2_done, m3_done;
+};
+Fig2b fig2b(bool acceleration) {
+  FlitConfig c = config(Variant::preemptive, 2);
+  c.shared_vcs = true;
+  c.acceleration = acceleration;
+  c.vc_buffer_flits = 40;
+  auto net = FlitNetwork::single_router(c, 5);
+  const uint32_t m2 = net->send(0, 3, 2, 400, 0, 0, vtick(*net, 4));
+  net->send(0, 4, 2, 400, 0, 1, vtick(*net, 4));
+  net->send(2, 3, 2, 400, 1, 2, vtick(*net, 4));
+  const uint32_t m3 = net->send(1, 3, 0, 20, 60, 3, vtick(*net, 1));
+  EXPECT_TRUE(net->drain(100000));
+  return {net->message(m2).tail_delivered, net->message(m3).tail_delivered};
+}
+
+TEST(FlitRouter, AccelerationCompletesTheBlockingMessageAndTheHigherPriorityOneSooner) {
+  const Fig2b with = fig2b(true), without = fig2b(false);
+  // Without acceleration m2 shares its crossbar input with the other message of endpoint 0
+  // and its output with endpoint 2's; accelerated it goes first at both (Sec. 3.2.2).
+  EXPECT_LT(with.m2_done, without.m2_done);
+  EXPECT_LT(with.m3_done, without.m3_done);
+  // m3 follows m2's tail on the freed VC within its own zero-load time (20 + 5) and a few
+  // cycles of allocation.
+  EXPECT_LE(with.m3_done, with.m2_done + 20 + 5 + 3);
+}
+
+// Sec. 5.1, Fig. 6: endpoint 0 sends a long best-effort message to endpoint 1 and, every 93
+// cycles (not a multiple of a block, so its headers meet blocks at every phase), a real-time
+// message to endpoint 2, both through the same crossbar input. Endpoint 3 sends a long
+// best-effort message to endpoint 1 too, so the first one is backlogged in its input VC.
+// Returns the real-time messages' mean latency from creation to delivery.
+double realtime_latency_with_blocks(uint32_t block_flits) {
+  FlitConfig c = config(Variant::preemptive, 4, {1, 1, 2});
+  c.block_flits = block_flits;
+  c.vc_buffer_flits = 40;
+  auto net = FlitNetwork::single_router(c, 4);
+  net->send(0, 1, 2, 4000, 0, 0, vtick(*net, 16));
+  net->send(3, 1, 2, 4000, 0, 2, vtick(*net, 16));
+  std::vector<uint32_t> rt;
+  for (int k = 0; k < 30; ++k) rt.push_back(net->send(0, 2, 1, 40, 50 + 93 * static_cast<Cycle>(k), 1, vtick(*net, 1)));
+  EXPECT_TRUE(net->drain(100000));
+  double sum = 0;
+  for (uint32_t id : rt) sum += static_cast<double>(net->message(id).tail_delivered - net->message(id).created);
+  return sum / static_cast<double>(rt.size());
+}
+
+TEST(FlitRouter, LargerBlocksRaiseRealTimeLatency) {
+  const double b1 = realtime_latency_with_blocks(1), b5 = realtime_latency_with_blocks(5),
+               b10 = realtime_latency_with_blocks(10);
+  // Flit-level multiplexing: the real-time flits (smaller stamp) always go first: zero-load.
+  EXPECT_DOUBLE_EQ(b1, 40 + 5);
+  EXPECT_LT(b1, b5);
+  EXPECT_LT(b5, b10);
+}
+
+TEST(FlitRouter, SameTrafficSameResultsBitForBit) {
+  auto a = mesh2x2(config(Variant::preemptive));
+  auto b = mesh2x2(config(Variant::preemptive));
+  offer_mixed_traffic(*a, 4, 200, 5);
+  offer_mixed_traffic(*b, 4, 200, 5);
+  ASSERT_TRUE(a->drain(100000));
+  ASSERT_TRUE(b->drain(100000));
+  for (size_t i = 0; i < a->messages().size(); ++i) {
+    EXPECT_EQ(a->messages()[i].tail_delivered, b->messages()[i].tail_delivered);
+    EXPECT_EQ(a->messages()[i].preemptions, b->messages()[i].preemptions);
+  }
+}
+
+}  // namespace
+}  // namespace ibvp::flit
