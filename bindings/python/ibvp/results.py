@@ -196,6 +196,18 @@ class Results:
         return pd.DataFrame(rows).set_index("hca")
 
     @property
+    def subnet_manager(self) -> dict:
+        """summary.json's "subnet_manager" block (subnet_manager.mode: in_band): whether the
+        subnet came up, when each phase ended (discovered_us, programmed_us, armed_us, up_us),
+        the SMPs sent, received and resent, per phase, and the nodes and links found
+        (docs/management.md)."""
+        block = self.summary.get("subnet_manager")
+        if block is None:
+            raise KeyError(f"{self.out_dir / 'summary.json'} has no subnet_manager block: only runs with "
+                           "subnet_manager: {mode: in_band} have one")
+        return block
+
+    @property
     def firmware_log(self) -> list[str]:
         """firmware.log's lines (time in us, host, level, text), in simulated-time order."""
         path = self.out_dir / "firmware.log"
