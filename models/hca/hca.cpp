@@ -154,35 +154,6 @@ uint32_t segment_bytes(const ibvp_tx_desc& d, uint32_t index) {
   return std::min(d.mtu_bytes, d.payload_len - std::min(d.payload_len, start));
 }
 
-// PortInfo:LinkWidthActive and LinkSpeedActive / LinkSpeedExtActive (IBA 14.2.5.6).
-uint32_t width_code(link::Width w) {
-  switch (w) {
-    case link::Width::x1: return 1;
-    case link::Width::x2: return 16;
-    case link::Width::x4: return 2;
-    case link::Width::x8: return 4;
-    case link::Width::x12: return 8;
-  }
-  return 0;
-}
-uint32_t speed_code(link::Speed s) {
-  switch (s) {
-    case link::Speed::sdr: return 1;
-    case link::Speed::ddr: return 2;
-    case link::Speed::qdr: case link::Speed::fdr10: return 4;  // FDR10 is QDR's signalling, 64b/66b
-    default: return 0;
-  }
-}
-uint32_t speed_ext_code(link::Speed s) {
-  switch (s) {
-    case link::Speed::fdr: return 1;
-    case link::Speed::edr: return 2;
-    case link::Speed::hdr: return 4;
-    case link::Speed::ndr: return 8;
-    default: return 0;
-  }
-}
-
 ib::MadDatagram datagram_of(const ibvp_mad& m) {
   ib::MadDatagram d;
   d.dlid = m.dlid;
@@ -323,9 +294,14 @@ uint32_t Hca::reg_value(uint32_t off) const {
     case IBVP_REG_CMD_OUT: return cmd_out_;
     case IBVP_REG_PORT_LMC: return lmc_;
     case IBVP_REG_PORT_STATE: return port_state_;
-    case IBVP_REG_LINK_WIDTH: return width_code(cfg_.link_width);
-    case IBVP_REG_LINK_SPEED: return speed_code(cfg_.link_speed);
-    case IBVP_REG_LINK_SPEED_EXT: return speed_ext_code(cfg_.link_speed);
+    // PortInfo's codes for the cable (IBA 14.2.5.6; link::port_info_*).
+    case IBVP_REG_LINK_WIDTH: return link::port_info_width_code(cfg_.link_width);
+    case IBVP_REG_LINK_SPEED:
+    case IBVP_REG_LINK_SPEED_EXT: {
+      uint8_t speed = 0, ext = 0;
+      link::port_info_speed_codes(cfg_.link_speed, speed, ext);
+      return off == IBVP_REG_LINK_SPEED ? speed : ext;
+    }
     case IBVP_REG_NODE_GUID_LO: return static_cast<uint32_t>(cfg_.node_guid);
     case IBVP_REG_NODE_GUID_HI: return static_cast<uint32_t>(cfg_.node_guid >> 32);
     case IBVP_REG_PORT_GUID_LO: return static_cast<uint32_t>(cfg_.port_guid);

@@ -54,6 +54,31 @@ bool parse_speed(const std::string& text, Speed& out) {
 std::string width_name(Width w) { return std::to_string(static_cast<int>(w)) + "X"; }
 const char* speed_name(Speed s) { return speed_info(s).name; }
 
+uint8_t port_info_width_code(Width w) {
+  switch (w) {
+    case Width::x1: return 1;
+    case Width::x2: return 16;
+    case Width::x4: return 2;
+    case Width::x8: return 4;
+    case Width::x12: return 8;
+  }
+  return 0;
+}
+
+void port_info_speed_codes(Speed s, uint8_t& speed, uint8_t& ext) {
+  speed = 4;
+  ext = 0;
+  switch (s) {
+    case Speed::sdr: speed = 1; break;
+    case Speed::ddr: speed = 2; break;
+    case Speed::qdr: case Speed::fdr10: speed = 4; break;
+    case Speed::fdr: ext = 1; break;
+    case Speed::edr: ext = 2; break;
+    case Speed::hdr: ext = 4; break;
+    case Speed::ndr: ext = 8; break;
+  }
+}
+
 LinkRate::LinkRate(const LinkConfig& cfg)
     : width_(cfg.width),
       speed_(cfg.speed),

@@ -24,6 +24,13 @@ bool parse_width(const std::string& text, Width& out);
 bool parse_speed(const std::string& text, Speed& out);
 std::string width_name(Width w);
 const char* speed_name(Speed s);
+// How PortInfo codes a link (IBA 14.2.5.6), for every agent that reports one (the switch
+// SMA, the HCA's registers, the umad server): LinkWidthActive bits 1 1x, 2 4x, 4 8x, 8 12x,
+// 16 2x; LinkSpeedActive 1 SDR, 2 DDR, 4 QDR, and LinkSpeedExtActive 1 FDR, 2 EDR, 4 HDR,
+// 8 NDR (IBA 1.3), 0 for the base speeds. An extended speed's LinkSpeedActive shows the
+// highest base speed, 4. FDR10 is a vendor extension IBA has no code for: QDR.
+uint8_t port_info_width_code(Width w);
+void port_info_speed_codes(Speed s, uint8_t& speed, uint8_t& ext);
 
 struct LinkConfig {
   Width width = Width::x4;

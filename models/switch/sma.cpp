@@ -21,18 +21,6 @@ constexpr uint8_t kMtu4096 = 5;
 constexpr uint64_t kDefaultGidPrefix = 0xFE80000000000000ull;  // link-local (IBA 4.1.1)
 constexpr uint8_t kLinkDownDefaultPolling = 2;
 
-// PortInfo:LinkWidth* bits (IBA 14.2.5.6): 1 1x, 2 4x, 4 8x, 8 12x, 16 2x.
-uint8_t width_code(link::Width w) {
-  switch (w) {
-    case link::Width::x1: return 1;
-    case link::Width::x2: return 16;
-    case link::Width::x4: return 2;
-    case link::Width::x8: return 4;
-    case link::Width::x12: return 8;
-  }
-  return 0;
-}
-
 // LinkWidthSupported holds every width a port can train to, 1x always (IBA 14.2.5.6: 1
 // 1x, 3 1x/4x, 7 1x/4x/8x, 11 1x/4x/12x, 17 1x/2x).
 uint8_t width_supported(link::Width w) {
@@ -44,25 +32,6 @@ uint8_t width_supported(link::Width w) {
     case link::Width::x12: return 11;
   }
   return 1;
-}
-
-// LinkSpeedActive (1 SDR, 2 DDR, 4 QDR) and LinkSpeedExtActive (1 FDR, 2 EDR, 4 HDR,
-// 8 NDR; IBA 1.3 14.2.5.6). FDR10 is a vendor extension IBA has no code for: reported as
-// QDR, the speed it replaced.
-void speed_codes(link::Speed s, uint8_t& speed, uint8_t& ext) {
-  speed = 0;
-  ext = 0;
-  switch (s) {
-    case link::Speed::sdr: speed = 1; break;
-    case link::Speed::ddr: speed = 2; break;
-    case link::Speed::qdr: speed = 4; break;
-    case link::Speed::fdr10: speed = 4; break;
-    case link::Speed::fdr: ext = 1; break;
-    case link::Speed::edr: ext = 2; break;
-    case link::Speed::hdr: ext = 4; break;
-    case link::Speed::ndr: ext = 8; break;
-  }
-  if (speed == 0) speed = 4;  // ext speeds: LinkSpeedActive shows the highest base speed
 }
 
 // VLCap and OperationalVLs (IBA 14.2.5.6): 1 VL0, 2 VL0-1, 3 VL0-3, 4 VL0-7, 5 VL0-14.
@@ -201,10 +170,10 @@ mad::PortInfo Sma::current_port_info(uint16_t port, uint16_t in_port) const {
     const bool cabled = sw_.attached(port);
     pi.port_phys_state = cabled && sp.port_state != mad::kPortDown ? mad::kPhysLinkUp : mad::kPhysPolling;
     if (cabled) {
-      pi.link_width_active = width_code(sp.rate.width());
+      pi.link_width_active = link::port_info_width_code(sp.rate.width());
       pi.link_width_supported = width_supported(sp.rate.width());
       if (pi.link_width_enabled == 0) pi.link_width_enabled = pi.link_width_supported;
-      speed_codes(sp.rate.speed(), pi.link_speed_active, pi.link_speed_ext_active);
+      link::port_info_speed_codes(sp.rate.speed(), pi.link_speed_active, pi.link_speed_ext_active);
       // LinkSpeedSupported: 1 SDR, 3 SDR/DDR, 7 SDR/DDR/QDR; the extended speeds likewise.
       pi.link_speed_supported = static_cast<uint8_t>(pi.link_speed_active * 2 - 1);
       pi.link_speed_ext_supported = static_cast<uint8_t>(pi.link_speed_ext_active ? pi.link_speed_ext_active * 2 - 1 : 0);

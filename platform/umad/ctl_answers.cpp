@@ -22,18 +22,6 @@ void put64(AttributeBytes& a, size_t at, uint64_t v) {
   put32(a, at + 4, static_cast<uint32_t>(v));
 }
 
-// PortInfo.LinkWidthActive (IBA 14.2.5.6 table 151): 1 1x, 2 4x, 4 8x, 8 12x, 16 2x.
-uint8_t width_code(link::Width w) {
-  switch (w) {
-    case link::Width::x1: return 1;
-    case link::Width::x2: return 16;
-    case link::Width::x4: return 2;
-    case link::Width::x8: return 4;
-    case link::Width::x12: return 8;
-  }
-  return 2;
-}
-
 constexpr uint32_t kIsExtendedSpeedsSupported = 1u << 14;  // CapabilityMask bit 14
 
 }  // namespace
@@ -71,18 +59,9 @@ AttributeBytes port_info(const topo::Topology& t, uint32_t node, const PortStatu
   AttributeBytes a{};
   link::LinkConfig cable;
   if (const int l = t.link_at(node, 1); l >= 0) cable = t.links.at(static_cast<size_t>(l)).cfg;
-  uint8_t speed = 1, speed_ext = 0;
+  uint8_t speed = 0, speed_ext = 0;
   uint32_t capability = s.capability_mask;
-  switch (cable.speed) {
-    case link::Speed::sdr: speed = 1; break;
-    case link::Speed::ddr: speed = 2; break;
-    // FDR10 is a vendor extension (Mellanox ExtendedPortInfo); plain PortInfo shows QDR.
-    case link::Speed::qdr: case link::Speed::fdr10: speed = 4; break;
-    case link::Speed::fdr: speed_ext = 1; break;
-    case link::Speed::edr: speed_ext = 2; break;
-    case link::Speed::hdr: speed_ext = 4; break;
-    case link::Speed::ndr: speed_ext = 8; break;
-  }
+  link::port_info_speed_codes(cable.speed, speed, speed_ext);  // FDR10 shows as QDR
   if (speed_ext) capability |= kIsExtendedSpeedsSupported;
   put64(a, 0, 0);                                // M_Key
   put64(a, 8, kDefaultGidPrefix);                // GidPrefix
@@ -90,9 +69,9 @@ AttributeBytes port_info(const topo::Topology& t, uint32_t node, const PortStatu
   put16(a, 18, s.sm_lid);                        // MasterSMLID
   put32(a, 20, capability);                      // CapabilityMask
   put8(a, 28, 1);                                // LocalPortNum
-  put8(a, 29, width_code(cable.width));          // LinkWidthEnabled
-  put8(a, 30, width_code(cable.width));          // LinkWidthSupported
-  put8(a, 31, width_code(cable.width));          // LinkWidthActive
+  put8(a, 29, link::port_info_width_code(cable.width));          // LinkWidthEnabled
+  put8(a, 30, link::port_info_width_code(cable.width));          // LinkWidthSupported
+  put8(a, 31, link::port_info_width_code(cable.width));          // LinkWidthActive
   put8(a, 32, static_cast<uint8_t>(speed << 4 | (s.state & 0xF)));       // LinkSpeedSupported, PortState
   put8(a, 33, static_cast<uint8_t>((s.phys_state & 0xF) << 4 | 2));      // PortPhysicalState, LinkDownDefault: Polling
   put8(a, 34, static_cast<uint8_t>(s.lmc & 0x7));                        // M_KeyProtectBits 0, LMC
