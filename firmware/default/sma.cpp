@@ -9,16 +9,6 @@ constexpr uint32_t kNodeDeviceId = 0x4942;  // "IB": the virtual platform's HCA
 constexpr uint32_t kPartitionCap = mad::PKeyBlock::kEntries;  // one block of P_Keys
 constexpr uint16_t kLastUnicastLid = 0xBFFF;  // IBA 4.1.3: 0x0001 .. 0xBFFF are unicast LIDs
 
-// PortInfo:VLCap for a number of data VLs (IBA 14.2.5.6): 1 VL0, 2 VL0-1, 3 VL0-3, 4 VL0-7,
-// 5 VL0-14.
-uint8_t vl_cap(uint32_t data_vls) {
-  if (data_vls <= 1) return 1;
-  if (data_vls <= 2) return 2;
-  if (data_vls <= 4) return 3;
-  if (data_vls <= 8) return 4;
-  return 5;
-}
-
 uint64_t reg64(const ibvp_hal* hal, void* c, uint32_t lo, uint32_t hi) {
   return uint64_t{hal->reg_read(c, hi)} << 32 | hal->reg_read(c, lo);
 }
@@ -26,7 +16,7 @@ uint64_t reg64(const ibvp_hal* hal, void* c, uint32_t lo, uint32_t hi) {
 
 Sma::Sma(const ibvp_hal* hal, uint8_t (&sl2vl)[16]) : hal_(hal), c_(hal->ctx), sl2vl_(sl2vl) {
   data_vls_ = reg(IBVP_REG_DATA_VLS);
-  operational_vls_ = vl_cap(data_vls_);
+  operational_vls_ = mad::vl_cap_code(data_vls_);
 }
 
 bool Sma::serves(const mad::MadHeader& h) {
@@ -190,7 +180,7 @@ mad::PortInfo Sma::port_info() {
   p.lmc = static_cast<uint8_t>(reg(IBVP_REG_PORT_LMC));
   p.neighbor_mtu = neighbor_mtu_;
   p.master_sm_sl = master_sm_sl_;
-  p.vl_cap = vl_cap(data_vls_);
+  p.vl_cap = mad::vl_cap_code(data_vls_);
   p.vl_high_limit = static_cast<uint8_t>(reg(IBVP_REG_VLARB_HIGH_LIMIT));
   p.vl_arbitration_high_cap = IBVP_VLARB_ENTRIES;
   p.vl_arbitration_low_cap = IBVP_VLARB_ENTRIES;
@@ -221,7 +211,7 @@ uint16_t Sma::set_port_info(const mad::PortInfo& in) {
       break;
     default: return mad::kStatusInvalidField;
   }
-  if (in.operational_vls > vl_cap(data_vls_)) return mad::kStatusInvalidField;
+  if (in.operational_vls > mad::vl_cap_code(data_vls_)) return mad::kStatusInvalidField;
   if (in.neighbor_mtu > 5) return mad::kStatusInvalidField;
   reg_write(IBVP_REG_PORT_LID, in.lid);
   reg_write(IBVP_REG_PORT_LMC, in.lmc);

@@ -226,6 +226,12 @@ enum PortPhysState : uint8_t {
   kPhysConfigurationTraining = 4, kPhysLinkUp = 5, kPhysLinkErrorRecovery = 6, kPhysPhyTest = 7,
 };
 
+// PortInfo:VLCap and OperationalVLs for a port with `data_vls` data VLs (IBA 14.2.5.6):
+// 1 VL0, 2 VL0-1, 3 VL0-3, 4 VL0-7, 5 VL0-14. Every SMA reports its port with it.
+constexpr uint8_t vl_cap_code(uint32_t data_vls) {
+  return data_vls <= 1 ? 1 : data_vls <= 2 ? 2 : data_vls <= 4 ? 3 : data_vls <= 8 ? 4 : 5;
+}
+
 struct PortInfo {  // IBA 14.2.5.6, 64 bytes
   uint64_t m_key = 0;
   uint64_t gid_prefix = 0;

@@ -34,15 +34,6 @@ uint8_t width_supported(link::Width w) {
   return 1;
 }
 
-// VLCap and OperationalVLs (IBA 14.2.5.6): 1 VL0, 2 VL0-1, 3 VL0-3, 4 VL0-7, 5 VL0-14.
-uint8_t vl_code(uint8_t data_vls) {
-  if (data_vls <= 1) return 1;
-  if (data_vls <= 2) return 2;
-  if (data_vls <= 4) return 3;
-  if (data_vls <= 8) return 4;
-  return 5;
-}
-
 // The lifetime code whose time is `ps` (codes are exact powers of two, lifetime.h).
 uint8_t lifetime_code(uint64_t ps) {
   for (uint8_t c = 0; c < kLifetimeInfinite; ++c)
@@ -66,7 +57,7 @@ Sma::Sma(Switch& sw) : sw_(sw), port_info_(sw.config().num_ports + 1u), pkeys_(s
     pi.gid_prefix = kDefaultGidPrefix;
     pi.neighbor_mtu = kMtu4096;
     pi.mtu_cap = kMtu4096;
-    pi.vl_cap = vl_code(cfg.data_vls);
+    pi.vl_cap = mad::vl_cap_code(cfg.data_vls);
     pi.operational_vls = pi.vl_cap;
     pi.vl_arbitration_high_cap = kVlArbCap;
     pi.vl_arbitration_low_cap = kVlArbCap;

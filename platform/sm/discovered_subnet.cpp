@@ -28,10 +28,10 @@ uint32_t DiscoveredSubnet::add(const mad::NodeInfo& info, std::vector<uint8_t> p
 }
 
 void DiscoveredSubnet::connect(uint32_t a, uint8_t port_a, uint32_t b, uint8_t port_b) {
-  for (const DiscoveredLink& l : links_) {
-    if ((l.a == a && l.port_a == port_a) || (l.b == a && l.port_b == port_a)) return;
-    if ((l.a == b && l.port_a == port_b) || (l.b == b && l.port_b == port_b)) return;
-  }
+  // A cable is reported from each end it is reached by; either end marks it known.
+  if (cabled_.count({a, port_a}) || cabled_.count({b, port_b})) return;
+  cabled_.insert({a, port_a});
+  cabled_.insert({b, port_b});
   links_.push_back({a, b, port_a, port_b});
 }
 

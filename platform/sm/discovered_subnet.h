@@ -6,7 +6,9 @@
 // loaded one.
 #include <cstdint>
 #include <map>
+#include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "models/ib/mad.h"
@@ -61,6 +63,7 @@ class DiscoveredSubnet {
   std::vector<DiscoveredNode> nodes_;
   std::vector<DiscoveredLink> links_;
   std::map<uint64_t, uint32_t> by_guid_;
+  std::set<std::pair<uint32_t, uint8_t>> cabled_;  // (node, port) ends already in links_
 };
 
 // PortInfo's LinkWidthActive / LinkSpeedActive (and LinkSpeedExtActive) as the link model's
