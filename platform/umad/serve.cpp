@@ -266,22 +266,36 @@ ServeResult serve_umad(const Scenario& scenario, const ServeOptions& o) {
     return any;
   };
 
-  // After a delivery: the fabric stands still until every client has reacted (its
-  // process blocked again), collecting the MADs they send meanwhile.
+  // After a delivery: the fabric stands still until every client has reacted, collecting
+  // the MADs they send meanwhile. A client has reacted when it has read everything handed
+  // to it (Server::unread) and all its threads sleep again (process_blocked). The first
+  // condition matters: a woken thread can still read as sleeping in /proc while the
+  // scheduler's wake-up travels to another CPU (an IPI's latency), so "blocked" alone
+  // lets the fabric run on before the client has even seen its MAD. The second look,
+  // 200 us later, covers the same race between a client's own threads (a receiver thread
+  // waking a worker).
   auto settle = [&] {
     if (o.server.udp_port) {
       server->poll(1);  // UDP clients' processes are not ours to see: a short grace
       return;
     }
+    auto reacted = [&] {
+      for (uint32_t c = 0; c < kMaxClients; ++c) {
+        const ClientSlot& cl = server->client(c);
+        if (cl.attached && (server->unread(c) > 0 || !process_blocked(cl.peer))) return false;
+      }
+      return true;
+    };
     const auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(o.settle_ms);
     for (;;) {
       server->poll(0);
-      bool blocked = true;
-      for (uint32_t c = 0; blocked && c < kMaxClients; ++c)
-        if (server->client(c).attached) blocked = process_blocked(server->client(c).peer);
-      if (blocked) {
-        server->poll(0);  // what a client sent just before it blocked
-        return;
+      if (reacted()) {
+        std::this_thread::sleep_for(std::chrono::microseconds(200));
+        server->poll(0);
+        if (reacted()) {
+          server->poll(0);  // what a client sent just before it blocked
+          return;
+        }
       }
       if (std::chrono::steady_clock::now() >= until) return;
       std::this_thread::sleep_for(std::chrono::microseconds(20));

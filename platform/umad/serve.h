@@ -15,8 +15,9 @@
 //   no response (a trap, a response the client sends) keeps the fabric moving for the same
 //   span, so it reaches its destination.
 // - When a MAD (or a timeout) is handed to a client while others are still in flight, the
-//   fabric moves on only once every attached client has reacted: each client process has
-//   all its threads asleep again (Linux /proc/<pid>/task/*/stat), so the MADs it sent in
+//   fabric moves on only once every attached client has reacted: it has read what it was
+//   handed (SIOCOUTQ on its data socket) and all its threads sleep again (Linux
+//   /proc/<pid>/task/*/stat), twice in a row 200 us apart, so the MADs it sent in
 //   reaction leave at the simulated time their trigger arrived, however long the software
 //   took in wall time. That makes a run as deterministic as the software driving it. A
 //   client that stays busy longer than `settle_ms` no longer holds the fabric; UDP clients,

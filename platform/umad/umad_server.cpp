@@ -9,6 +9,8 @@
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <poll.h>
+#include <linux/sockios.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <unistd.h>
@@ -300,6 +302,13 @@ bool Server::send(uint32_t client, const SimRequest& r) {
     detach(client);  // gone (ECONNREFUSED) or not reading
     return false;
   }
+}
+
+size_t Server::unread(uint32_t client) const {
+  if (cfg_.udp_port || client >= clients_.size() || !clients_[client].attached) return 0;
+  int queued = 0;
+  if (::ioctl(data_fds_[client], SIOCOUTQ, &queued) < 0) return 0;
+  return static_cast<size_t>(queued);
 }
 
 }  // namespace ibvp::umad

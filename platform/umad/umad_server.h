@@ -55,6 +55,9 @@ class Server {
   bool poll(int timeout_ms);
   // Hands `r` to client `client`'s data socket; a client that has gone away is detached.
   bool send(uint32_t client, const SimRequest& r);
+  // Bytes handed to `client` that it has not read yet (SIOCOUTQ: a Unix datagram stays
+  // charged to the sending socket until the receiver takes it). 0 for UDP clients.
+  size_t unread(uint32_t client) const;
 
   const ClientSlot& client(uint32_t i) const { return clients_.at(i); }
   // The client running an SM on `node`'s port, if one is attached.
