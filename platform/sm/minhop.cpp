@@ -1,5 +1,6 @@
 #include "platform/sm/minhop.h"
 
+#include <algorithm>
 #include <map>
 #include <tuple>
 
@@ -57,13 +58,41 @@ RoutingTables MinHopRouting::compute(const Topology& t) {
     return d;
   };
 
-  // Endpoint LIDs routed through each port of each switch so far: the balancing measure.
-  std::vector<std::vector<uint32_t>> load(switches.size());
-  for (uint32_t i = 0; i < switches.size(); ++i) load[i].assign(static_cast<size_t>(t.nodes[switches[i]].num_ports) + 1, 0);
+  // Endpoints cabled to each switch: the sources whose traffic starts there.
+  std::vector<uint64_t> endpoints_at(switches.size(), 0);
+  for (uint32_t e : t.endpoints())
+    if (t.link_at(e, 1) >= 0 && sw_of_node[t.peer(e, 1).node] != Topology::npos) ++endpoints_at[sw_of_node[t.peer(e, 1).node]];
+
+  // The balancing measure: (source endpoint, destination LID) routes crossing each port of
+  // each switch so far, and, to break ties where no source crosses, the destination LIDs
+  // routed through it. Counting routes, not destinations, is what keeps a fat tree's upper
+  // links busy: on a 4-ary 3-tree with LIDs in host order, a leaf that spreads destinations
+  // i, i+1, ... over its up-links sends to each level-2 switch only the destinations with
+  // one residue mod 4, and a level-2 switch counting destinations would spread those over
+  // ports it also took for the other residues' destinations it never sees, leaving 3 of its
+  // 4 up-links idle (issue 17: the 64-host tree saturated at 0.27 of the link rate).
+  std::vector<std::vector<uint64_t>> routes_through(switches.size());
+  std::vector<std::vector<uint32_t>> lids_through(switches.size());
+  for (uint32_t i = 0; i < switches.size(); ++i) {
+    routes_through[i].assign(static_cast<size_t>(t.nodes[switches[i]].num_ports) + 1, 0);
+    lids_through[i].assign(static_cast<size_t>(t.nodes[switches[i]].num_ports) + 1, 0);
+  }
+  // Per destination switch: the other switches, farthest first, so a switch is routed only
+  // after every switch whose routes can reach it.
+  std::vector<std::vector<uint32_t>> far_first(switches.size());
+  auto order_from = [&](uint32_t dst, const std::vector<uint16_t>& d) -> const std::vector<uint32_t>& {
+    std::vector<uint32_t>& o = far_first[dst];
+    if (!o.empty()) return o;
+    for (uint32_t s = 0; s < switches.size(); ++s)
+      if (s != dst && d[s] != kUnreachable) o.push_back(s);
+    std::stable_sort(o.begin(), o.end(), [&](uint32_t a, uint32_t b) { return d[a] > d[b]; });
+    return o;
+  };
   // For the LIDs of the destination being routed: how often each (switch, port) and each
   // (switch, neighbour) has been chosen, to spread its LMC paths.
   std::map<std::pair<uint32_t, uint32_t>, uint32_t> dest_port_use, dest_neighbour_use;
   uint32_t current_dest = Topology::npos;
+  std::vector<uint64_t> sources(switches.size());  // routes to this LID passing each switch
 
   for (uint32_t lid = 1; lid < lft_size; ++lid) {
     const uint32_t owner = t.node_of_lid(static_cast<uint16_t>(lid));
@@ -89,38 +118,44 @@ RoutingTables MinHopRouting::compute(const Topology& t) {
       dst_sw = sw_of_node[owner];
     }
     const std::vector<uint16_t>& d = hops_to(dst_sw);
+    rt.lft[switches[dst_sw]].port[lid] = static_cast<uint8_t>(exit_port);
 
-    for (uint32_t s = 0; s < switches.size(); ++s) {
-      uint16_t out = Lft::kNoRoute;
-      if (s == dst_sw) {
-        out = exit_port;
-      } else if (d[s] != kUnreachable) {
-        // Among the ports one hop closer: fewest uses by this destination's other LIDs (first
-        // by neighbour, then by port), then least loaded, then lowest port.
-        std::tuple<uint32_t, uint32_t, uint32_t, uint16_t> best{UINT32_MAX, 0, 0, 0};
-        uint32_t best_neighbour = 0;
-        for (const Neighbour& nb : adj[s]) {
-          if (d[nb.sw] + 1 != d[s]) continue;
-          auto use = [s](const std::map<std::pair<uint32_t, uint32_t>, uint32_t>& m, uint32_t k) {
-            const auto it = m.find({s, k});
-            return it == m.end() ? 0u : it->second;
-          };
-          const std::tuple<uint32_t, uint32_t, uint32_t, uint16_t> score{
-              use(dest_neighbour_use, nb.sw), use(dest_port_use, nb.port), load[s][nb.port], nb.port};
-          if (score < best) {
-            best = score;
-            best_neighbour = nb.sw;
-          }
-        }
-        out = std::get<3>(best);
-        if (spread) {
-          ++dest_neighbour_use[{s, best_neighbour}];
-          ++dest_port_use[{s, out}];
+    // Routes to an endpoint LID start at every other endpoint's switch; a switch's own LID
+    // is not counted (management traffic is negligible).
+    for (uint32_t s = 0; s < switches.size(); ++s) sources[s] = to_endpoint ? endpoints_at[s] : 0;
+    if (to_endpoint) --sources[dst_sw];
+
+    for (uint32_t s : order_from(dst_sw, d)) {
+      // Among the ports one hop closer: fewest uses by this destination's other LIDs (first
+      // by neighbour, then by port), then fewest routes, then fewest destination LIDs, then
+      // the lowest port.
+      std::tuple<uint32_t, uint32_t, uint64_t, uint32_t, uint16_t> best{UINT32_MAX, 0, 0, 0, 0};
+      uint32_t best_neighbour = 0;
+      for (const Neighbour& nb : adj[s]) {
+        if (d[nb.sw] + 1 != d[s]) continue;
+        auto use = [s](const std::map<std::pair<uint32_t, uint32_t>, uint32_t>& m, uint32_t k) {
+          const auto it = m.find({s, k});
+          return it == m.end() ? 0u : it->second;
+        };
+        const std::tuple<uint32_t, uint32_t, uint64_t, uint32_t, uint16_t> score{
+            use(dest_neighbour_use, nb.sw), use(dest_port_use, nb.port), routes_through[s][nb.port],
+            lids_through[s][nb.port], nb.port};
+        if (score < best) {
+          best = score;
+          best_neighbour = nb.sw;
         }
       }
-      if (out == Lft::kNoRoute) continue;
+      const uint16_t out = std::get<4>(best);
+      if (spread) {
+        ++dest_neighbour_use[{s, best_neighbour}];
+        ++dest_port_use[{s, out}];
+      }
       rt.lft[switches[s]].port[lid] = static_cast<uint8_t>(out);
-      if (to_endpoint && out != 0) ++load[s][out];
+      if (to_endpoint) {
+        routes_through[s][out] += sources[s];
+        ++lids_through[s][out];
+        sources[best_neighbour] += sources[s];
+      }
     }
   }
   return rt;

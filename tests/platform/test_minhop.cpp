@@ -2,6 +2,7 @@
 // the engine's), destinations are spread evenly over equal paths, and LMC path bits take
 // different ports where there is a choice.
 #include <algorithm>
+#include <map>
 #include <gtest/gtest.h>
 
 #include <set>
@@ -114,29 +115,43 @@ TEST(Minhop, EveryPathBitLidIsRoutedOnAShortestPath) {
   expect_all_routes_shortest(with_lmc(topo::kary_ntree(4, 2), 2));
 }
 
-// In a k-ary n-tree every up port of a switch leads to switches that cover the same hosts,
-// so all up ports are on shortest paths to every host outside the switch's subtree. A level-l
-// switch (0 = leaf) has k^(l+1) hosts below it: each down port is the only way to the k^l
-// hosts below it, and the k^n - k^(l+1) others are shared by its k up ports: exactly
-// k^(n-1) - k^l each when the engine balances perfectly.
-TEST(Minhop, KaryNtreePortsCarryEqualSharesOfDestinations) {
+// In a k-ary n-tree every up port of a switch leads to switches that cover the same hosts, so
+// a balanced min-hop routing loads every channel of a level alike. A channel from level l up
+// to l+1 (0 = leaves) carries the routes from the k^(l+1) hosts of its subtree to the
+// k^n - k^(l+1) others, shared by the k^(l+1) such channels of the subtree: k^n - k^(l+1)
+// routes each. By symmetry a channel down from level l to l-1 carries k^n - k^l, and a
+// leaf's host port k^n - 1. Balancing by destinations counted per switch breaks this: with
+// LIDs in host order a level-1 switch of the 4-ary 3-tree then sends all 192 of its routes
+// up one channel of four (issue 17).
+TEST(Minhop, KaryNtreeChannelsOfALevelCarryEqualRoutes) {
   for (auto [k, n] : {std::pair<uint32_t, uint32_t>{2, 3}, {4, 2}, {4, 3}, {3, 3}, {2, 5}}) {
     SCOPED_TRACE(std::to_string(k) + "-ary " + std::to_string(n) + "-tree");
     const Topology t = topo::kary_ntree(k, n);
     const RoutingTables rt = make_routing_engine("minhop")->compute(t);
-    uint32_t k_n1 = 1;  // k^(n-1)
-    for (uint32_t i = 1; i < n; ++i) k_n1 *= k;
+    // Routes crossing each (switch, output port), walked through the tables.
+    std::map<std::pair<uint32_t, uint16_t>, uint64_t> routes;
+    for (uint32_t src : t.endpoints())
+      for (uint32_t dst : t.endpoints()) {
+        if (src == dst) continue;
+        uint32_t at = t.peer(src, 1).node;
+        for (int hops = 0; at != dst; ++hops) {
+          ASSERT_LT(hops, 2 * static_cast<int>(n)) << t.nodes[src].name << " -> " << t.nodes[dst].name;
+          const uint16_t out = rt.lft[at].lookup(t.nodes[dst].lid);
+          ++routes[{at, out}];
+          at = t.peer(at, out).node;
+        }
+      }
+    uint32_t k_n = 1;
+    for (uint32_t i = 0; i < n; ++i) k_n *= k;
     for (uint32_t s : t.switches()) {
       const std::string& name = t.nodes[s].name;  // "s<level>_<w>"
       const uint32_t level = static_cast<uint32_t>(std::stoul(name.substr(1, name.find('_') - 1)));
       uint32_t k_l = 1;
       for (uint32_t i = 0; i < level; ++i) k_l *= k;
-      std::vector<uint32_t> routes(t.nodes[s].num_ports + 1u, 0);
-      for (uint32_t e : t.endpoints()) ++routes.at(rt.lft[s].lookup(t.nodes[e].lid));
-      for (uint16_t p = 1; p <= k; ++p) EXPECT_EQ(routes[p], k_l) << name << " down port " << p;
+      for (uint16_t p = 1; p <= k; ++p) EXPECT_EQ(routes[std::make_pair(s, p)], k_n - k_l) << name << " down port " << p;
       if (level + 1 < n) {
         for (uint16_t p = static_cast<uint16_t>(k + 1); p <= 2 * k; ++p)
-          EXPECT_EQ(routes[p], k_n1 - k_l) << name << " up port " << p;
+          EXPECT_EQ(routes[std::make_pair(s, p)], k_n - k_l * k) << name << " up port " << p;
       }
     }
   }
