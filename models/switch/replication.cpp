@@ -110,7 +110,7 @@ void Switch::enqueue_copy(uint16_t out_port, const Request& r) {
   const uint8_t vl = r.packet->lrh.vl;
   const uint64_t now = agenda_.now_ps();
   if (!(out.requested_vls & (1u << vl))) out.progress_ps[vl] = out.head_since_ps[vl] = now;
-  std::deque<Request>& q = out.requests[vl];
+  RequestQueue& q = out.requests[vl];
   if (r.mc == McKind::async_copy) {
     q.push_back(r);
   } else {
@@ -264,7 +264,7 @@ bool Switch::sync_gate(uint16_t out_port) {
   auto locate = [&](const Port& po, uint32_t h, uint8_t& vl_out) {
     for (uint32_t pending = po.requested_vls; pending; pending &= pending - 1) {
       const uint8_t vl = static_cast<uint8_t>(__builtin_ctz(pending));
-      const std::deque<Request>& q = po.requests[vl];
+      const RequestQueue& q = po.requests[vl];
       for (size_t i = 0; i < q.size() && q[i].mc == McKind::sync_copy; ++i)
         if (q[i].hold == h) {
           vl_out = vl;

@@ -322,7 +322,7 @@ void Switch::tail_in(uint16_t in_port, uint8_t vl, uint32_t blocks) {
     }
     // The packets of this buffer still waiting here (one already leaving cannot be marked;
     // one still in the pipeline has not asked for its output yet and is not seen).
-    for (std::deque<Request>& q : ports_[out].requests)
+    for (RequestQueue& q : ports_[out].requests)
       for (Request& r : q)
         if (r.in_port == in_port && r.in_vl == vl && !r.packet->bth.fecn) {
           r.packet->bth.fecn = true;
@@ -359,7 +359,7 @@ void Switch::return_credit(uint16_t in_port, uint8_t vl, uint32_t blocks, uint64
 
 template <class OnBusyInput>
 int Switch::candidate(const Port& out, uint8_t vl, bool& credit_blocked, OnBusyInput&& on_busy_input) const {
-  const std::deque<Request>& q = out.requests[vl];
+  const RequestQueue& q = out.requests[vl];
   const uint64_t now = agenda_.now_ps();
   auto feeding = [&](uint16_t in) {
     const uint64_t until = ports_[in].feeding_until;
@@ -406,7 +406,7 @@ int Switch::candidate(const Port& out, uint8_t vl, bool& credit_blocked, OnBusyI
 
 template <class OnBusyInput>
 int Switch::rate_candidate(const Port& out, uint8_t vl, bool ignore_busy, OnBusyInput&& on_busy_input) const {
-  const std::deque<Request>& q = out.requests[vl];
+  const RequestQueue& q = out.requests[vl];
   const uint64_t now = agenda_.now_ps();
   // Only a connection's oldest request here is its candidate: its packets keep their order
   // (IBA 9.5: in order per path). Later ones of a connection whose oldest waits for a busy
@@ -521,7 +521,7 @@ void Switch::offer_input(uint16_t in_port) {
 
 void Switch::start_transmit(uint16_t out_port, uint8_t vl, int index) {
   Port& out = ports_[out_port];
-  std::deque<Request>& q = out.requests[vl];
+  RequestQueue& q = out.requests[vl];
   if (index > 0) q.front().bypassed++;
   else out.head_since_ps[vl] = agenda_.now_ps();  // the next request is the head from now
   const Request r = q[static_cast<size_t>(index)];
@@ -613,7 +613,7 @@ bool Switch::vl_waits_for_credits(uint16_t port, uint8_t vl) const {
   const Port& out = ports_.at(port);
   if (vl == ib::kVl15 || out.requests[vl].empty()) return false;
   if (lifetimes_ && vl_drains_by_lifetime(port, vl)) return false;
-  const std::deque<Request>& q = out.requests[vl];
+  const RequestQueue& q = out.requests[vl];
   const uint32_t credits = out.credits.available(vl) + out.credits.announced(vl);
   if (rate_) {
     // The request the rate scheduler serves once the inputs now busy free (they free after

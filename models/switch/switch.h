@@ -39,6 +39,7 @@
 #include "models/sched/fair_queueing.h"
 #include "models/sched/virtual_clock.h"
 #include "models/sim/timed_queue.h"
+#include "models/sim/vector_queue.h"
 #include "models/switch/ecn_marker.h"
 #include "models/switch/lft.h"
 #include "models/switch/path_select.h"
@@ -283,6 +284,8 @@ class Switch : public sc_core::sc_module {
     uint64_t vtick_ns = 0;
     double finish = 0.0;
   };
+  // An output VL's requests in arrival order (empty ones own no memory: vector_queue.h).
+  using RequestQueue = sim::VectorQueue<Request>;
   // A rate scheduler's state at one output (seed 003 Sec. 3.1).
   struct RateState {
     sched::VirtualClock vc;
@@ -304,7 +307,7 @@ class Switch : public sc_core::sc_module {
     uint32_t queued = 0;   // requests of packets from this input, at any output
     uint64_t offer_at = ~uint64_t{0};  // a pending offer of this input to its outputs
     // Output side.
-    std::array<std::deque<Request>, ib::kMaxVls> requests;
+    std::array<RequestQueue, ib::kMaxVls> requests;
     uint16_t requested_vls = 0;  // bit v set when requests[v] is not empty
     std::unique_ptr<link::VlArbiter> arbiter;
     link::TxCredits credits;

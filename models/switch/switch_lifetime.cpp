@@ -35,7 +35,7 @@ void Switch::expire(uint16_t out_port) {
   uint64_t next = kNoLifetime;
   for (uint32_t pending = out.requested_vls; pending; pending &= pending - 1) {
     const uint8_t vl = static_cast<uint8_t>(__builtin_ctz(pending));
-    std::deque<Request>& q = out.requests[vl];
+    RequestQueue& q = out.requests[vl];
     if (switch_life_ps_ != kNoLifetime) {
       // Unicast requests join a VL's queue in arrival order, but synchronous and central-buffer
       // copies go ahead of them (replication.cpp), so the whole queue is looked at.
@@ -64,7 +64,7 @@ void Switch::expire(uint16_t out_port) {
 
 void Switch::discard(uint16_t out_port, uint8_t vl, size_t index, ib::DropReason why) {
   Port& out = ports_[out_port];
-  std::deque<Request>& q = out.requests[vl];
+  RequestQueue& q = out.requests[vl];
   const Request r = q[index];
   if (rate_) rate_dequeue(out, r, false);
   q.erase(q.begin() + static_cast<std::ptrdiff_t>(index));
@@ -89,7 +89,7 @@ void Switch::discard(uint16_t out_port, uint8_t vl, size_t index, ib::DropReason
 
 bool Switch::vl_drains_by_lifetime(uint16_t port, uint8_t vl) const {
   const Port& out = ports_.at(port);
-  const std::deque<Request>& q = out.requests[vl];
+  const RequestQueue& q = out.requests[vl];
   if (q.empty()) return false;
   if (out.hoq_life_ps[vl] != kNoLifetime && eligible(q.front())) return true;
   if (switch_life_ps_ != kNoLifetime)
