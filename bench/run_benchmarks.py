@@ -17,6 +17,9 @@
   so it is the figure to compare code changes by (needs valgrind; skipped without it).
 - routing: wall time of each routing engine's table computation on seed 001's random
   irregular fabrics of 16 to 256 switches (LMC 0), and whether its tables are deadlock-free.
+- fat trees (issue 17): packet-hops per second, ns per hop, accepted share and peak RSS on
+  4-ary 3-, 4- and 5-trees (64, 256, 1,024 hosts) at 30 % and 60 % uniform load, so every
+  change is measured on growing fabrics. `--only fat-tree` runs it alone.
 - memory with run length: peak resident memory of seed 004 Fig. 2(a) (`ibvp-sim`, fabric
   endpoints) at 0.2, 1 and 3 s simulated. Results are streaming statistics, so it must stay
   flat: the bytes per delivered packet between the shortest and longest run are the figure
@@ -412,6 +415,69 @@ def elaboration_section(res: dict[str, dict[str, float]], runs: int) -> list[str
     ]
 
 
+FAT_TREES = ((4, 3, "2ms"), (4, 4, "500us"), (4, 5, "100us"))  # k, n, simulated span
+FAT_TREE_LOADS = (0.3, 0.6)
+
+
+def fat_trees(build: Path, runs: int) -> dict[str, dict[str, float]]:
+    """Issue 17's cases: k-ary n-trees of 64, 256 and 1,024 hosts, min-hop routing, uniform
+    Poisson traffic of 256-byte payloads at 30 % and 60 % of the link rate, one VL. Spans are
+    chosen so each run makes one to two million packet-hops. Packet-hops per wall second of
+    the simulation (run.json, elaboration excluded), the accepted share of the offered bytes
+    (a fabric that saturates below its load makes every speed figure meaningless), peak RSS;
+    medians of `runs`."""
+    import json
+
+    result = {}
+    for k, n, span in FAT_TREES:
+        for load in FAT_TREE_LOADS:
+            rates, rss, walls, accepted = [], [], [], []
+            for _ in range(runs):
+                with tempfile.TemporaryDirectory() as out:
+                    scenario = Path(out) / "tree.yaml"
+                    scenario.write_text(f"name: tree\nseed: 1\nduration: {span}\n"
+                                        f"topology: {{generator: fat_tree, k: {k}, n: {n}}}\nrouting: minhop\n"
+                                        f"traffic: {{generator: poisson, load: {load}, payload_bytes: 256}}\n"
+                                        "outputs: {packets_csv: false}\n")
+                    subprocess.run([str(build / "ibvp-sim"), str(scenario), "--out", str(Path(out) / "r"), "--quiet"],
+                                   check=True)
+                    run = json.loads((Path(out) / "r" / "run.json").read_text())
+                    summary = json.loads((Path(out) / "r" / "summary.json").read_text())
+                    rates.append(run["packet_hops_per_s"])
+                    walls.append(run["wall_seconds"])
+                    rss.append(run["peak_rss_bytes"])
+                    t = summary["traffic"]
+                    accepted.append(t["delivered_bytes"] / max(1, t["injected_bytes"]))
+                    hops = summary["packet_hops"]
+            name = f"{k}-ary {n}-tree, load {load}"
+            result[name] = {"hosts": k ** n, "span": span, "packet_hops": hops,
+                            "packet_hops_per_s": statistics.median(rates), "wall_s": statistics.median(walls),
+                            "ns_per_hop": 1e9 * statistics.median(walls) / max(1, hops),
+                            "accepted": statistics.median(accepted), "peak_rss_mb": statistics.median(rss) / 2**20}
+            print(f"BENCH case=fat_tree_{k}_{n}_{load} " + " ".join(f"{a}={b}" for a, b in result[name].items()),
+                  flush=True)
+    return result
+
+
+def fat_tree_section(res: dict[str, dict[str, float]], runs: int) -> list[str]:
+    m = machine()
+    return [
+        "## Fat trees: packet-hops per second as the fabric grows (`bench/run_benchmarks.py --only fat-tree`)",
+        "",
+        f"`ibvp-sim` on k-ary n-trees (4X SDR, one host per leaf port, min-hop routing), uniform Poisson traffic of "
+        f"256-byte payloads, one VL; wall time of the simulation alone (run.json); median of {runs} runs; machine: "
+        f"{m.get('cpu', '?')}. \"accepted\": delivered over injected bytes (under 1 while the fabric still holds "
+        "packets at the end, far under 1 when it saturates). Issue 17's targets: wall time per hop flat as the "
+        "fabric grows, 1,024 hosts at 50 % for 10 ms in under 60 s.",
+        "",
+        "| case | hosts | simulated | packet-hops | packet-hops/s | ns per hop | accepted | peak RSS MB |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|",
+        *[f"| {name} | {r['hosts']:,} | {r['span']} | {r['packet_hops']:,} | {r['packet_hops_per_s']:,.0f} | "
+          f"{r['ns_per_hop']:.0f} | {r['accepted']:.3f} | {r['peak_rss_mb']:.0f} |" for name, r in res.items()],
+        "",
+    ]
+
+
 def update_section(path: Path, section: list[str]) -> None:
     """Replaces the section whose heading matches section[0]'s up to the next `## ` heading."""
     text = path.read_text().splitlines()
@@ -501,7 +567,7 @@ def main() -> int:
     ap.add_argument("--runs", type=int, default=5, help="runs per figure (the median is kept)")
     ap.add_argument("--build", type=Path, default=ROOT / "build", help="CMake build directory with ibvp-bench")
     ap.add_argument("--no-write", action="store_true", help="print only; leave bench/RESULTS.md as it is")
-    ap.add_argument("--only", choices=["memory", "connections", "hca-callgrind", "elaboration"], help="measure one benchmark and update only its section")
+    ap.add_argument("--only", choices=["memory", "connections", "hca-callgrind", "elaboration", "fat-tree"], help="measure one benchmark and update only its section")
     args = ap.parse_args()
     if args.runs < 1:
         ap.error("--runs must be at least 1")
@@ -520,6 +586,11 @@ def main() -> int:
         if not args.no_write:
             update_section(ROOT / "bench" / "RESULTS.md", elaboration_section(res, args.runs))
         return 0
+    if args.only == "fat-tree":
+        res = fat_trees(args.build, args.runs)
+        if not args.no_write:
+            update_section(ROOT / "bench" / "RESULTS.md", fat_tree_section(res, args.runs))
+        return 0
     if args.only == "memory":
         mem = memory_growth(args.build)
         if not args.no_write:
@@ -535,10 +606,12 @@ def main() -> int:
     hca_cg = hca_instructions_per_hop(args.build)
     mem = memory_growth(args.build)
     elab = elaboration(args.build, max(1, args.runs // 2))
+    trees = fat_trees(args.build, max(1, args.runs // 2))
     if not args.no_write:
         write_results(ROOT / "bench" / "RESULTS.md", m, args.runs, fab, overhead, sweep, routing, per_hop, hca, mem)
         update_section(ROOT / "bench" / "RESULTS.md", hca_instructions_section(hca_cg))
         update_section(ROOT / "bench" / "RESULTS.md", elaboration_section(elab, max(1, args.runs // 2)))
+        update_section(ROOT / "bench" / "RESULTS.md", fat_tree_section(trees, max(1, args.runs // 2)))
     return 0
 
 

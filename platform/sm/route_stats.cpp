@@ -85,8 +85,71 @@ RouteStats route_stats(const topo::Topology& t, const RoutingTables& rt) {
   return r;
 }
 
+namespace {
+
+// Whether every switch's walk through the tables reaches destination LID `dlid`, owned by node
+// `dst`. Each switch's outcome is remembered, so one LID costs one pass over the switches
+// instead of one walk per source (the pair-by-pair walk took seconds before a 4,096-host fat
+// tree could start).
+bool every_switch_reaches(const topo::Topology& t, const RoutingTables& rt, uint16_t dlid, uint32_t dst,
+                          std::vector<uint8_t>& state, std::vector<uint32_t>& walk) {
+  enum : uint8_t { unknown, walking, reaches, fails };
+  std::fill(state.begin(), state.end(), unknown);
+  for (uint32_t s = 0; s < t.nodes.size(); ++s) {
+    if (t.nodes[s].kind != topo::NodeKind::switch_node || state[s] != unknown) continue;
+    walk.clear();
+    uint32_t at = s;
+    uint8_t outcome = fails;
+    for (;;) {
+      if (state[at] == walking) break;  // a loop
+      if (state[at] != unknown) {
+        outcome = state[at];
+        break;
+      }
+      state[at] = walking;
+      walk.push_back(at);
+      if (at >= rt.lft.size()) break;
+      const uint8_t port = rt.lft[at].lookup(dlid);
+      if (port == Lft::kNoRoute) break;
+      if (port == 0) {
+        outcome = at == dst ? reaches : fails;
+        break;
+      }
+      if (t.link_at(at, port) < 0) break;
+      const uint32_t next = t.peer(at, port).node;
+      if (t.nodes[next].kind != topo::NodeKind::switch_node) {
+        outcome = next == dst ? reaches : fails;
+        break;
+      }
+      at = next;
+    }
+    for (uint32_t w : walk) state[w] = outcome;
+    if (outcome == fails) return false;
+  }
+  return true;
+}
+
+}  // namespace
+
 std::optional<UnroutedPair> first_unrouted(const topo::Topology& t, const RoutingTables& rt) {
   const std::vector<uint32_t> eps = t.endpoints();
+  // Fast path: every endpoint is cabled to a switch and every switch reaches every endpoint
+  // LID. Only when that fails are the pairs walked in order, to name the first hole.
+  bool all_on_switches = true;
+  for (uint32_t e : eps)
+    all_on_switches = all_on_switches && t.link_at(e, 1) >= 0 &&
+                      t.nodes[t.peer(e, 1).node].kind == topo::NodeKind::switch_node;
+  if (all_on_switches) {
+    std::vector<uint8_t> state(t.nodes.size());
+    std::vector<uint32_t> walk;
+    bool holes = false;
+    for (uint32_t dst : eps) {
+      for (uint32_t bit = 0; !holes && bit < (1u << t.nodes[dst].lmc); ++bit)
+        holes = !every_switch_reaches(t, rt, static_cast<uint16_t>(t.nodes[dst].lid + bit), dst, state, walk);
+      if (holes) break;
+    }
+    if (!holes) return std::nullopt;
+  }
   for (uint32_t src : eps) {
     // Two hosts cabled back to back reach each other without a switch (and a table).
     const uint32_t neighbour = t.link_at(src, 1) >= 0 ? t.peer(src, 1).node : topo::Topology::npos;
