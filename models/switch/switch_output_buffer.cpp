@@ -104,7 +104,12 @@ void Switch::ob_enter(uint16_t out_port, uint8_t vl, int index) {
     return_credit(r.in_port, r.in_vl, r.blocks, end - start);
   }
   if (out.requested_vls) schedule_retry(out_port, end);
-  if (!multiplexed_ && in.queued) schedule_offer(r.in_port, end);
+  if (!multiplexed_ && in.queued) {
+    // Not schedule_offer(): an offer of this input due now (which may be what brought us
+    // here) would find it busy and offer it to no one, so the offer at `end` must stand.
+    in.offer_at = end;
+    agenda_.push_at(end, kOffer, r.in_port);
+  }
 }
 
 void Switch::ob_send(uint16_t out_port) {
