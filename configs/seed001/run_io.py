@@ -64,7 +64,10 @@ def main() -> None:
     ap.add_argument("--jobs", type=int, default=2)
     args = ap.parse_args()
     # The stand-in covers the longest compressed span any run needs: 20 ms x 20.
-    requests = io.read_trace(args.trace, args.format) if args.trace else io.synthetic_requests(SPAN_S * 20, io.DISKS, seed=1)
+    if args.trace:
+        requests = io.read_trace(args.trace, args.format)
+    else:
+        requests = io.synthetic_requests(SPAN_S * 20, io.DISKS, seed=1, **io.SEED001_STAND_IN)
     points = {(r, "random", c, 1) for r in ROUTINGS for c in (15, 20)}
     points |= {(r, p, 15, 1) for r in ROUTINGS for p in io.PLACEMENTS}
     points |= {(r, "random", 15, v) for r in ROUTINGS for v in (1, 2, 4, 8)}

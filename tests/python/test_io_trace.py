@@ -114,6 +114,24 @@ def test_synthetic_stand_in_is_bursty_mostly_writes_and_deterministic() -> None:
     assert all(0 <= r.device < 23 for r in a)
 
 
+def test_per_device_stand_in_keeps_the_mean_rate_but_its_bursts_do_not_coincide() -> None:
+    common = io.synthetic_requests(1.0, 23, seed=3)
+    own = io.synthetic_requests(1.0, 23, seed=3, per_device=True)
+    assert own == io.synthetic_requests(1.0, 23, seed=3, per_device=True)
+    # Mean rate 80,000/s x 2 ms / (2 + 8 ms) = 16,000/s either way.
+    assert 11200 < len(common) < 20800 and 11200 < len(own) < 20800  # within 30 %
+    assert {r.device for r in own} == set(range(23))
+
+    def empty_ms(reqs: list) -> float:  # the fraction of 1 ms windows without a request
+        busy = {int(r.time_s * 1e3) for r in reqs}
+        return 1 - len(busy) / 1000
+
+    # One ON/OFF process: most milliseconds fall in an OFF period (8 of 10 on average).
+    # Twenty-three: all OFF at once with probability 0.8^23, under 1 %.
+    assert empty_ms(common) > 0.5
+    assert empty_ms(own) < 0.05
+
+
 def test_disk_placements_follow_sec_2() -> None:
     def switch(name: str) -> int:
         return int(name[1:].split("_")[0])
