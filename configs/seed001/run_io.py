@@ -1,12 +1,13 @@
-"""seed 001 Figs. 2-4 (Sec. 3.2) with the synthetic disk-I/O stand-in (ibvp.io_trace), or a
-trace given with --trace (DiskSim ASCII, or SNIA MSR CSV). 32 switches, 23 disks, 20 ms of
-compressed time per run; one run per (figure, routing, variant):
+"""seed 001 Figs. 2-4 (Sec. 3.2) with the synthetic disk-I/O stand-in (ibvp.io_trace), or a trace.
+--trace FILE: DiskSim ASCII, SNIA MSR CSV, or HP's binary SRT (as cello was distributed);
+--format names it when the suffix does not (.csv msr, .srt srt). 32 switches, 23 disks, 20 ms
+of compressed time per run; one run per (figure, routing, variant):
   Fig. 2(a), (b): cumulative average message latency, random disks, 1 SL/VL, compression
                   15 and 20; Fig. 2(c): packets waiting per host, compression 20.
   Fig. 3(a-c):    disks random, concentrated, uniform; compression 15; one figure per routing.
   Fig. 4(a-c):    1, 2, 4, 8 SL/VLs, disks on random SLs; compression 15; one per routing.
 Each run directory gets timeseries.csv; figures go to OUT/fig{2a,2b,2c,3_<routing>,4_<routing>}.png.
-Usage: .venv/bin/python configs/seed001/run_io.py [OUT] [--trace FILE] [--jobs N]
+Usage: .venv/bin/python configs/seed001/run_io.py [OUT] [--trace FILE [--format F]] [--jobs N]
 """
 from __future__ import annotations
 
@@ -58,10 +59,15 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("out", nargs="?", type=Path, default=Path("out/seed001/io"))
     ap.add_argument("--trace", type=Path, help="a block-I/O trace instead of the synthetic stand-in")
+    ap.add_argument("--format", default="auto", choices=("auto",) + io.FORMATS,
+                    help="the trace's format (auto: by suffix, .csv msr, .srt srt, else disksim)")
     ap.add_argument("--jobs", type=int, default=2)
     args = ap.parse_args()
     # The stand-in covers the longest compressed span any run needs: 20 ms x 20.
-    requests = io.read_trace(args.trace) if args.trace else io.synthetic_requests(SPAN_S * 20, io.DISKS, seed=1)
+    if args.trace:
+        requests = io.read_trace(args.trace, args.format)
+    else:
+        requests = io.synthetic_requests(SPAN_S * 20, io.DISKS, seed=1, **io.SEED001_STAND_IN)
     points = {(r, "random", c, 1) for r in ROUTINGS for c in (15, 20)}
     points |= {(r, p, 15, 1) for r in ROUTINGS for p in io.PLACEMENTS}
     points |= {(r, "random", 15, v) for r in ROUTINGS for v in (1, 2, 4, 8)}

@@ -64,6 +64,7 @@ Switch::Switch(sc_core::sc_module_name name, uint32_t node, const SwitchConfig& 
       multiplexed_(cfg.crossbar == Crossbar::multiplexed),
       ecn_(cfg.ecn, cfg.num_ports),
       rate_(cfg.scheduling != Scheduling::fifo),
+      obuf_(cfg.output_buffer_bytes > 0),
       unreserved_bps_(static_cast<uint64_t>(std::max(1.0, std::round(cfg.unreserved_rate)))),
       sma_(*this) {
   // Management port 0 sends the SMA's responses: a VL15 buffer of its own holds them until
@@ -87,6 +88,11 @@ void Switch::attach_port(uint16_t port, const link::LinkRate& rate) {
   for (uint8_t vl = 0; vl < cfg_.data_vls; ++vl) p.buffers.set_capacity(vl, cfg_.vl_buffer_bytes);
   p.buffers.set_capacity(ib::kVl15, cfg_.vl15_buffer_bytes);
   p.arbiter = std::make_unique<link::VlArbiter>(cfg_.vlarb);
+  if (obuf_) {
+    p.ob = std::make_unique<OutputBuffer>();
+    for (uint8_t vl = 0; vl < cfg_.data_vls; ++vl) p.ob->space.set_capacity(vl, cfg_.output_buffer_bytes);
+    p.ob->space.set_capacity(ib::kVl15, cfg_.vl15_buffer_bytes);
+  }
   p.hoq_life_ps.fill(lifetime_ps(cfg_.hoq_life));
   lifetimes_ |= cfg_.hoq_life < kLifetimeInfinite;
   if (cfg_.scheduling != Scheduling::fifo) {
@@ -280,8 +286,10 @@ void Switch::request_output(uint16_t in_port, ib::Packet* p, uint8_t out_port) {
   r.in_port = in_port;
   r.in_vl = p->lrh.vl;
   p->lrh.vl = out_vl;  // the VL it will carry on the next link
-  // A VL that had nothing to send starts waiting now, not at its last transmission.
-  if (!(out.requested_vls & (1u << out_vl))) out.progress_ps[out_vl] = out.head_since_ps[out_vl] = agenda_.now_ps();
+  // A VL that had nothing to send starts waiting now, not at its last transmission (nor in
+  // its output buffer, which is part of the output VL).
+  if (!((out.ob ? out.requested_vls | out.ob->vls : out.requested_vls) & (1u << out_vl)))
+    out.progress_ps[out_vl] = out.head_since_ps[out_vl] = agenda_.now_ps();
   if (rate_) rate_enqueue(out, r);
   out.requests[out_vl].push_back(r);
   out.waiting_blocks[out_vl] += r.blocks;
@@ -357,8 +365,9 @@ void Switch::return_credit(uint16_t in_port, uint8_t vl, uint32_t blocks, uint64
 
 // ---- output side ----------------------------------------------------------------------
 
-template <class OnBusyInput>
-int Switch::candidate(const Port& out, uint8_t vl, bool& credit_blocked, OnBusyInput&& on_busy_input) const {
+template <class OnBusyInput, class Fits>
+int Switch::candidate(const Port& out, uint8_t vl, bool& credit_blocked, OnBusyInput&& on_busy_input,
+                      Fits&& fits) const {
   const RequestQueue& q = out.requests[vl];
   const uint64_t now = agenda_.now_ps();
   auto feeding = [&](uint16_t in) {
@@ -373,7 +382,7 @@ int Switch::candidate(const Port& out, uint8_t vl, bool& credit_blocked, OnBusyI
     // Seed 003 Sec. 3.1: the request the rate scheduler serves; like a FIFO head, it waits
     // for credits rather than let another request of its VL pass it.
     const int i = rate_candidate(out, vl, false, on_busy_input);
-    if (i < 0 || out.credits.can_send(vl, q[static_cast<size_t>(i)].blocks)) return i;
+    if (i < 0 || fits(q[static_cast<size_t>(i)].blocks)) return i;
     credit_blocked = true;
     return -1;
   }
@@ -381,12 +390,12 @@ int Switch::candidate(const Port& out, uint8_t vl, bool& credit_blocked, OnBusyI
   if (head.mc == McKind::sync_copy) {
     // Nothing passes a synchronous copy (multicast ahead of unicast); its input and its other
     // outputs are sync_gate's to judge once the arbiter has chosen this VL.
-    if (out.credits.can_send(vl, head.blocks)) return 0;
+    if (fits(head.blocks)) return 0;
     credit_blocked = true;
     return -1;
   }
   if (!feeding(head.in_port)) {
-    if (out.credits.can_send(vl, head.blocks)) return 0;
+    if (fits(head.blocks)) return 0;
     credit_blocked = true;  // the whole VL waits: a packet may not pass its VL's head for credits
     return -1;
   }
@@ -397,7 +406,7 @@ int Switch::candidate(const Port& out, uint8_t vl, bool& credit_blocked, OnBusyI
   seen.set(head.in_port);
   for (size_t i = 1; i < q.size(); ++i) {
     const Request& r = q[i];
-    if (!seen.test(r.in_port) && !feeding(r.in_port) && out.credits.can_send(vl, r.blocks))
+    if (!seen.test(r.in_port) && !feeding(r.in_port) && fits(r.blocks))
       return static_cast<int>(i);
     seen.set(r.in_port);
   }
@@ -430,7 +439,15 @@ int Switch::rate_candidate(const Port& out, uint8_t vl, bool ignore_busy, OnBusy
   return best;
 }
 
+int Switch::ob_candidate(uint16_t out_port, uint8_t vl) {
+  Port& out = ports_[out_port];
+  bool full = false;
+  return candidate(out, vl, full, [this](uint16_t in, uint64_t until) { schedule_offer(in, until); },
+                   [&out, vl](uint32_t blocks) { return out.ob->space.fits(vl, blocks); });
+}
+
 void Switch::arbitrate(uint16_t out_port) {
+  if (obuf_) return ob_arbitrate(out_port);  // two stages (switch_output_buffer.cpp)
   Port& out = ports_[out_port];
   if (out.requested_vls == 0) return;
   if (lifetimes_) {
@@ -462,7 +479,8 @@ void Switch::arbitrate(uint16_t out_port) {
   for (uint32_t pending = out.requested_vls; pending; pending &= pending - 1) {
     const uint8_t vl = static_cast<uint8_t>(__builtin_ctz(pending));
     bool blocked = false;
-    pick[vl] = candidate(out, vl, blocked, on_busy_input);
+    pick[vl] = candidate(out, vl, blocked, on_busy_input,
+                         [&out, vl](uint32_t blocks) { return out.credits.can_send(vl, blocks); });
     out.credit_wait.sample(vl, blocked, now, out.counters);
     any_credit_blocked |= blocked;
     if (pick[vl] >= 0) ready |= static_cast<uint16_t>(1u << vl);
@@ -610,6 +628,7 @@ void Switch::start_transmit(uint16_t out_port, uint8_t vl, int index) {
 }
 
 bool Switch::vl_waits_for_credits(uint16_t port, uint8_t vl) const {
+  if (obuf_) return ob_vl_stuck(port, vl);
   const Port& out = ports_.at(port);
   if (vl == ib::kVl15 || out.requests[vl].empty()) return false;
   if (lifetimes_ && vl_drains_by_lifetime(port, vl)) return false;

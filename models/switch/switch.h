@@ -15,6 +15,12 @@
 // space is freed, and the credit returned upstream, packet by packet when its tail has left
 // through the output.
 //
+// With `switch.output_buffer_bytes` above 0 (seed 001 Sec. 2: "Buffer size (input and
+// output)"), each output port has a buffer per VL as well (switch_output_buffer.cpp): the
+// crossbar moves a packet from its input buffer into the output buffer when that has room,
+// which frees the input and returns its credit, and the link drains the output buffer under
+// VL arbitration and link credits.
+//
 // What is abstracted: header decode and crossbar traversal are folded into the pipeline
 // delay; the crossbar runs at the output link's rate; flow-control packets are
 // instantaneous credit messages delayed by the cable (they take no link bandwidth).
@@ -99,6 +105,9 @@ struct SwitchConfig {
   sc_core::sc_time pipeline_delay = sc_core::sc_time(100, sc_core::SC_NS);
   uint32_t vl_buffer_bytes = 4 * 2112;  // per input port per data VL
   uint32_t vl15_buffer_bytes = 2 * 320; // two MADs (256-byte MAD + headers) per input port
+  // Output buffer per output port and data VL (VL15's holds vl15_buffer_bytes); 0: none, the
+  // crossbar feeds the link directly (switch_output_buffer.cpp).
+  uint32_t output_buffer_bytes = 0;
   uint8_t data_vls = 1;                 // operational data VLs 1..15
   Crossbar crossbar = Crossbar::non_multiplexed;
   RequestOrder request_order = RequestOrder::fifo_bypass;
@@ -204,22 +213,38 @@ class Switch : public sc_core::sc_module {
   bool attached(uint16_t port) const { return port < ports_.size() && ports_[port].tx != nullptr; }
   const link::PortCounters& counters(uint16_t port) const { return ports_.at(port).counters; }
   uint64_t dropped() const { return dropped_; }
-  // Packets held in input buffers now (for conservation checks and deadlock reports).
-  uint64_t buffered_packets() const { return buffered_; }
+  // Packets held in input and output buffers now (for conservation checks and deadlock reports).
+  uint64_t buffered_packets() const { return buffered_ + obuf_held_; }
   // What the deadlock watch (platform/builder/deadlock_watch) reads between kernel slices;
-  // nothing here is on the packet path.
-  // Bit v set when output `port` has requests waiting on VL v.
-  uint16_t requested_vls(uint16_t port) const { return ports_.at(port).requested_vls; }
-  // Requests waiting at output `port` on VL `vl`.
+  // nothing here is on the packet path. An output buffer is part of its output's channel:
+  // its packets wait at that output VL like requests.
+  // Bit v set when output `port` has requests (or packets in its output buffer) on VL v.
+  uint16_t requested_vls(uint16_t port) const {
+    const Port& p = ports_.at(port);
+    return p.ob ? static_cast<uint16_t>(p.requested_vls | p.ob->vls) : p.requested_vls;
+  }
+  // Requests and output-buffered packets waiting at output `port` on VL `vl`.
   uint32_t requests_waiting(uint16_t port, uint8_t vl) const {
-    return static_cast<uint32_t>(ports_.at(port).requests[vl].size());
+    return static_cast<uint32_t>(ports_.at(port).requests[vl].size()) + output_buffered(port, vl);
+  }
+  // Output buffers: packets in output `port`'s buffer of `vl` now, and the most 64-byte
+  // blocks that buffer ever held (reserved from a crossbar transfer's start to the tail's
+  // departure on the link).
+  uint32_t output_buffered(uint16_t port, uint8_t vl) const {
+    const Port& p = ports_.at(port);
+    return p.ob ? static_cast<uint32_t>(p.ob->q[vl].size()) : 0;
+  }
+  uint32_t output_buffer_hwm_blocks(uint16_t port, uint8_t vl) const {
+    const Port& p = ports_.at(port);
+    return p.ob ? p.ob->counters.vl[vl].buffer_hwm_blocks : 0;
   }
   // When VL `vl` of output `port` last made progress: its last transmission start, or when
   // requests came to it while it had none, whichever is later.
   uint64_t vl_progress_ps(uint16_t port, uint8_t vl) const { return ports_.at(port).progress_ps[vl]; }
   // Whether VL `vl` of output `port` can send nothing until credits come that are not on
   // their way: its head needs more credits than the output holds and has been announced,
-  // and (with bypass) so does every request behind it.
+  // and (with bypass) so does every request behind it. With output buffers: the buffer's
+  // head lacks those credits and no request can enter the room left (ob_vl_stuck).
   bool vl_waits_for_credits(uint16_t port, uint8_t vl) const;
   // Blocks of input (`in_port`, `vl`) held by packets at `now_ps`; `releasing` is set when
   // some of them are on their way out (a tail leaving through the crossbar after now).
@@ -286,6 +311,24 @@ class Switch : public sc_core::sc_module {
   };
   // An output VL's requests in arrival order (empty ones own no memory: vector_queue.h).
   using RequestQueue = sim::VectorQueue<Request>;
+  // A packet in an output buffer: its tail is in the buffer at tail_ps (the end of its
+  // crossbar transfer).
+  struct OutputBuffered {
+    ib::Packet* packet = nullptr;
+    uint64_t tail_ps = 0;
+    uint32_t blocks = 0;
+  };
+  // An output port's buffer: per VL, the packets the crossbar moved here, oldest first; their
+  // space is taken when the crossbar transfer starts and frees when the tail has left on the
+  // link.
+  struct OutputBuffer {
+    std::array<std::deque<OutputBuffered>, ib::kMaxVls> q;
+    link::RxBuffers space;
+    link::PortCounters counters;  // only its per-VL high-water marks are kept
+    std::array<uint32_t, ib::kMaxVls> queued_blocks{};  // blocks of the packets in q
+    uint16_t vls = 0;             // bit v set when q[v] is not empty
+    uint64_t xbar_until = 0;      // the crossbar writes into this buffer until then
+  };
   // A rate scheduler's state at one output (seed 003 Sec. 3.1).
   struct RateState {
     sched::VirtualClock vc;
@@ -328,6 +371,9 @@ class Switch : public sc_core::sc_module {
     uint8_t port_state = ib::mad::kPortActive;  // PortInfo:PortState (sma.h)
     McPort mc;  // multicast replication state of this output (replication.cpp)
     std::unique_ptr<RateState> sched;  // switch.scheduling other than fifo
+    // Output buffer (switch.output_buffer_bytes; switch_output_buffer.cpp), null without:
+    // allocated only when used, so ports without one keep their size.
+    std::unique_ptr<OutputBuffer> ob;
   };
   // kTxEnd: a transmission ends while its output or its input has requests waiting;
   // kRetry: arbitrate an output again (it frees, or credits land); kOffer: an input's
@@ -372,8 +418,10 @@ class Switch : public sc_core::sc_module {
   // Index into requests[vl] of the request the request order would serve, or -1.
   // Requests whose input feeds another output are passed over; `on_busy_input(in, until)` is
   // told about each.
-  template <class OnBusyInput>
-  int candidate(const Port& out, uint8_t vl, bool& credit_blocked, OnBusyInput&& on_busy_input) const;
+  // `fits(blocks)`: whether a request of that size may go (the next hop's credits, or with
+  // output buffers the room in the output buffer).
+  template <class OnBusyInput, class Fits>
+  int candidate(const Port& out, uint8_t vl, bool& credit_blocked, OnBusyInput&& on_busy_input, Fits&& fits) const;
   void start_transmit(uint16_t out_port, uint8_t vl, int index);
   // Rate schedulers (seed 003 Sec. 3.1): the connection slot of a packet; a request joins
   // or leaves an output's scheduler (charged when `sent`); the request the scheduler serves
@@ -418,6 +466,18 @@ class Switch : public sc_core::sc_module {
   bool eligible(const Request& r) const { return drop_eligible(*r.packet, cfg_.drop_policy); }
   // Whether requests of VL `vl` at `port` can still go by expiring (the deadlock watch).
   bool vl_drains_by_lifetime(uint16_t port, uint8_t vl) const;
+  // Output buffers (switch_output_buffer.cpp): both stages of an output; the crossbar moves
+  // one request into the output buffer (true if it did); the link sends the output buffer's
+  // packet the VL arbiter chooses; the deadlock watch's test of a stuck output VL.
+  void ob_arbitrate(uint16_t out_port);
+  bool ob_cross(uint16_t out_port);
+  // The request the crossbar would move into output `out_port`'s buffer of `vl` by the
+  // request order, among those that fit the room there (-1: none); in switch.cpp, beside
+  // candidate().
+  int ob_candidate(uint16_t out_port, uint8_t vl);
+  void ob_enter(uint16_t out_port, uint8_t vl, int index);
+  void ob_send(uint16_t out_port);
+  bool ob_vl_stuck(uint16_t port, uint8_t vl) const;
   // Tells the sender on `in_port` that `blocks` of `vl` free `after_ps` from now.
   void return_credit(uint16_t in_port, uint8_t vl, uint32_t blocks, uint64_t after_ps);
 
@@ -446,6 +506,8 @@ class Switch : public sc_core::sc_module {
   uint64_t switch_life_ps_ = kNoLifetime;
   bool lifetimes_ = false;  // some lifetime is finite: arbitrate() calls expire()
   bool rate_ = false;       // cfg_.scheduling != fifo
+  bool obuf_ = false;       // cfg_.output_buffer_bytes > 0
+  uint64_t obuf_held_ = 0;  // packets in output buffers
   uint64_t unreserved_bps_ = 0;  // cfg_.unreserved_rate, whole b/s
   // rate_candidate: which connections it has met in this pass (== seen_epoch_).
   mutable std::vector<uint32_t> seen_;

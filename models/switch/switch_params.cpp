@@ -110,6 +110,16 @@ const sim::ParamGroup& switch_params() {
         .real_range(0, 1e9);
     link::declare_port_params(b, "Input buffer per port and data VL; credits advertise it upstream.",
                               &SwitchConfig::default_sl2vl);
+    // Seed 001 Sec. 2: "Buffer size (input and output)"; switch_output_buffer.cpp.
+    b.integer("output_buffer_bytes", &SwitchConfig::output_buffer_bytes, "bytes",
+              "Output buffer per output port and data VL (VL15's holds vl15_buffer_bytes): the crossbar moves a "
+              "packet from its input buffer into it when it has room, freeing the input and returning its credit; "
+              "the link drains it under VL arbitration and credits. 0: no output buffers, the crossbar feeds the "
+              "link directly.")
+        .range(0, 1 << 24);
+    b.rule("output_buffer_bytes is 0 or at least vl_buffer_bytes (every packet an input takes must fit), and goes "
+           "with scheduling fifo, ecn policy none, infinite lifetimes, multicast_replication asynchronous and "
+           "model iba.");
     b.choice("crossbar", &SwitchConfig::crossbar,
              {{crossbar_name(Crossbar::non_multiplexed), Crossbar::non_multiplexed},
               {crossbar_name(Crossbar::multiplexed), Crossbar::multiplexed}},
@@ -159,6 +169,31 @@ const sim::ParamGroup& switch_params() {
           throw sim::ParamError(k, std::string(k) + " orders FIFO requests; the rate scheduler orders them by "
                                    "stamp (it passes over requests whose input is busy)",
                                 "remove it or set scheduling: fifo");
+    });
+    b.on_complete([](SwitchConfig& c, const std::set<std::string>&) {
+      if (c.output_buffer_bytes == 0) return;
+      auto refuse = [](const std::string& problem, const std::string& fix) {
+        throw sim::ParamError("output_buffer_bytes", problem, fix);
+      };
+      if (c.output_buffer_bytes < c.vl_buffer_bytes)
+        refuse(std::to_string(c.output_buffer_bytes) + " bytes is less than the input buffer (vl_buffer_bytes " +
+                   std::to_string(c.vl_buffer_bytes) + "): a packet the input holds might never fit the output",
+               "set output_buffer_bytes to at least " + std::to_string(c.vl_buffer_bytes) + ", or 0");
+      if (c.model == SwitchModel::flit_wormhole)
+        refuse("output buffers belong to the iba switch model", "remove output_buffer_bytes or set model: iba");
+      if (c.scheduling != Scheduling::fifo)
+        refuse("the rate schedulers order an output's requests as one queue; output buffers split it in two",
+               "remove output_buffer_bytes or set scheduling: fifo");
+      if (c.ecn.policy != MarkingPolicy::none)
+        refuse("congestion marking watches input buffers and output queues without output buffers",
+               "remove output_buffer_bytes or set ecn.policy: none");
+      if (c.hoq_life < kLifetimeInfinite || c.switch_life < kLifetimeInfinite || !c.lifetime_overrides.empty())
+        refuse("lifetimes drop requests at an output's queue; output-buffered packets have none",
+               "remove output_buffer_bytes, or leave hoq_life and switch_life infinite without lifetime_overrides");
+      if (c.multicast_replication != Replication::asynchronous)
+        refuse(std::string(replication_name(c.multicast_replication)) +
+                   " replication gates copies at the link, which output buffers decouple from the crossbar",
+               "remove output_buffer_bytes or set multicast_replication: asynchronous");
     });
     b.choice("path_selection", &SwitchConfig::path_selection,
              {{path_selection_name(PathSelection::first), PathSelection::first},

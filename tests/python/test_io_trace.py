@@ -45,6 +45,63 @@ def test_a_malformed_trace_line_is_refused_naming_file_line_and_field(tmp_path: 
     assert e.value.key == "blocks"
 
 
+# HP SRT records built word by word (32-bit big-endian), as DiskSim's hpl reader takes them:
+# size, id (version << 16 | type), sec, usec, start, stop, bytes, sectno, devno (disk in bits
+# 8..15), drivertype, cylno, ioflags (bit 0: read), info [, queuelen (version 4)]
+# [, susflags (SUSPECTIO)].
+def _word(v: int) -> bytes:
+    return bytes([(v >> 24) & 0xFF, (v >> 16) & 0xFF, (v >> 8) & 0xFF, v & 0xFF])
+
+
+def _srt_record(version: int, kind: int, sec: int, usec: int, nbytes: int, disk: int, read: bool) -> bytes:
+    extra = (version == 4) + (kind == 4)
+    words = [52 + 4 * extra, (version << 16) | kind, sec, usec, 120, 4500, nbytes, 77_000, disk << 8, 3, 410,
+             (0x1 if read else 0x0) | 0x100, 0] + [5] * extra
+    return b"".join(_word(w) for w in words)
+
+
+SRT_HEADER = b'tracename\t= "cello";\ntracedate\t= "Thu Jan 14 00:00:00 1999";\n\x0c'
+
+
+def test_srt_trace_is_read_from_big_endian_records_after_its_header_skipping_suspect_ones(tmp_path: Path) -> None:
+    first = _srt_record(3, 1, 10, 500_000, 4096, 3, True)
+    # The first record's bytes spelled out: 52 bytes, version 3, SHORTIO, 10.5 s, 4096 bytes,
+    # devno 0x0300 (disk 3), ioflags READ | ASYNC.
+    assert first[:16] == bytes.fromhex("00000034" "00030001" "0000000a" "0007a120")
+    assert first[24:28] == bytes.fromhex("00001000") and first[32:36] == bytes.fromhex("00000300")
+    assert first[44:48] == bytes.fromhex("00000101")
+    path = tmp_path / "cello.srt"
+    path.write_bytes(SRT_HEADER + first + _srt_record(3, 4, 10, 600_000, 512, 9, True)
+                     + _srt_record(4, 1, 10, 500_250, 8192, 7, False))
+    reqs = io.read_trace(path)  # .srt: the srt format
+    assert reqs == [io.IoRequest(0.0, 3, 4096, True), io.IoRequest(pytest.approx(250e-6), 7, 8192, False)]
+    # Without the header (DiskSim's hpl2), the same records read the same.
+    path.write_bytes(first + _srt_record(4, 1, 10, 500_250, 8192, 7, False))
+    assert io.read_trace(path, "srt") == reqs
+
+
+def test_a_damaged_srt_trace_is_refused_naming_file_byte_and_field(tmp_path: Path) -> None:
+    path = tmp_path / "t.srt"
+    good = _srt_record(3, 1, 1, 0, 4096, 1, False)
+    path.write_bytes(SRT_HEADER + good + good[:30])
+    with pytest.raises(ConfigError) as e:
+        io.read_trace(path)
+    assert e.value.key == "record" and f"byte {len(SRT_HEADER) + 52}" in str(e.value) and str(path) in str(e.value)
+    assert "truncated" in e.value.fix
+    path.write_bytes(SRT_HEADER + good[:4] + _word(0x00030002) + good[8:])  # a LONGIO record
+    with pytest.raises(ConfigError) as e:
+        io.read_trace(path)
+    assert e.value.key == "id"
+    path.write_bytes(b"12.5 3 100 16 1\n")  # DiskSim ASCII: not a record, and no header either
+    with pytest.raises(ConfigError) as e:
+        io.read_trace(path)
+    assert e.value.key == "header" and "disksim" in e.value.fix
+    path.write_bytes(SRT_HEADER + _word(56) + good[4:] + _word(0))
+    with pytest.raises(ConfigError) as e:
+        io.read_trace(path)
+    assert e.value.key == "size" and "52" in e.value.problem
+
+
 def test_synthetic_stand_in_is_bursty_mostly_writes_and_deterministic() -> None:
     a = io.synthetic_requests(0.5, 23, seed=3)
     assert a == io.synthetic_requests(0.5, 23, seed=3)
@@ -55,6 +112,24 @@ def test_synthetic_stand_in_is_bursty_mostly_writes_and_deterministic() -> None:
     gaps = [b.time_s - x.time_s for x, b in zip(a, a[1:])]
     assert max(gaps) > 50 * (1 / 80000)
     assert all(0 <= r.device < 23 for r in a)
+
+
+def test_per_device_stand_in_keeps_the_mean_rate_but_its_bursts_do_not_coincide() -> None:
+    common = io.synthetic_requests(1.0, 23, seed=3)
+    own = io.synthetic_requests(1.0, 23, seed=3, per_device=True)
+    assert own == io.synthetic_requests(1.0, 23, seed=3, per_device=True)
+    # Mean rate 80,000/s x 2 ms / (2 + 8 ms) = 16,000/s either way.
+    assert 11200 < len(common) < 20800 and 11200 < len(own) < 20800  # within 30 %
+    assert {r.device for r in own} == set(range(23))
+
+    def empty_ms(reqs: list) -> float:  # the fraction of 1 ms windows without a request
+        busy = {int(r.time_s * 1e3) for r in reqs}
+        return 1 - len(busy) / 1000
+
+    # One ON/OFF process: most milliseconds fall in an OFF period (8 of 10 on average).
+    # Twenty-three: all OFF at once with probability 0.8^23, under 1 %.
+    assert empty_ms(common) > 0.5
+    assert empty_ms(own) < 0.05
 
 
 def test_disk_placements_follow_sec_2() -> None:

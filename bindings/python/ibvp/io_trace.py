@@ -6,13 +6,17 @@
     res = ibvp.run(scenario, "out/io", workload=pkts)           # outputs.packets_csv: true
     ts = io_trace.time_series(res.packets, step_s=1e-3)         # Fig. 2(a)-(c)'s curves
 
-Traces. `read_trace` reads two block-I/O trace formats, one request per line:
-- `disksim`: DiskSim's ASCII input, "arrival_ms device block size_in_512B_blocks flags",
-  flags bit 0 set for a read. The HP traces (cello among them) are commonly converted to it.
+Traces. `read_trace` reads three block-I/O trace formats:
+- `disksim`: DiskSim's ASCII input, one request per line, "arrival_ms device block
+  size_in_512B_blocks flags", flags bit 0 set for a read. The HP traces (cello among them)
+  are commonly converted to it.
 - `msr`: the SNIA IOTTA block traces of the MSR Cambridge set, CSV
   "Timestamp,Hostname,DiskNumber,Type,Offset,Size,ResponseTime" with Timestamp in Windows
   100 ns ticks, Type Read or Write and Size in bytes.
-A malformed line is refused with the file, the line, the field and the fix.
+- `srt`: HP Labs' binary SRT format, in which HP distributed the cello traces (the paper's,
+  1999). See `read_srt` for the layout and where it comes from.
+A malformed line (or SRT record) is refused with the file, the line (byte), the field and
+the fix.
 
 Synthetic stand-in (`synthetic_requests`), for when no trace is at hand. Ruemmler and
 Wilkes (seed 001 ref. [5], the 1992 cello traces) report that "the majority of all
@@ -44,6 +48,7 @@ import csv
 import math
 import os
 import random
+import struct
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterable, Sequence
@@ -55,7 +60,11 @@ DISKS = 23               # Sec. 2: "The disks will be attached to twenty-three p
 CONCENTRATED_SWITCHES = 6  # Sec. 2: "disks are grouped in 6 switches selected randomly"
 CONTROL_BYTES = 32       # payload of a read request or a write acknowledgement (our choice)
 PLACEMENTS = ("random", "concentrated", "uniform")
-FORMATS = ("disksim", "msr")
+# The stand-in configs/seed001/run_io.py runs (docs/seed001.md): an ON/OFF process per disk,
+# bursts at 96,000 requests/s over all disks. Our numbers, chosen so that the paper's
+# compression 15 congests up*/down* and not DFS.
+SEED001_STAND_IN = {"per_device": True, "burst_rate_per_s": 96000.0}
+FORMATS = ("disksim", "msr", "srt")
 
 
 @dataclass(frozen=True)
@@ -72,13 +81,16 @@ def read_trace(path: str | os.PathLike, fmt: str = "auto") -> list[IoRequest]:
     """The requests of a trace file, sorted by time, the first at time 0."""
     path = Path(path)
     if fmt == "auto":
-        fmt = "msr" if path.suffix.lower() == ".csv" else "disksim"
+        fmt = {".csv": "msr", ".srt": "srt"}.get(path.suffix.lower(), "disksim")
     if fmt not in FORMATS:
         raise ConfigError(f"{path}: format {fmt!r} is not known (fix: give one of {', '.join(FORMATS)})",
                           file=str(path), key="format", problem=f"unknown format {fmt!r}",
                           fix=f"give one of {', '.join(FORMATS)}")
-    with open(path, newline="", encoding="utf-8", errors="replace") as f:
-        reqs = list(_disksim(f, path) if fmt == "disksim" else _msr(f, path))
+    if fmt == "srt":
+        reqs = read_srt(path)
+    else:
+        with open(path, newline="", encoding="utf-8", errors="replace") as f:
+            reqs = list(_disksim(f, path) if fmt == "disksim" else _msr(f, path))
     if not reqs:
         raise _bad(path, 0, "requests", "the trace holds no request", "give a trace with one request per line")
     reqs.sort(key=lambda r: r.time_s)
@@ -123,6 +135,84 @@ def _msr(lines: Iterable[str], path: Path) -> Iterable[IoRequest]:
         yield IoRequest((ticks - first) * 1e-7, device, size, kind == "read")
 
 
+# HP SRT records (the layout of DiskSim's `hpl` trace reader, disksim_iotrace.c
+# iotrace_hpl_get_ioreq_event, and of its disksim_hptrace.h, "derived from HPLabs's SRTlite
+# code base"): 32-bit big-endian words.
+SRT_SHORTIO = 1     # a completed I/O (HPL_SHORTIO)
+SRT_SUSPECTIO = 4   # an I/O the tracer flagged as suspect (HPL_SUSPECTIO); DiskSim skips them
+SRT_READ = 0x1      # ioflags: HPL_READ (B_READ of HP-UX 8.0); 0 is a write
+SRT_FIELDS = ("size", "id", "sec", "usec", "start", "stop", "bytes", "sectno", "devno", "drivertype",
+              "cylno", "ioflags", "info")
+SRT_HEADER_END = 0x0C  # a form feed ends the ASCII header (iotrace_hpl_initialize_file)
+SRT_MAX_HEADER = 1 << 20
+
+
+def read_srt(path: str | os.PathLike) -> list[IoRequest]:
+    """The I/O records of an HP SRT trace (binary), in file order, times as recorded.
+
+    Layout, as DiskSim reads it (its trace formats `hpl`, with header, and `hpl2`, without):
+    - an optional ASCII header of `name = value;` lines (one of them `tracedate`), ended by a
+      form feed (0x0C); a file whose first bytes are a valid record has no header;
+    - records of 32-bit big-endian words: size (bytes of the record), id (version << 16 |
+      record type; version 1..4, type 1 SHORTIO or 4 SUSPECTIO), sec and usec (the time of the
+      request), start and stop (microseconds from the enqueue), bytes, sectno, devno (the disk
+      is bits 8..15, the minor number of HP-UX's dev_t), drivertype, cylno, ioflags (bit 0
+      set for a read), info; version 4 adds queuelen, a SUSPECTIO record adds susflags.
+      So a record is 52 bytes, 56 with one of the two extras, 60 with both.
+    SUSPECTIO records are skipped, as DiskSim skips them. Errors name the byte offset."""
+    path = Path(path)
+    data = path.read_bytes()
+    pos = 0 if _srt_record_at(data, 0) else _srt_header_end(data, path)
+    out: list[IoRequest] = []
+    while pos < len(data):
+        if len(data) - pos < 16:
+            raise _bad_srt(path, pos, "record", f"{len(data) - pos} bytes left, a record starts with 16",
+                           "the file is truncated: cut it at the last whole record")
+        size, rid, sec, usec = struct.unpack_from(">IIII", data, pos)
+        version, kind = rid >> 16, rid & 0xFFFF
+        if not 1 <= version <= 4 or kind not in (SRT_SHORTIO, SRT_SUSPECTIO):
+            raise _bad_srt(path, pos, "id", f"0x{rid:08x} is not an I/O record (version 1..4, type 1 or 4)",
+                           "give an SRT trace of disk I/O records (HP's cello traces are)")
+        want = 4 * (len(SRT_FIELDS) + (version == 4) + (kind == SRT_SUSPECTIO))
+        if size != want:
+            raise _bad_srt(path, pos, "size", f"{size} bytes, but a version {version} type {kind} record has {want}",
+                           "the file is not an SRT trace, or is damaged here")
+        if len(data) - pos < size:
+            raise _bad_srt(path, pos, "record", f"{len(data) - pos} bytes left of a {size}-byte record",
+                           "the file is truncated: cut it at the last whole record")
+        words = struct.unpack_from(">" + "I" * len(SRT_FIELDS), data, pos)
+        rec = dict(zip(SRT_FIELDS, words))
+        if usec >= 1_000_000:
+            raise _bad_srt(path, pos, "usec", f"{usec} is not below one second", "give usec in 0..999999")
+        if rec["bytes"] == 0:
+            raise _bad_srt(path, pos, "bytes", "an access of 0 bytes", "give accesses of at least one byte")
+        if kind == SRT_SHORTIO:
+            out.append(IoRequest(sec + usec * 1e-6, (rec["devno"] >> 8) & 0xFF, rec["bytes"],
+                                 bool(rec["ioflags"] & SRT_READ)))
+        pos += size
+    return out
+
+
+def _srt_record_at(data: bytes, pos: int) -> bool:
+    if len(data) - pos < 8:
+        return False
+    size, rid = struct.unpack_from(">II", data, pos)
+    return 1 <= rid >> 16 <= 4 and rid & 0xFFFF in (SRT_SHORTIO, SRT_SUSPECTIO) and size in (52, 56, 60)
+
+
+def _srt_header_end(data: bytes, path: Path) -> int:
+    end = data.find(bytes([SRT_HEADER_END]), 0, SRT_MAX_HEADER)
+    if end < 0:
+        raise _bad_srt(path, 0, "header", "neither a record nor an ASCII header ended by a form feed (0x0C)",
+                       "give an HP SRT trace (srt), or name the format: disksim or msr")
+    return end + 1
+
+
+def _bad_srt(path: Path, offset: int, key: str, problem: str, fix: str) -> ConfigError:
+    return ConfigError(f"{path}: byte {offset}: {key}: {problem} (fix: {fix})", file=str(path), key=key,
+                       problem=f"{problem} (byte {offset})", fix=fix)
+
+
 def _number(path: Path, line: int, field: str, text: str, kind: type) -> Any:
     try:
         value = kind(text)
@@ -142,24 +232,40 @@ def _bad(path: Path, line: int, key: str, problem: str, fix: str) -> ConfigError
 
 def synthetic_requests(duration_s: float, devices: int = DISKS, *, burst_rate_per_s: float = 80000.0,
                        on_mean_s: float = 2e-3, off_mean_s: float = 8e-3, write_fraction: float = 0.6,
-                       sizes: Sequence[int] = (1024, 2048, 4096, 8192, 8192, 8192), seed: int = 1) -> list[IoRequest]:
+                       sizes: Sequence[int] = (1024, 2048, 4096, 8192, 8192, 8192), per_device: bool = False,
+                       seed: int = 1) -> list[IoRequest]:
     """Bursty block I/O over `duration_s`: ON/OFF periods (exponential, means `on_mean_s`,
     `off_mean_s`), Poisson arrivals at `burst_rate_per_s` while ON, each to a uniform device,
-    a write with probability `write_fraction`, its size drawn from `sizes` (bytes). The
-    defaults are ours (see the module's docstring); deterministic for a seed."""
+    a write with probability `write_fraction`, its size drawn from `sizes` (bytes). With
+    `per_device`, every device has ON/OFF periods of its own and arrivals at
+    `burst_rate_per_s / devices` while ON: the same mean rate, but the devices' bursts do
+    not coincide. The defaults are ours (see the module's docstring); deterministic for a
+    seed."""
     if duration_s <= 0 or devices < 1 or burst_rate_per_s <= 0 or on_mean_s <= 0 or off_mean_s < 0:
         raise ValueError("synthetic_requests: duration, devices, burst rate and ON mean must be above 0")
     if not 0 <= write_fraction <= 1 or not sizes or min(sizes) <= 0:
         raise ValueError("synthetic_requests: write_fraction is 0..1 and sizes are bytes above 0")
-    rng = random.Random(f"seed001-io-{seed}")
+    if not per_device:
+        return _on_off(random.Random(f"seed001-io-{seed}"), duration_s, burst_rate_per_s, on_mean_s, off_mean_s,
+                       write_fraction, list(sizes), lambda rng: rng.randrange(devices))
+    reqs: list[IoRequest] = []
+    for d in range(devices):
+        reqs += _on_off(random.Random(f"seed001-io-{seed}-device-{d}"), duration_s, burst_rate_per_s / devices,
+                        on_mean_s, off_mean_s, write_fraction, list(sizes), lambda rng, d=d: d)
+    reqs.sort(key=lambda r: (r.time_s, r.device))
+    return reqs
+
+
+def _on_off(rng: random.Random, duration_s: float, rate: float, on_mean_s: float, off_mean_s: float,
+            write_fraction: float, sizes: list[int], device: Any) -> list[IoRequest]:
     reqs: list[IoRequest] = []
     t = 0.0
     while t < duration_s:
         end = min(duration_s, t + rng.expovariate(1.0 / on_mean_s))
-        t += rng.expovariate(burst_rate_per_s)
+        t += rng.expovariate(rate)
         while t < end:
-            reqs.append(IoRequest(t, rng.randrange(devices), rng.choice(list(sizes)), rng.random() >= write_fraction))
-            t += rng.expovariate(burst_rate_per_s)
+            reqs.append(IoRequest(t, device(rng), rng.choice(sizes), rng.random() >= write_fraction))
+            t += rng.expovariate(rate)
         t = end + (rng.expovariate(1.0 / off_mean_s) if off_mean_s > 0 else 0.0)
     return reqs
 
