@@ -70,7 +70,7 @@ bool Switch::ob_cross(uint16_t out_port) {
 void Switch::ob_enter(uint16_t out_port, uint8_t vl, int index) {
   Port& out = ports_[out_port];
   OutputBuffer& ob = *out.ob;
-  std::deque<Request>& q = out.requests[vl];
+  RequestQueue& q = out.requests[vl];
   if (index > 0) q.front().bypassed++;
   const Request r = q[static_cast<size_t>(index)];
   q.erase(q.begin() + index);
@@ -196,7 +196,7 @@ bool Switch::ob_vl_stuck(uint16_t port, uint8_t vl) const {
   if (vl == ib::kVl15 || ob.q[vl].empty()) return false;
   const uint32_t credits = out.credits.available(vl) + out.credits.announced(vl);
   if (ob.q[vl].front().blocks <= credits) return false;
-  const std::deque<Request>& q = out.requests[vl];
+  const RequestQueue& q = out.requests[vl];
   if (q.empty()) return true;
   const uint32_t room = ob.space.capacity_blocks(vl) - ob.queued_blocks[vl];
   if (q.front().blocks <= room) return false;
