@@ -321,7 +321,8 @@ void write_results(const Fabric& fabric, const RunResult& result, const std::str
                                 {"network_latency_mean_ns", net.mean}});
       Json& fj = flows_json.back();
       for (const char* k :
-           {"frames", "frames_missed", "frames_lost", "dmp", "dmt_ns", "inter_frame_mean_ns", "inter_frame_sd_ns"})
+           {"frames", "frames_missed", "frames_incomplete", "frames_lost", "dmp", "dmt_ns", "inter_frame_mean_ns",
+            "inter_frame_sd_ns"})
         fj[k] = nullptr;
       // Multicast flows (docs/multicast.md): delivered counts copies; here per member.
       if (i < sc.flows.size())
@@ -338,6 +339,7 @@ void write_results(const Fabric& fabric, const RunResult& result, const std::str
       if (video) {
         fj["frames"] = video->frames();
         fj["frames_missed"] = video->missed();
+        fj["frames_incomplete"] = video->incomplete();
         fj["frames_lost"] = video->lost();
         fj["dmp"] = video->dmp();
         fj["dmt_ns"] = video->dmt_ps() / 1e3;
@@ -350,6 +352,7 @@ void write_results(const Fabric& fabric, const RunResult& result, const std::str
       video_json = Json{{"streams", video_class.streams()},
                         {"frames", video_class.frames()},
                         {"frames_missed", video_class.missed()},
+                        {"frames_incomplete", video_class.incomplete()},
                         {"frames_lost", video_class.lost()},
                         {"dmp", video_class.dmp()},
                         {"dmt_ns", video_class.dmt_ps() / 1e3},
@@ -378,6 +381,7 @@ void write_results(const Fabric& fabric, const RunResult& result, const std::str
     };
     tab.real("frames", video([](const FrameStreamStats& s) { return static_cast<double>(s.frames()); }))
         .real("frames_missed", video([](const FrameStreamStats& s) { return static_cast<double>(s.missed()); }))
+        .real("frames_incomplete", video([](const FrameStreamStats& s) { return static_cast<double>(s.incomplete()); }))
         .real("frames_lost", video([](const FrameStreamStats& s) { return static_cast<double>(s.lost()); }))
         .real("dmp", video([](const FrameStreamStats& s) { return s.dmp(); }))
         .real("dmt_ns", video([](const FrameStreamStats& s) { return s.dmt_ps() / 1e3; }))

@@ -248,14 +248,15 @@ TEST(Lifetimes, SelectiveDropEligibilityFollowsSeed000) {
     }
 }
 
-TEST(Lifetimes, AFrameWithADroppedPacketIsLostNotLeftInProgress) {
+TEST(Lifetimes, AFrameWithADroppedPacketIsNotLeftInProgress) {
   metrics::FrameReassembly r;
   EXPECT_FALSE(r.on_packet(0, 3, 10).done);
-  EXPECT_TRUE(r.on_lost(0, 3));
-  EXPECT_FALSE(r.on_packet(0, 3, 20).done);  // the last packet: the frame does not complete
+  EXPECT_FALSE(r.on_lost(0, 3));
+  const auto f0 = r.on_packet(0, 3, 20);  // its last packet: the frame arrives, incomplete
+  EXPECT_TRUE(f0.done && f0.incomplete);
   EXPECT_EQ(r.in_progress(), 0u);
-  EXPECT_TRUE(r.on_lost(1, 2));  // lost first, then its other packet: counted once
   EXPECT_FALSE(r.on_lost(1, 2));
+  EXPECT_TRUE(r.on_lost(1, 2));  // both dropped: lost, counted once
   EXPECT_EQ(r.in_progress(), 0u);
   EXPECT_TRUE(r.on_lost(2, 1));
   EXPECT_EQ(r.in_progress(), 0u);
