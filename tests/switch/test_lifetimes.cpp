@@ -209,6 +209,13 @@ TEST(Lifetimes, SelectivePolicyNeverDropsIFramesOrFrameEndsButDropsEligiblePacke
   EXPECT_GT(check.video_drops, 0u);
   EXPECT_GT(check.drops - check.video_drops, 0u);
   EXPECT_EQ(check.drops, f.recorder().drops_by_reason().at(code(ib::DropReason::hoq_lifetime)));
+  // Sec. 3.5 keeps every frame's last packet, so each frame that lost packets still arrives
+  // and is judged (docs/realtime_metrics.md): incomplete, never lost.
+  const metrics::FrameStreamStats* video = f.recorder().video_stats(0);
+  ASSERT_NE(video, nullptr);
+  EXPECT_GT(video->incomplete(), 0u);
+  EXPECT_LE(video->incomplete(), video->frames());
+  EXPECT_EQ(video->lost(), 0u);
 }
 
 TEST(Lifetimes, DropPolicyAllDropsFrameEndsToo) {
