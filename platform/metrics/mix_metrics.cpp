@@ -98,6 +98,8 @@ nlohmann::ordered_json MixMetrics::json() const {
               {"delivered_payload_bytes", ph.rt_payload_bytes},
               {"frames", ph.rt.frames()},
               {"frames_missed", ph.rt.missed()},
+              {"frames_incomplete", ph.rt.incomplete()},
+              {"frames_lost", ph.rt.lost()},
               {"dmp", ph.rt.dmp()},
               {"dmt_ns", ph.rt.dmt_ps() / 1e3},
               {"inter_frame_mean_ns", ph.rt.inter_frame_mean_ps() / 1e3},

@@ -216,6 +216,8 @@ void write_phases(const MixMetrics& m, const std::string& dir) {
       .int64("rt_delivered_payload_bytes", [&](size_t r) { return static_cast<int64_t>(ph[r].rt_payload_bytes); })
       .int64("rt_frames", [&](size_t r) { return static_cast<int64_t>(ph[r].rt.frames()); })
       .int64("rt_frames_missed", [&](size_t r) { return static_cast<int64_t>(ph[r].rt.missed()); })
+      .int64("rt_frames_incomplete", [&](size_t r) { return static_cast<int64_t>(ph[r].rt.incomplete()); })
+      .int64("rt_frames_lost", [&](size_t r) { return static_cast<int64_t>(ph[r].rt.lost()); })
       .real("rt_dmp", [&](size_t r) { return ph[r].rt.dmp(); })
       .real("rt_dmt_ns", [&](size_t r) { return ph[r].rt.dmt_ps() / 1e3; })
       .real("rt_inter_frame_mean_ns", [&](size_t r) { return ph[r].rt.inter_frame_mean_ps() / 1e3; })
