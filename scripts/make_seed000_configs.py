@@ -198,9 +198,12 @@ def bandwidth() -> str:
     # Sec. 5.2, Fig. 10f: asynchronous replication; multicast on SL 2 (a VL of its own) for
     # schemes 2-4, unicast VLs at weight 32 (docs/multicast.md). Shared (scheme 1) writes the WRR of
     # Figs. 7-10 (weight 32 for each data VL), so every scheme gives a unicast VL one packet a turn.
+    # Shared's multicast copies go ahead of unicast at their output VL: "For the replication
+    # scheme 1, we give multicast traffic higher priority over unicast traffic in reserving the
+    # output VLs" (Sec. 5.2). In schemes 2-4 the multicast VL carries nothing else.
     own = [("switch.data_vls", "3"), ("endpoint.data_vls", "3")] + [(f"flows[{i}].sl", "2") for i in range(len(GROUPS))]
     return ("# Seed 000 Sec. 5.2's bandwidth allocations (Fig. 10f), with asynchronous replication.\n"
-            + bundle("Shared", [("switch.multicast_replication", "asynchronous"),
+            + bundle("Shared", [("switch.multicast_replication", "asynchronous"), ("switch.multicast_priority", "true"),
                                 ("switch.vlarb", f"{{{WRR[len('vlarb: {'):]}"), ("endpoint.vlarb", f"{{{WRR[len('vlarb: {'):]}")])
             + "".join(bundle(name, own + [("multicast_bandwidth", f"{{allocation: {a}, sl: 2, unicast_weight: 32}}")])
                       for name, a in (("Equal", "equal"), ("Linear", "linear"), ("Log", "logarithmic"))))

@@ -111,13 +111,17 @@ void Switch::enqueue_copy(uint16_t out_port, const Request& r) {
   const uint64_t now = agenda_.now_ps();
   if (!(out.requested_vls & (1u << vl))) out.progress_ps[vl] = out.head_since_ps[vl] = now;
   RequestQueue& q = out.requests[vl];
-  if (r.mc == McKind::async_copy) {
+  if (r.mc == McKind::async_copy && !cfg_.multicast_priority) {
     q.push_back(r);
   } else {
     // Seed 000 Sec. 3.6.1: synchronous and central-buffer copies go ahead of unicast, in the
-    // order they came.
+    // order they came; Sec. 5.2 gives asynchronous copies the same priority for Fig. 10(f)'s
+    // scheme 1 (multicast_priority). One switch has one replication scheme, so the copies
+    // before this one are all of its kind.
     auto it = q.begin();
-    while (it != q.end() && it->mc != McKind::unicast && it->mc != McKind::async_copy) ++it;
+    while (it != q.end() && it->mc != McKind::unicast &&
+           (it->mc != McKind::async_copy || cfg_.multicast_priority))
+      ++it;
     // A copy put before the head is the head from now (its HOQ lifetime counts from here).
     if (it == q.begin()) out.head_since_ps[vl] = now;
     q.insert(it, r);

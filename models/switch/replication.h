@@ -11,7 +11,10 @@
 //    order is one for the whole switch, so two multicasts never wait for each other.
 //  - asynchronous: each copy is a request of its own output and leaves when that output can
 //    (VL arbitration, request order, credits); the packet stays in its input buffer, counted
-//    down per copy (the paper's per-VL counter), until the last copy's tail has left.
+//    down per copy (the paper's per-VL counter), until the last copy's tail has left. With
+//    multicast_priority the copies go ahead of the output VL's unicast requests (Sec. 5.2:
+//    "we give multicast traffic higher priority over unicast traffic in reserving the
+//    output VLs"), behind earlier copies; without it they queue as unicast does.
 //  - central_buffer: each copy is written into a multicast buffer of its output
 //    (multicast_buffer_bytes) when it has room; the input buffer frees (and its credit
 //    returns) once every copy is written and the tail is in. Copies in a central buffer go

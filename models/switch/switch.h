@@ -123,6 +123,9 @@ struct SwitchConfig {
   Replication multicast_replication = Replication::asynchronous;
   MulticastOrder multicast_order = MulticastOrder::fcfs;  // synchronous: which multicast goes first
   uint32_t multicast_buffer_bytes = 4 * 2112;             // central_buffer: per output port
+  // asynchronous: copies go ahead of unicast at their output VL (seed 000 Sec. 5.2, Fig. 10(f)'s
+  // scheme 1); synchronous and central-buffer copies always do (Sec. 3.6.1).
+  bool multicast_priority = false;
   // Lifetimes (lifetime.h, IBA 18.2.5.4): codes, 20 and above infinite. hoq_life is every
   // output VL's; the builder applies lifetime_overrides through the setters below.
   uint8_t hoq_life = kLifetimeInfinite;

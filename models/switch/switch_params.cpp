@@ -222,6 +222,18 @@ const sim::ParamGroup& switch_params() {
     b.integer("multicast_buffer_bytes", &SwitchConfig::multicast_buffer_bytes, "bytes",
               "central_buffer: the multicast buffer of each output port; holds the largest packet.")
         .range(64, 1 << 24);
+    b.boolean("multicast_priority", &SwitchConfig::multicast_priority,
+              "asynchronous: each copy goes ahead of the unicast requests of its output VL, behind earlier "
+              "copies (seed 000 Sec. 5.2, Fig. 10(f)'s scheme 1). Synchronous and central-buffer copies always "
+              "do (Sec. 3.6.1).");
+    b.rule("multicast_priority goes with multicast_replication asynchronous.");
+    b.on_complete([](SwitchConfig& c, const std::set<std::string>& given) {
+      if (given.count("multicast_priority") && c.multicast_replication != Replication::asynchronous)
+        throw sim::ParamError("multicast_priority",
+                              std::string(replication_name(c.multicast_replication)) +
+                                  " copies always go ahead of unicast (seed 000 Sec. 3.6.1)",
+                              "remove multicast_priority or set multicast_replication: asynchronous");
+    });
     // IBA 18.2.5.4; docs/switch_lifetimes.md.
     b.integer("hoq_life", &SwitchConfig::hoq_life, "code",
               "Head-of-queue lifetime of every output VL (PortInfo:HOQLife): a packet waiting longer at the head "

@@ -41,7 +41,8 @@ FrameStreamStats::FrameStreamStats(uint64_t period_ps) : period_ps_(period_ps) {
   if (period_ps == 0) throw std::invalid_argument("frame period must be positive (ps)");
 }
 
-void FrameStreamStats::on_frame(uint64_t frame_index, uint64_t delivered_ps, uint64_t created_ps) {
+void FrameStreamStats::on_frame(uint64_t frame_index, uint64_t delivered_ps, uint64_t created_ps, bool incomplete) {
+  if (incomplete) ++incomplete_;
   if (frames_ == 0) {
     if (created_ps == kUnknownCreation) {
       // No source clock: the first arrival anchors the playout clock (see the header).
@@ -72,6 +73,13 @@ void FrameStreamStats::on_frame(uint64_t frame_index, uint64_t delivered_ps, uin
   judge(delivered_ps);
 }
 
+void FrameStreamStats::on_lost_frame() {
+  ++lost_;
+  // Before the first delivered frame there is no deadline yet: that frame anchors it on its
+  // own creation (on_frame).
+  if (frames_ > 0) deadline_ps_ += period_ps_;
+}
+
 void FrameStreamStats::judge(uint64_t delivered_ps) {
   // seed 000 Sec. 4: on time, the next deadline is this deadline + 33.3 ms; missed, it is
   // this frame's arrival + 33.3 ms. Arriving exactly at the deadline is on time.
@@ -97,6 +105,7 @@ void FrameClassStats::add(const FrameStreamStats& stream) {
   frames_ += stream.frames();
   missed_ += stream.missed();
   lost_ += stream.lost();
+  incomplete_ += stream.incomplete();
   lateness_sum_ps_ += stream.lateness_sum_ps();
   inter_frame_.merge(stream.inter_frame());
 }
@@ -122,13 +131,8 @@ FrameReassembly::Completed FrameReassembly::on_packet(uint64_t frame_index, uint
                                   std::to_string(p.packets));
     if (delivered_ps > p.latest_ps) p.latest_ps = delivered_ps;
     if (--p.remaining > 0) return {};
-    if (p.lost) {
-      // The last packet of a frame that lost one: gone without completing.
-      pending_[i] = pending_.back();
-      pending_.pop_back();
-      return {};
-    }
-    const Completed done{true, frame_index, p.latest_ps};
+    // The last packet accounted for arrived: the frame is delivered, whole or not.
+    const Completed done{true, frame_index, p.latest_ps, p.lost};
     // Unordered removal: the vector keeps its capacity, nothing is freed or allocated.
     pending_[i] = pending_.back();
     pending_.pop_back();
@@ -145,16 +149,15 @@ bool FrameReassembly::on_lost(uint64_t frame_index, uint32_t packets_in_frame) {
   for (size_t i = 0; i < pending_.size(); ++i) {
     Pending& p = pending_[i];
     if (p.frame_index != frame_index) continue;
-    const bool first = !p.lost;
     p.lost = true;
-    if (--p.remaining == 0) {
-      pending_[i] = pending_.back();
-      pending_.pop_back();
-    }
-    return first;
+    if (--p.remaining > 0) return false;
+    pending_[i] = pending_.back();
+    pending_.pop_back();
+    return true;
   }
-  if (packets_in_frame > 1) pending_.push_back({frame_index, packets_in_frame, packets_in_frame - 1, 0, true});
-  return true;
+  if (packets_in_frame == 1) return true;
+  pending_.push_back({frame_index, packets_in_frame, packets_in_frame - 1, 0, true});
+  return false;
 }
 
 }  // namespace ibvp::metrics

@@ -69,14 +69,25 @@ class FrameStreamStats {
   // idle fabric (measured on configs/examples/video.yaml: 8 of 210 frames, all I frames),
   // so the recorder uses the creation anchor.
   static constexpr uint64_t kUnknownCreation = UINT64_MAX;
-  void on_frame(uint64_t frame_index, uint64_t delivered_ps, uint64_t created_ps = kUnknownCreation);
+  // `incomplete`: some of its packets were dropped on the way (a switch lifetime), but its
+  // last packet arrived. Seed 000 Sec. 3.5 never drops the first or last packet of a frame
+  // "for the simulation purpose": the receiver sees the frame end and plays it out, and its
+  // DMP is over delivered frames. Such a frame is delivered and judged like any other, and
+  // counted in incomplete() besides.
+  void on_frame(uint64_t frame_index, uint64_t delivered_ps, uint64_t created_ps = kUnknownCreation,
+                bool incomplete = false);
 
   uint64_t period_ps() const { return period_ps_; }
   uint64_t frames() const { return frames_; }
   uint64_t missed() const { return missed_; }
-  // Frames of which a packet was dropped (a switch's lifetime expired, docs/switch_lifetimes.md):
-  // never delivered, so neither in frames() nor missed(), and they do not move the deadline.
-  void on_lost_frame() { ++lost_; }
+  // Delivered frames of which some packet was dropped (included in frames()).
+  uint64_t incomplete() const { return incomplete_; }
+  // A frame that never arrives: its last packet was dropped (possible only when the drop
+  // policy drops any packet, docs/switch_lifetimes.md). Neither in frames() nor missed(); its
+  // playout slot passes all the same, so the next deadline is one period later (Sec. 4:
+  // "adding 33.3 msec to the previous deadline"). Left where it was, the next frame would be
+  // judged against the lost frame's deadline, a period early, and counted missed.
+  void on_lost_frame();
   uint64_t lost() const { return lost_; }
   // Sum of delivery minus deadline over the missed frames, for DMT.
   uint64_t lateness_sum_ps() const { return lateness_sum_ps_; }
@@ -101,6 +112,7 @@ class FrameStreamStats {
   uint64_t frames_ = 0;
   uint64_t missed_ = 0;
   uint64_t lost_ = 0;
+  uint64_t incomplete_ = 0;
   uint64_t lateness_sum_ps_ = 0;
   uint64_t reordered_ = 0;
   uint64_t deadline_ps_ = 0;
@@ -120,6 +132,7 @@ class FrameClassStats {
   uint64_t frames() const { return frames_; }
   uint64_t missed() const { return missed_; }
   uint64_t lost() const { return lost_; }
+  uint64_t incomplete() const { return incomplete_; }
   uint64_t lateness_sum_ps() const { return lateness_sum_ps_; }
   double dmp() const;
   double dmt_ps() const;
@@ -131,6 +144,7 @@ class FrameClassStats {
   uint64_t frames_ = 0;
   uint64_t missed_ = 0;
   uint64_t lost_ = 0;
+  uint64_t incomplete_ = 0;
   uint64_t lateness_sum_ps_ = 0;
   RunningMoments inter_frame_;
 };
@@ -149,18 +163,21 @@ class FrameReassembly {
     bool done = false;
     uint64_t frame_index = 0;
     uint64_t delivered_ps = 0;
+    bool incomplete = false;  // some of its packets were dropped
   };
 
   // One packet of frame_index, a frame of packets_in_frame packets, delivered at
-  // delivered_ps. Returns done = true with the frame's delivery time when this was its last
-  // missing packet. std::invalid_argument if packets_in_frame is 0 or differs from the
-  // count given by an earlier packet of the same frame.
+  // delivered_ps. Returns done = true with the frame's delivery time when this was the last
+  // of its packets to be accounted for (delivered or dropped), and incomplete = true if any
+  // was dropped. std::invalid_argument if packets_in_frame is 0 or differs from the count
+  // given by an earlier packet of the same frame.
   Completed on_packet(uint64_t frame_index, uint32_t packets_in_frame, uint64_t delivered_ps);
 
-  // One packet of frame_index was dropped on the way: the frame can never complete. Returns
-  // true when this is the frame's first lost packet (the frame is lost from now on); its
-  // other packets are still counted off as they arrive or are dropped, so the entry goes
-  // when the last one is accounted for and the frame is never reported as completed.
+  // One packet of frame_index was dropped on the way. Returns true when this drop was the
+  // last of its packets to be accounted for: the frame never arrives (lost). Otherwise the
+  // frame completes, incomplete, with its last delivered packet (on_packet). A stream's
+  // packets keep their order on their path, so with seed 000's selective policy, which never
+  // drops a frame's last packet, every frame that loses packets still arrives.
   bool on_lost(uint64_t frame_index, uint32_t packets_in_frame);
 
   size_t in_progress() const { return pending_.size(); }

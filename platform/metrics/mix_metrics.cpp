@@ -54,7 +54,21 @@ void MixMetrics::on_deliver(const ib::Packet& p, uint32_t node, uint64_t t) {
   // All packets of a frame share its creation time, so the frame is in this packet's phase.
   std::optional<FrameStreamStats>& st = s.by_phase[k];
   if (!st) st.emplace(s.period_ps);
-  st->on_frame(c.frame_index, c.delivered_ps, created);
+  st->on_frame(c.frame_index, c.delivered_ps, created, c.incomplete);
+}
+
+void MixMetrics::on_drop(const ib::Packet& p, uint32_t node, uint64_t t) {
+  (void)node;
+  (void)t;
+  // As the Recorder: a frame whose packets are all accounted for with a drop never arrives.
+  if (p.flow >= cls_.size() || cls_[p.flow] != workload::MixClass::real_time || p.frame == ib::kNoFrame) return;
+  const uint64_t created = p.created.value();
+  if (created < warmup_ps_ || phases_.empty()) return;
+  if (stream_of_[p.flow] < 0) return;
+  Stream& s = streams_[static_cast<size_t>(stream_of_[p.flow])];
+  if (!s.frames.on_lost(p.frame, p.frame_packets)) return;
+  std::optional<FrameStreamStats>& st = s.by_phase[workload::phase_at(spans_, created)];
+  if (st) st->on_lost_frame();
 }
 
 void MixMetrics::finish() {
@@ -84,6 +98,8 @@ nlohmann::ordered_json MixMetrics::json() const {
               {"delivered_payload_bytes", ph.rt_payload_bytes},
               {"frames", ph.rt.frames()},
               {"frames_missed", ph.rt.missed()},
+              {"frames_incomplete", ph.rt.incomplete()},
+              {"frames_lost", ph.rt.lost()},
               {"dmp", ph.rt.dmp()},
               {"dmt_ns", ph.rt.dmt_ps() / 1e3},
               {"inter_frame_mean_ns", ph.rt.inter_frame_mean_ps() / 1e3},

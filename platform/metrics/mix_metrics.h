@@ -26,6 +26,7 @@ class MixMetrics : public sim::FabricObserver {
              double total_load, uint64_t warmup_ps);
 
   void on_deliver(const ib::Packet& p, uint32_t node, uint64_t t) override;
+  void on_drop(const ib::Packet& p, uint32_t node, uint64_t t) override;
 
   struct Phase {
     workload::MixPhase span;

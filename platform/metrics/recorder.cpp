@@ -140,7 +140,7 @@ void Recorder::on_deliver(const ib::Packet& p, uint32_t node, uint64_t t) {
     if (it != video_.end()) {
       const FrameReassembly::Completed c = it->second.frames.on_packet(p.frame, p.frame_packets, t);
       // Every packet of a frame is created with it (VideoSource): this packet's creation is the frame's.
-      if (c.done) it->second.stats.on_frame(c.frame_index, c.delivered_ps, created);
+      if (c.done) it->second.stats.on_frame(c.frame_index, c.delivered_ps, created, c.incomplete);
     }
   }
   // Wire bytes, like the port series: a flow's rate and a link's utilisation add up.
@@ -158,7 +158,8 @@ void Recorder::on_drop(const ib::Packet& p, uint32_t node, uint64_t t) {
   drops_by_reason_[static_cast<uint8_t>(p.drop)]++;
   if (p.flow >= flows_.size()) return;
   flows_[p.flow].dropped++;
-  // A frame with a packet dropped never completes: counted lost, not left in progress.
+  // A frame with a packet dropped still arrives with its last packet (incomplete); one whose
+  // last packet was dropped is lost, and its deadline slot passes (frame_metrics.h).
   if (p.frame != ib::kNoFrame && p.created.value() >= warmup_ps_ && !video_.empty()) {
     auto it = video_.find(p.flow);
     if (it != video_.end() && it->second.frames.on_lost(p.frame, p.frame_packets)) it->second.stats.on_lost_frame();

@@ -216,6 +216,8 @@ void write_phases(const MixMetrics& m, const std::string& dir) {
       .int64("rt_delivered_payload_bytes", [&](size_t r) { return static_cast<int64_t>(ph[r].rt_payload_bytes); })
       .int64("rt_frames", [&](size_t r) { return static_cast<int64_t>(ph[r].rt.frames()); })
       .int64("rt_frames_missed", [&](size_t r) { return static_cast<int64_t>(ph[r].rt.missed()); })
+      .int64("rt_frames_incomplete", [&](size_t r) { return static_cast<int64_t>(ph[r].rt.incomplete()); })
+      .int64("rt_frames_lost", [&](size_t r) { return static_cast<int64_t>(ph[r].rt.lost()); })
       .real("rt_dmp", [&](size_t r) { return ph[r].rt.dmp(); })
       .real("rt_dmt_ns", [&](size_t r) { return ph[r].rt.dmt_ps() / 1e3; })
       .real("rt_inter_frame_mean_ns", [&](size_t r) { return ph[r].rt.inter_frame_mean_ps() / 1e3; })
@@ -321,7 +323,8 @@ void write_results(const Fabric& fabric, const RunResult& result, const std::str
                                 {"network_latency_mean_ns", net.mean}});
       Json& fj = flows_json.back();
       for (const char* k :
-           {"frames", "frames_missed", "frames_lost", "dmp", "dmt_ns", "inter_frame_mean_ns", "inter_frame_sd_ns"})
+           {"frames", "frames_missed", "frames_incomplete", "frames_lost", "dmp", "dmt_ns", "inter_frame_mean_ns",
+            "inter_frame_sd_ns"})
         fj[k] = nullptr;
       // Multicast flows (docs/multicast.md): delivered counts copies; here per member.
       if (i < sc.flows.size())
@@ -338,6 +341,7 @@ void write_results(const Fabric& fabric, const RunResult& result, const std::str
       if (video) {
         fj["frames"] = video->frames();
         fj["frames_missed"] = video->missed();
+        fj["frames_incomplete"] = video->incomplete();
         fj["frames_lost"] = video->lost();
         fj["dmp"] = video->dmp();
         fj["dmt_ns"] = video->dmt_ps() / 1e3;
@@ -350,6 +354,7 @@ void write_results(const Fabric& fabric, const RunResult& result, const std::str
       video_json = Json{{"streams", video_class.streams()},
                         {"frames", video_class.frames()},
                         {"frames_missed", video_class.missed()},
+                        {"frames_incomplete", video_class.incomplete()},
                         {"frames_lost", video_class.lost()},
                         {"dmp", video_class.dmp()},
                         {"dmt_ns", video_class.dmt_ps() / 1e3},
@@ -378,6 +383,7 @@ void write_results(const Fabric& fabric, const RunResult& result, const std::str
     };
     tab.real("frames", video([](const FrameStreamStats& s) { return static_cast<double>(s.frames()); }))
         .real("frames_missed", video([](const FrameStreamStats& s) { return static_cast<double>(s.missed()); }))
+        .real("frames_incomplete", video([](const FrameStreamStats& s) { return static_cast<double>(s.incomplete()); }))
         .real("frames_lost", video([](const FrameStreamStats& s) { return static_cast<double>(s.lost()); }))
         .real("dmp", video([](const FrameStreamStats& s) { return s.dmp(); }))
         .real("dmt_ns", video([](const FrameStreamStats& s) { return s.dmt_ps() / 1e3; }))

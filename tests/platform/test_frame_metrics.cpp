@@ -294,3 +294,70 @@ TEST(FrameStreamStats, AFirstFrameLaterThanOnePeriodAfterItsCreationMisses) {
   EXPECT_EQ(s.lateness_sum_ps(), 50u);
   EXPECT_EQ(s.next_deadline_ps(), 250u);
 }
+
+// Seed 000 Sec. 3.5 never drops the first or last packet of a frame, so that a frame that
+// lost packets on the way still arrives: its DMP is over delivered frames, this one included.
+TEST(FrameReassembly, AFrameThatLostMiddlePacketsArrivesIncompleteWithItsLastPacket) {
+  FrameReassembly r;
+  EXPECT_FALSE(r.on_packet(0, 4, 10).done);
+  EXPECT_FALSE(r.on_lost(0, 4));
+  EXPECT_FALSE(r.on_lost(0, 4));
+  const auto f0 = r.on_packet(0, 4, 40);
+  ASSERT_TRUE(f0.done);
+  EXPECT_TRUE(f0.incomplete);
+  EXPECT_EQ(f0.delivered_ps, 40u);
+  EXPECT_EQ(r.in_progress(), 0u);
+  // Dropped before any packet of it arrived: the same, once its last packet is in.
+  EXPECT_FALSE(r.on_lost(1, 2));
+  const auto f1 = r.on_packet(1, 2, 50);
+  ASSERT_TRUE(f1.done);
+  EXPECT_TRUE(f1.incomplete);
+  // A whole frame is not incomplete.
+  EXPECT_FALSE(r.on_packet(2, 1, 60).incomplete);
+}
+
+TEST(FrameReassembly, AFrameWhoseLastAccountedPacketIsDroppedIsLostAndForgotten) {
+  FrameReassembly r;
+  EXPECT_FALSE(r.on_packet(0, 2, 10).done);
+  EXPECT_TRUE(r.on_lost(0, 2));  // the last of its packets: it never arrives
+  EXPECT_EQ(r.in_progress(), 0u);
+  EXPECT_TRUE(r.on_lost(1, 1));
+  EXPECT_EQ(r.in_progress(), 0u);
+}
+
+TEST(FrameStreamStats, IncompleteFramesAreJudgedAndCountedBesides) {
+  // Period 100, frames created at 0, 100, 200; frame 1 lost a packet and arrives at 150,
+  // on time; frame 2 arrives at 320, 20 late.
+  FrameStreamStats s(100);
+  s.on_frame(0, 50, 0);
+  s.on_frame(1, 150, 100, true);
+  s.on_frame(2, 320, 200);
+  EXPECT_EQ(s.frames(), 3u);
+  EXPECT_EQ(s.incomplete(), 1u);
+  EXPECT_EQ(s.missed(), 1u);
+  EXPECT_EQ(s.lateness_sum_ps(), 20u);
+  FrameClassStats c;
+  c.add(s);
+  EXPECT_EQ(c.incomplete(), 1u);
+}
+
+TEST(FrameStreamStats, ALostFramesDeadlineSlotPassesSoTheNextFrameIsNotJudgedAPeriodEarly) {
+  // Period 100, frames created at 0, 100, 200, each arriving 60 after its creation; frame 1
+  // never arrives. Frame 2 is due at 300 (frame 0's deadline 100, + 100 for the lost frame's
+  // slot, + 100), so its arrival at 260 is on time. Judged against the lost frame's deadline
+  // (200) it would count missed by 60.
+  FrameStreamStats s(100);
+  s.on_frame(0, 60, 0);
+  s.on_lost_frame();
+  s.on_frame(2, 260, 200);
+  EXPECT_EQ(s.frames(), 2u);
+  EXPECT_EQ(s.lost(), 1u);
+  EXPECT_EQ(s.missed(), 0u);
+  EXPECT_EQ(s.next_deadline_ps(), 400u);
+  // Before any frame arrived there is no deadline to move: the first arrival anchors it.
+  FrameStreamStats t(100);
+  t.on_lost_frame();
+  t.on_frame(1, 160, 100);
+  EXPECT_EQ(t.missed(), 0u);
+  EXPECT_EQ(t.next_deadline_ps(), 300u);
+}

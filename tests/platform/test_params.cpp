@@ -107,7 +107,7 @@ TEST(ParamsVocabulary, EveryModelFieldIsDeclaredOnceWithDocAndDefault) {
   EXPECT_EQ(keys(sw::switch_params()),
             "pipeline_delay, data_vls, vl_buffer_bytes, vl15_buffer_bytes, vlarb, sl2vl, crossbar, request_order, bypass_limit, "
             "scheduling, scheduling_scope, unreserved_rate, path_selection, "
-            "ecn, multicast_replication, multicast_order, multicast_buffer_bytes, hoq_life, switch_life, drop_policy, sma_delay, sma_queue_depth, lifetime_overrides, model, flit");
+            "ecn, multicast_replication, multicast_order, multicast_buffer_bytes, multicast_priority, hoq_life, switch_life, drop_policy, sma_delay, sma_queue_depth, lifetime_overrides, model, flit");
   EXPECT_EQ(keys(sw::ecn_params()),
             "policy, output_threshold, max_packet_bytes, threshold, marking_rate, packet_size, victim_mask");
   EXPECT_EQ(keys(ep::endpoint_params()), "data_vls, vl_buffer_bytes, vl15_buffer_bytes, vlarb, sl2vl");

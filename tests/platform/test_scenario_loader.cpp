@@ -347,6 +347,17 @@ TEST(ScenarioLoader, RateSchedulingAndReservedRatesLoad) {
   EXPECT_EQ(s.flows[0].reserved_rate, 2.5e8);
 }
 
+TEST(ScenarioErrors, MulticastPriorityGoesOnlyWithAsynchronousReplication) {
+  // Seed 000 Sec. 3.6.1: synchronous and central-buffer copies always go ahead of unicast, so
+  // the key would change nothing there.
+  const Scenario s = load(kBase + "switch: {multicast_priority: true}\n");
+  EXPECT_TRUE(s.switch_cfg.multicast_priority);
+  ConfigError e = error_of(kBase + "switch: {multicast_replication: synchronous, multicast_priority: false}\n");
+  EXPECT_EQ(e.key(), "switch.multicast_priority");
+  EXPECT_EQ(e.problem(), "synchronous copies always go ahead of unicast (seed 000 Sec. 3.6.1)");
+  EXPECT_EQ(e.fix(), "remove multicast_priority or set multicast_replication: asynchronous");
+}
+
 TEST(ScenarioErrors, RateSchedulerKeysGoWithARateSchedulerAndFifoKeysWithFifo) {
   ConfigError e = error_of(kBase + "switch: {scheduling_scope: across_vls}\n");
   EXPECT_EQ(e.key(), "switch.scheduling_scope");

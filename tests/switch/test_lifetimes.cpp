@@ -209,6 +209,13 @@ TEST(Lifetimes, SelectivePolicyNeverDropsIFramesOrFrameEndsButDropsEligiblePacke
   EXPECT_GT(check.video_drops, 0u);
   EXPECT_GT(check.drops - check.video_drops, 0u);
   EXPECT_EQ(check.drops, f.recorder().drops_by_reason().at(code(ib::DropReason::hoq_lifetime)));
+  // Sec. 3.5 keeps every frame's last packet, so each frame that lost packets still arrives
+  // and is judged (docs/realtime_metrics.md): incomplete, never lost.
+  const metrics::FrameStreamStats* video = f.recorder().video_stats(0);
+  ASSERT_NE(video, nullptr);
+  EXPECT_GT(video->incomplete(), 0u);
+  EXPECT_LE(video->incomplete(), video->frames());
+  EXPECT_EQ(video->lost(), 0u);
 }
 
 TEST(Lifetimes, DropPolicyAllDropsFrameEndsToo) {
@@ -248,14 +255,15 @@ TEST(Lifetimes, SelectiveDropEligibilityFollowsSeed000) {
     }
 }
 
-TEST(Lifetimes, AFrameWithADroppedPacketIsLostNotLeftInProgress) {
+TEST(Lifetimes, AFrameWithADroppedPacketIsNotLeftInProgress) {
   metrics::FrameReassembly r;
   EXPECT_FALSE(r.on_packet(0, 3, 10).done);
-  EXPECT_TRUE(r.on_lost(0, 3));
-  EXPECT_FALSE(r.on_packet(0, 3, 20).done);  // the last packet: the frame does not complete
+  EXPECT_FALSE(r.on_lost(0, 3));
+  const auto f0 = r.on_packet(0, 3, 20);  // its last packet: the frame arrives, incomplete
+  EXPECT_TRUE(f0.done && f0.incomplete);
   EXPECT_EQ(r.in_progress(), 0u);
-  EXPECT_TRUE(r.on_lost(1, 2));  // lost first, then its other packet: counted once
   EXPECT_FALSE(r.on_lost(1, 2));
+  EXPECT_TRUE(r.on_lost(1, 2));  // both dropped: lost, counted once
   EXPECT_EQ(r.in_progress(), 0u);
   EXPECT_TRUE(r.on_lost(2, 1));
   EXPECT_EQ(r.in_progress(), 0u);

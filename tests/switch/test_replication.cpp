@@ -155,7 +155,34 @@ TEST(Replication, AsynchronousCopiesStartWhenTheirOwnOutputsFree) {
   EXPECT_EQ(f.recorder().member_copies(0), (std::vector<uint64_t>{1, 1, 1}));
 }
 
-// The multicast's input buffer (h1's port) holds the packet until the copy to h3 has left;
+// Output 3 (to h3) sends h6's 2048-byte unicast from 105 ns to 2187 ns. Meanwhile h5's
+// 2048-byte unicast to h3 requests output 3 (at 405 ns), then h1's 256-byte multicast packet's
+// copy (at 605 ns). Returns when each of the two waiting packets starts on output 3.
+struct Output3 : sim::FabricObserver {
+  uint32_t node = 0;
+  std::map<uint32_t, uint64_t> start_by_flow;
+  void on_transmit(uint32_t n, uint16_t port, const ib::Packet& p, uint64_t s, uint64_t) override {
+    if (n == node && port == 3 && !start_by_flow.count(p.flow)) start_by_flow[p.flow] = s;
+  }
+};
+Output3 copy_and_unicast_waiting_at_output_3(bool priority) {
+  Scenario s = group_star(sw::Replication::asynchronous);
+  s.switch_cfg.crossbar = sw::Crossbar::multiplexed;
+  s.switch_cfg.multicast_priority = priority;
+  s.flows.push_back(one_packet("mc", "h1", "g", sc_time(500, SC_NS), 256));
+  s.flows.push_back(one_packet("busy", "h6", "h3", sc_core::SC_ZERO_TIME, 2048));
+  s.flows.push_back(one_packet("waiting", "h5", "h3", sc_time(300, SC_NS), 2048));
+  Output3 tx;
+  tx.node = switch_node(s);
+  Fabric f(s);
+  f.probe().attach(&tx);
+  sc_core::sc_start(sc_time(20, SC_US));
+  f.finish();
+  EXPECT_EQ(f.recorder().member_copies(0), (std::vector<uint64_t>{1, 1, 1}));
+  return tx;
+}
+
+// The multicast's input buffer (h1's port) holds the packet until the copy to h3 has left;// The multicast's input buffer (h1's port) holds the packet until the copy to h3 has left;
 // with the central buffer it frees once the copies are written, long before.
 uint32_t held_while_a_copy_waits(sw::Replication scheme) {
   Scenario s;
@@ -355,4 +382,19 @@ TEST(Replication, SharedTreeOnARingReachesEachMemberOnce) {
   const topo::Topology& t = f.scenario().topology;
   for (const char* other : {"h0", "y"}) EXPECT_EQ(f.endpoint_at(t.find(other))->counters().packets_rx, 0u) << other;
   EXPECT_EQ(r.injected() + r.replicated(), r.delivered() + r.dropped() + f.packets_in_flight());
+}
+
+// Seed 000 Sec. 5.2 (Fig. 10(f)'s scheme 1): "we give multicast traffic higher priority over
+// unicast traffic in reserving the output VLs". With multicast_priority the copy that came
+// later leaves first when output 3 frees; without, it waits its turn behind the unicast.
+TEST(Replication, AsynchronousCopyWithPriorityLeavesAheadOfAnEarlierUnicast) {
+  Output3 tx = copy_and_unicast_waiting_at_output_3(true);
+  EXPECT_EQ(tx.start_by_flow.at(0), 105'000u + kBigSerPs);
+  EXPECT_EQ(tx.start_by_flow.at(2), 105'000u + kBigSerPs + 290'000u);  // after the 290-byte copy
+}
+
+TEST(Replication, AsynchronousCopyWithoutPriorityWaitsBehindAnEarlierUnicast) {
+  Output3 tx = copy_and_unicast_waiting_at_output_3(false);
+  EXPECT_EQ(tx.start_by_flow.at(2), 105'000u + kBigSerPs);
+  EXPECT_EQ(tx.start_by_flow.at(0), 105'000u + 2 * kBigSerPs);
 }

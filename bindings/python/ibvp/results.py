@@ -123,7 +123,7 @@ class Results:
     def flows(self) -> "pd.DataFrame":
         """flows.csv: one row per flow (throughput over the part of the measured time in which the
         flow is active, between its start and stop; latency of packets created after warm-up). Video
-        flows also fill frames, frames_missed, frames_lost, dmp, dmt_ns, inter_frame_mean_ns and
+        flows also fill frames, frames_missed, frames_incomplete, frames_lost, dmp, dmt_ns, inter_frame_mean_ns and
         inter_frame_sd_ns (NaN for other flows; docs/realtime_metrics.md)."""
         return self.table("flows")
 
