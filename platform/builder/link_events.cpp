@@ -119,6 +119,7 @@ std::vector<LinkEventReport> LinkEvents::report() const {
         break;
       }
     auto within = [&](uint64_t ps) { return ps >= e.at_ps && ps < next; };
+    bool all_repressed = true;
     for (uint32_t node : {e.node_a, e.node_b}) {
       const sw::Switch* s = fabric_.switch_at(node);
       if (!s) continue;
@@ -127,8 +128,12 @@ std::vector<LinkEventReport> LinkEvents::report() const {
         r.trap_sent_ps = r.trap_sent_ps ? std::min(r.trap_sent_ps, tr.first_sent_ps) : tr.first_sent_ps;
         r.trap_sends += tr.sends;
         r.trap_repressed_ps = std::max(r.trap_repressed_ps, tr.repressed_ps);
+        all_repressed = all_repressed && tr.repressed_ps != 0;
       }
     }
+    // A trap that crossed the dead cable (the LFTs still led there) is lost, and so is a
+    // TrapRepress: that switch resends after SubnetTimeout. Until then it is not repressed.
+    if (!all_repressed) r.trap_repressed_ps = 0;
     if (sm) {
       for (const sm::InbandTrap& tr : sm->traps())
         if (within(tr.received_ps) && r.trap_received_ps == 0) r.trap_received_ps = tr.received_ps;

@@ -30,7 +30,7 @@ struct LinkEventReport {
   uint64_t at_ps = 0;        // simulated time it happened
   // In band (0 where it did not happen): the first Trap 128 of either end's switch, how
   // many times the switches sent traps for it, when the SM read the first, when the last of
-  // them was repressed.
+  // them was repressed (0 while one is not: lost on the way, it waits for its resend).
   uint64_t trap_sent_ps = 0;
   uint32_t trap_sends = 0;
   uint64_t trap_received_ps = 0;

@@ -147,7 +147,8 @@ void InbandSm::serve() {
     }
     if (!queue_.empty() || !in_flight_.empty() || !inbox_.empty()) break;
     phase_ended();  // may queue the next phase's requests
-    if (queue_.empty()) break;
+    // A resweep's phase with nothing to send (no LFT block changed) ends at once.
+    if (queue_.empty() && phase_ == Phase::done) break;
   }
   uint64_t next = kNever;
   if (!inbox_.empty()) next = std::min(next, inbox_.front().first);
