@@ -22,7 +22,7 @@ if TYPE_CHECKING:
     import pandas as pd
 
 TABLES = ("flows", "ports", "packets", "rates", "admission", "connections", "service_levels", "paths",
-          "phases")
+          "phases", "link_events")
 
 # Columns whose text must stay text: a port's VL is "all" or a number, node and flow names
 # may look like numbers.
@@ -36,6 +36,7 @@ _TEXT_COLUMNS = {
     "service_levels": [],
     "paths": ["node", "dst"],
     "phases": [],
+    "link_events": ["link", "ends", "state", "unreachable"],
 }
 
 
