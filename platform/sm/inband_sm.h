@@ -12,6 +12,12 @@
 //   arm       Set PortInfo PortState = Armed on every port with a cable (IBA 7.2)
 //   activate  Set PortInfo PortState = Active on the same ports: the subnet is up
 //
+// Once the subnet is up it keeps serving (OpenSM's heavy sweep on a trap): a
+// Trap 128 (a port changed state, IBA 14.3.7) is repressed at once (TrapRepress, IBA
+// 13.4.9) and starts a sweep that rediscovers the fabric, routes the new graph with the same
+// engine, Sets only the LFT blocks that differ from what it wrote before and arms and
+// activates the ports that came up. traps() and sweeps() record them.
+//
 // Each phase starts when the previous one's last response is in. At most max_outstanding
 // SMPs are on the wire at once (OpenSM's max_wire_smps); one that gets no answer within
 // transaction_timeout is sent again, up to `retries` times (OpenSM's transaction_timeout
