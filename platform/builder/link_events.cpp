@@ -54,12 +54,71 @@ void LinkEvents::run() {
     if (!sm->report().up) return;
     origin = sm->report().up_ps;
   }
-  for (Event& e : events_) {
-    e.at_ps = origin + e.cfg.at.value();
-    const uint64_t now = sc_core::sc_time_stamp().value();
-    if (e.at_ps > now) wait(sc_core::sc_time::from_value(e.at_ps - now));
-    apply(e);
+  // The events and (out of band, with reroute_delay) their reroutes, in time order; at one
+  // instant the events go first, so that a reroute sees every cable down by then.
+  const SubnetManagerConfig& smc = fabric_.scenario().subnet_manager;
+  const bool reroutes = smc.reroute && !fabric_.subnet_manager();
+  struct Step {
+    uint64_t at_ps;
+    bool reroute;
+    size_t event;
+  };
+  std::vector<Step> plan;
+  for (size_t i = 0; i < events_.size(); ++i) {
+    events_[i].at_ps = origin + events_[i].cfg.at.value();
+    plan.push_back({events_[i].at_ps, false, i});
+    if (reroutes) plan.push_back({events_[i].at_ps + smc.reroute_delay.value(), true, i});
   }
+  std::stable_sort(plan.begin(), plan.end(), [](const Step& a, const Step& b) {
+    return a.at_ps != b.at_ps ? a.at_ps < b.at_ps : !a.reroute && b.reroute;
+  });
+  for (const Step& s : plan) {
+    const uint64_t now = sc_core::sc_time_stamp().value();
+    if (s.at_ps > now) wait(sc_core::sc_time::from_value(s.at_ps - now));
+    if (s.reroute) reroute(events_[s.event]);
+    else apply(events_[s.event]);
+  }
+}
+
+void LinkEvents::reroute(Event& e) {
+  topo::Topology t = fabric_.scenario().topology;
+  std::vector<topo::Link> up;
+  for (const topo::Link& l : t.links) {
+    bool alive = true;
+    for (const topo::PortRef& end : {l.a, l.b}) {
+      if (const sw::Switch* s = fabric_.switch_at(end.node)) alive = alive && s->link_up(end.port);
+      else if (const driver::HostNode* h = fabric_.host_at(end.node)) alive = alive && h->hca.link_up();
+    }
+    if (alive) up.push_back(l);
+  }
+  t.links = std::move(up);
+  t.index();
+  sm::RoutingTables tables;
+  try {
+    tables = sm::make_routing_engine(fabric_.scenario().routing, fabric_.scenario().routing_options)->compute(t);
+  } catch (const std::exception& ex) {
+    e.reroute_error = std::string("routing the fabric without its down cables: ") + ex.what();
+    return;
+  }
+  constexpr size_t kBlock = 64;  // LFT blocks as an SM would write them (IBA 14.2.5.10)
+  for (uint32_t n = 0; n < t.nodes.size(); ++n) {
+    sw::Switch* s = fabric_.switch_at(n);
+    if (!s || n >= tables.lft.size()) continue;
+    const sw::Lft& was = s->lft();
+    const sw::Lft& now = tables.lft[n];
+    const size_t entries = std::max(was.port.size(), now.port.size());
+    for (size_t first = 0; first < entries; first += kBlock) {
+      ++e.blocks_compared;
+      for (size_t lid = first; lid < std::min(entries, first + kBlock); ++lid)
+        if (was.lookup(static_cast<uint16_t>(lid)) != now.lookup(static_cast<uint16_t>(lid))) {
+          ++e.blocks_changed;
+          break;
+        }
+    }
+    s->set_lft(now);
+    if (n < tables.alternatives.size()) s->set_alternatives(tables.alternatives[n]);
+  }
+  e.rerouted_ps = sc_core::sc_time_stamp().value();
 }
 
 void LinkEvents::apply(Event& e) {
@@ -154,6 +213,11 @@ std::vector<LinkEventReport> LinkEvents::report() const {
       // Down: routed around when the last changed LFT block is in (the first sweep's end if
       // none changed). Up: when the ports are Active, the last sweep's end.
       if (r.sweep_error.empty()) r.recovered_ps = r.up ? last_end : (last_lft ? last_lft : first_end);
+    } else {
+      r.recovered_ps = e.rerouted_ps;
+      r.sweep_error = e.reroute_error;
+      r.lft_blocks_set = e.blocks_changed;
+      r.lft_blocks_compared = e.blocks_compared;
     }
     r.lost = e.lost_ps.size();
     r.lost_to_recovery =
@@ -176,12 +240,15 @@ std::string LinkEvents::text(const std::vector<LinkEventReport>& rows) {
     line += " at " + us(r.at_ps) + ": ";
     if (r.trap_sent_ps) line += "trap " + us(r.trap_sent_ps) + ", ";
     if (r.trap_received_ps) line += "SM read it " + us(r.trap_received_ps) + ", ";
-    if (r.recovered_ps)
+    if (r.recovered_ps && r.sweeps == 0)
+      line += "rerouted out of band " + us(r.recovered_ps) + " (" + us(r.recovered_ps - r.at_ps) + " later; " +
+              std::to_string(r.lft_blocks_set) + " LFT blocks changed), ";
+    else if (r.recovered_ps)
       line += std::string(r.up ? "active again " : "rerouted ") + us(r.recovered_ps) + " (" +
               us(r.recovered_ps - r.at_ps) + " later; " + std::to_string(r.sweeps) + " sweep(s), " +
               std::to_string(r.sweep_smps) + " SMPs, " + std::to_string(r.lft_blocks_set) + " LFT blocks set), ";
     else if (!r.sweep_error.empty())
-      line += "sweep failed: " + r.sweep_error + ", ";
+      line += std::string(r.sweeps ? "sweep failed: " : "reroute failed: ") + r.sweep_error + ", ";
     else if (r.trap_sent_ps == 0)
       line += "no SM in band to reroute, ";
     else

@@ -9,6 +9,10 @@
 //
 // Times: an event's `at` counts like the flows' times, from time 0 out of band and from the
 // moment the subnet is up in band (events wait for it; none fire if it never comes up).
+//
+// Out of band with subnet_manager.reroute_delay, `reroute_delay` after each event the
+// scenario's routing engine routes the topology without the cables down at that moment and
+// the tables go straight into the switches, as the builder loads them at time 0.
 #include <cstdint>
 #include <string>
 #include <systemc>
@@ -72,9 +76,15 @@ class LinkEvents : public sc_core::sc_module, public sim::FabricObserver {
     bool fired = false;
     std::vector<uint64_t> lost_ps;        // link_down drops attributed to it
     std::vector<uint64_t> unroutable_ps;  // no_route drops while it was the latest event
+    // Out-of-band reroute (subnet_manager.reroute_delay): when the tables were loaded, the
+    // LFT blocks that changed of those compared, or why routing failed.
+    uint64_t rerouted_ps = 0;
+    uint64_t blocks_changed = 0, blocks_compared = 0;
+    std::string reroute_error;
   };
   void run();  // SC_THREAD
   void apply(Event& e);
+  void reroute(Event& e);
 
   Fabric& fabric_;
   std::vector<Event> events_;  // in time order (stable: the scenario's order at equal times)

@@ -273,6 +273,10 @@ struct SubnetManagerConfig {
   sc_core::sc_time transaction_timeout = sc_core::sc_time(200, sc_core::SC_MS);
   uint32_t retries = 3;
   uint8_t subnet_timeout = 18;  // PortInfo:SubnetTimeout the SM sets; traps resend at 4.096 us x 2^t
+  // Out of band: after a link event, the routing engine routes the fabric without its down
+  // cables and the tables are loaded this long after the event (reroute: the key was given).
+  bool reroute = false;
+  sc_core::sc_time reroute_delay = sc_core::SC_ZERO_TIME;
 };
 
 // A link event (issue 16, docs/management.md "A link that goes down"): at `at` the cable

@@ -625,6 +625,10 @@ class ScenarioChecker {
   // shift yet.
   void subnet_manager() const {
     const SubnetManagerConfig& c = s_.subnet_manager;
+    if (c.reroute && c.mode == SmMode::in_band)
+      doc_.fail(key("subnet_manager", "reroute_delay"),
+                "an in-band SM reroutes by itself, on the traps of a link event, after the time its SMPs take",
+                "leave out reroute_delay, or use mode: out_of_band");
     if (c.mode != SmMode::in_band) return;
     const Path at = key("subnet_manager");
     if (s_.endpoint_model != EndpointModel::hca)

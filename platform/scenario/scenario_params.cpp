@@ -270,6 +270,14 @@ const sim::ParamGroup& subnet_manager_params() {
               "PortInfo:SubnetTimeout the SM sets on every port (OpenSM's subnet_timeout): a switch resends an "
               "unrepressed trap every 4.096 us x 2^code (18: 1.07 s).")
         .range(0, 31);
+    b.time("reroute_delay", &SubnetManagerConfig::reroute_delay,
+           "mode out_of_band: this long after each link event the routing engine routes the fabric without "
+           "its down cables and the new tables are loaded into the switches (no SMPs).")
+        .real_range(0, 3600e12)
+        .defaults_to("absent: no reroute (the tables of time 0 stay)");
+    b.on_complete([](SubnetManagerConfig& c, const std::set<std::string>& given) {
+      c.reroute = given.count("reroute_delay") != 0;
+    });
     return b.build();
   }();
   return group;

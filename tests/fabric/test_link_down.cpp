@@ -325,3 +325,34 @@ TEST(LinkDown, CableThatComesBackIsArmedAndActivatedByTheSmAndRoutedAgain) {
     for (uint32_t y : eps)
       if (x != y) walk(f, x, y);
 }
+
+// Out of band with subnet_manager.reroute_delay: the routing engine routes the fabric
+// without the dead cable that long after the event and the tables go straight into the
+// switches; from then on every pair routes around it and nothing more is lost.
+TEST(LinkDown, OutOfBandRerouteDelayLoadsTablesWithoutTheDeadCableAfterTheDelay) {
+  Scenario s = tb::basic_scenario(topo::kary_ntree(2, 3));
+  s.outputs.packets_csv = false;
+  s.duration = sc_time(2, SC_MS);
+  s = mirrored_flows(s);
+  s.subnet_manager.reroute = true;
+  s.subnet_manager.reroute_delay = sc_time(50, SC_US);
+  s.link_events.push_back({sc_time(200, SC_US), leaf_uplink(s.topology), false});
+  Fabric f(s);
+  sc_core::sc_start(sc_time(1, SC_MS));
+  const LinkEventReport r = f.link_events()->report().at(0);
+  EXPECT_EQ(r.at_ps, 200'000'000u);
+  EXPECT_EQ(r.recovered_ps, 250'000'000u);
+  EXPECT_TRUE(r.sweep_error.empty()) << r.sweep_error;
+  EXPECT_EQ(r.trap_sent_ps, 0u);  // no SM has set MasterSMLID: no trap
+  EXPECT_GT(r.lft_blocks_set, 0u);
+  EXPECT_GT(r.lost, 0u);
+  EXPECT_EQ(r.lost_to_recovery, r.lost);
+  const std::vector<uint32_t> eps = f.scenario().topology.endpoints();
+  for (uint32_t x : eps)
+    for (uint32_t y : eps)
+      if (x != y) walk(f, x, y);
+  const uint64_t dropped = f.recorder().dropped();
+  sc_core::sc_start(sc_time(500, SC_US));
+  EXPECT_EQ(f.recorder().dropped(), dropped);
+  EXPECT_NE(LinkEvents::text({r}).find("rerouted out of band"), std::string::npos);
+}

@@ -744,6 +744,11 @@ TEST(ScenarioErrors, LinkEventsNameACableOfTheTopologyWithinTheRunAndAlternate) 
     EXPECT_NE(std::string(e.what()).find(c.message), std::string::npos) << c.event << ": " << e.what();
     EXPECT_FALSE(e.fix().empty()) << c.event;
   }
+  // reroute_delay is the out-of-band reroute; in band the SM reroutes on its traps.
+  const ConfigError rr = error_of(base + "endpoint_model: hca\nsubnet_manager: {mode: in_band, reroute_delay: 10us}\n");
+  EXPECT_EQ(rr.key(), "subnet_manager.reroute_delay");
+  EXPECT_TRUE(load(base + "subnet_manager: {reroute_delay: 10us}\n").subnet_manager.reroute);
+  EXPECT_FALSE(load(base).subnet_manager.reroute);
   // Twice down: the second names the first's time.
   const ConfigError twice = error_of(base + "link_events:\n  - {at: 1us, link: s0_0/3, state: down}\n"
                                             "  - {at: 5us, link: s1_0/1, state: down}\n");

@@ -60,6 +60,11 @@ def test_out_of_band_the_cable_drops_its_traffic_and_nothing_reroutes(tmp_path: 
     assert res.subnet_manager["mode"] == "out_of_band"
     assert e["trap_sent_us"] is None and e["recovered_us"] is None and e["sweeps"] == 0
     assert e["lost"] > 0 and e["lost"] == e["lost_to_recovery"]
+    # With reroute_delay the tables without the cable are loaded that long after the event.
+    res = ibvp.run(sc.copy().set("subnet_manager.reroute_delay", "100us"), tmp_path / "rr", timeout=120)
+    (r,) = res.subnet_manager["link_events"]
+    assert abs(r["recovery_us"] - 100.0) < 1e-6 and r["lft_blocks_set"] > 0
+    assert 0 < r["lost"] < e["lost"] and r["lost_to_recovery"] == r["lost"]
 
 
 def test_a_link_event_on_a_node_that_does_not_exist_is_refused_naming_the_key(cli, tmp_path: Path) -> None:

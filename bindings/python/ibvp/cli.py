@@ -227,12 +227,15 @@ def _link_event_line(e: dict[str, Any]) -> str:
         line += f"trap {e['trap_sent_us']:.3f} us, "
     if e["trap_received_us"] is not None:
         line += f"SM read it {e['trap_received_us']:.3f} us, "
-    if e["recovered_us"] is not None:
+    if e["recovered_us"] is not None and e["sweeps"] == 0:
+        line += (f"rerouted out of band {e['recovered_us']:.3f} us ({e['recovery_us']:.3f} us later; "
+                 f"{e['lft_blocks_set']} LFT blocks changed), ")
+    elif e["recovered_us"] is not None:
         what = "active again" if e["state"] == "up" else "rerouted"
         line += (f"{what} {e['recovered_us']:.3f} us ({e['recovery_us']:.3f} us later; {e['sweeps']} sweep(s), "
                  f"{e['sweep_smps']} SMPs, {e['lft_blocks_set']} LFT blocks set), ")
     elif e["sweep_error"]:
-        line += f"sweep failed: {e['sweep_error']}, "
+        line += f"{'sweep' if e['sweeps'] else 'reroute'} failed: {e['sweep_error']}, "
     elif e["trap_sent_us"] is None:
         line += "no SM in band to reroute, "
     else:
