@@ -52,8 +52,6 @@ std::vector<topo::PortRef> walk(const Fabric& f, uint32_t src, uint32_t dst) {
   return out;
 }
 
-std::string end_name(const topo::Topology& t, topo::PortRef p) { return t.nodes[p.node].name + "/" + std::to_string(p.port); }
-
 }  // namespace
 
 // h1 -> h8 crosses the spine of a 2-ary 3-tree; the cable between its path's second and third
@@ -62,8 +60,9 @@ TEST(LinkDown, InBandTrapIsRepressedTheSmReroutesAroundTheDeadCableAndTheFlowRes
   const topo::Topology tree = topo::kary_ntree(2, 3);
   const std::vector<uint32_t> eps = tree.endpoints();
   const uint32_t src = eps.front(), dst = eps.back();
-  // Where the flow's path goes is the SM's to decide; find it on a first fabric's tables
-  // before the event: same scenario, same seed, same tables (determinism).
+  // Where the flow's path goes is the SM's to decide: the test reads it from the switches'
+  // tables once the subnet is up, then takes a cable of that path down by hand (Switch::
+  // set_link, what a link event does at both ends).
   Scenario s = in_band(tree);
   s.duration = sc_time(10, SC_MS);
   // A trap or its TrapRepress may cross the dead cable (the LFTs still lead there until the
@@ -71,8 +70,6 @@ TEST(LinkDown, InBandTrapIsRepressedTheSmReroutesAroundTheDeadCableAndTheFlowRes
   s.subnet_manager.subnet_timeout = 8;
   s.flows.push_back(tb::saturating_flow("f", tree.nodes[src].name, tree.nodes[dst].name));
   s.flows.back().payload_bytes = 1024;
-  // Filled in below, once the path is known; the Fabric reads its scenario at construction,
-  // so the event is added to a copy that a second process would build the same way.
   Fabric probe_fabric(s);
   sc_core::sc_start(sc_time(800, SC_US));
   ASSERT_TRUE(probe_fabric.subnet_manager()->report().up);
@@ -82,8 +79,7 @@ TEST(LinkDown, InBandTrapIsRepressedTheSmReroutesAroundTheDeadCableAndTheFlowRes
   const topo::PortRef far = tree.peer(cut.node, cut.port);
   const uint64_t up_ps = probe_fabric.subnet_manager()->report().up_ps;
 
-  // This process's kernel is taken: drive the event by hand at the same moment the
-  // LinkEvents module would (100 us after up), on the same fabric.
+  // 100 us after the subnet is up, both ends at once.
   sw::Switch& a = *probe_fabric.switch_at(cut.node);
   sw::Switch& b = *probe_fabric.switch_at(far.node);
   const uint64_t event_ps = up_ps + 100'000'000;
@@ -154,7 +150,6 @@ TEST(LinkDown, InBandTrapIsRepressedTheSmReroutesAroundTheDeadCableAndTheFlowRes
   probe_fabric.finish();
   const metrics::Recorder& rec = probe_fabric.recorder();
   EXPECT_EQ(rec.injected(), rec.delivered() + rec.dropped() + probe_fabric.packets_in_flight());
-  (void)end_name;
 }
 
 namespace {
