@@ -538,7 +538,8 @@ void Hca::hal_reg_write(uint32_t offset, uint32_t value) {
     case IBVP_REG_PORT_LID: lid_ = static_cast<uint16_t>(value); break;
     case IBVP_REG_PORT_LMC: lmc_ = static_cast<uint8_t>(value & 7); break;
     case IBVP_REG_PORT_STATE:
-      if (value >= IBVP_PORT_DOWN && value <= IBVP_PORT_ACTIVE) {
+      // A port whose cable is down stays Down whatever the SMA is asked (IBA 7.2).
+      if (value >= IBVP_PORT_DOWN && value <= IBVP_PORT_ACTIVE && !(link_down_ && value > IBVP_PORT_DOWN)) {
         port_state_ = static_cast<uint8_t>(value);
         schedule_wake(agenda_.now_ps());  // data packets waiting may go (or be discarded)
       }
@@ -950,6 +951,8 @@ void Hca::try_send() {
     any_blocked |= blocked;
     if (!blocked) ready |= static_cast<uint16_t>(1u << vl);
   }
+  // A down link carries no SMP either.
+  while (link_down_ && !txq_[ib::kVl15].empty()) discard_tx_head(ib::kVl15);
   // VL15 needs no credits and no pacing (IBA 7.9.4); the arbiter serves it first (7.6.9).
   if (!txq_[ib::kVl15].empty()) ready |= static_cast<uint16_t>(1u << ib::kVl15);
   credit_wait_.sample_port(ready == 0 && any_blocked, now, counters_);
@@ -1121,7 +1124,7 @@ void Hca::discard_tx_head(uint8_t vl) {
   TxPacket* t = txq_[vl].front();
   txq_[vl].pop_front();
   counters_.xmit_discards++;
-  t->packet->drop = ib::DropReason::ca_discard;
+  t->packet->drop = link_down_ ? ib::DropReason::link_down : ib::DropReason::ca_discard;
   probe_.drop(*t->packet, node_, agenda_.now_ps());
   packets_.release(t->packet);
   t->packet = nullptr;
@@ -1161,6 +1164,13 @@ tlm::tlm_sync_enum Hca::on_tx_bw(tlm::tlm_generic_payload& gp, tlm::tlm_phase&, 
   return tlm::TLM_COMPLETED;
 }
 
+void Hca::set_link(bool up, uint8_t state_when_up) {
+  if (link_down_ == !up) return;
+  link_down_ = !up;
+  port_state_ = up ? state_when_up : static_cast<uint8_t>(IBVP_PORT_DOWN);
+  schedule_wake(agenda_.now_ps());  // what waits to be sent goes, or is discarded
+}
+
 // ---------------------------------------------------------------------------------------
 // Rx engine
 // ---------------------------------------------------------------------------------------
@@ -1176,6 +1186,20 @@ tlm::tlm_sync_enum Hca::on_rx(tlm::tlm_generic_payload& gp, tlm::tlm_phase&, sc_
 
 void Hca::rx_head(ib::Packet* p) {
   const uint8_t vl = p->lrh.vl;
+  if (link_down_) {
+    // On a cable that went down while it was on the wire: dropped, and a data packet's
+    // credit goes back (the sender spent it; flow control stays balanced for the link's return).
+    ++rx_dropped_;
+    p->drop = ib::DropReason::link_down;
+    probe_.drop(*p, node_, agenda_.now_ps());
+    if (vl == ib::kVl15) {
+      packets_.release(p);
+    } else {
+      buffers_.admit(vl, ib::blocks_for(p->size), counters_);
+      rx_discard(p);
+    }
+    return;
+  }
   counters_.packets_rx++;
   counters_.bytes_rx += p->size;
   if (vl == ib::kVl15 && !buffers_.fits(vl, ib::blocks_for(p->size))) {

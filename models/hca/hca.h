@@ -125,6 +125,11 @@ class Hca : public sc_core::sc_module {
   uint16_t lid() const { return lid_; }
   uint8_t lmc() const { return lmc_; }
   uint8_t port_state() const { return port_state_; }
+  // A scenario link event (docs/management.md): the CA port's cable goes down (PortState
+  // Down; everything queued to send is discarded, everything arriving dropped, as link_down)
+  // or comes back, training to `state_when_up` (Init for an SM in band, Active out of band).
+  void set_link(bool up, uint8_t state_when_up);
+  bool link_up() const { return !link_down_; }
   const std::array<uint8_t, 16>& sl2vl() const { return cfg_.sl2vl; }
   const HcaConfig& config() const { return cfg_; }
   const FirmwareImage& firmware() const { return *image_; }
@@ -336,6 +341,7 @@ class Hca : public sc_core::sc_module {
   HcaConfig cfg_;
   uint8_t lmc_ = 0;
   uint8_t port_state_ = IBVP_PORT_ACTIVE;
+  bool link_down_ = false;  // set_link
   std::array<uint32_t, IBVP_VLARB_ENTRIES> vlarb_high_reg_{}, vlarb_low_reg_{};  // staged (VLARB_COMMIT)
   uint32_t vlarb_high_limit_reg_ = 0;
   uint32_t pc_latched_hi_ = 0;  // IBVP_REG_PC_*: the high half latched by the low half's read

@@ -246,6 +246,45 @@ NodeDescription NodeDescription::decode(const SmpData& d) {
   return NodeDescription{std::string(d.begin(), end)};
 }
 
+// ---- Notice (IBA 14.2.5.1) -------------------------------------------------------------
+
+void Notice::encode(SmpData& d) const {
+  d.fill(0);
+  d[0] = static_cast<uint8_t>((is_generic ? 0x80 : 0) | (type & 0x7F));
+  d[1] = static_cast<uint8_t>(producer_type >> 16);
+  put16(&d[2], static_cast<uint16_t>(producer_type));
+  put16(&d[4], trap_number);
+  put16(&d[6], issuer_lid);
+  put16(&d[8], static_cast<uint16_t>((notice_toggle ? 0x8000 : 0) | (notice_count & 0x7FFF)));
+  std::copy(data_details.begin(), data_details.end(), d.begin() + 10);
+}
+
+Notice Notice::decode(const SmpData& d) {
+  Notice n;
+  n.is_generic = (d[0] & 0x80) != 0;
+  n.type = d[0] & 0x7F;
+  n.producer_type = (uint32_t{d[1]} << 16) | get16(&d[2]);
+  n.trap_number = get16(&d[4]);
+  n.issuer_lid = get16(&d[6]);
+  n.notice_toggle = (d[8] & 0x80) != 0;
+  n.notice_count = get16(&d[8]) & 0x7FFF;
+  std::copy(d.begin() + 10, d.begin() + 64, n.data_details.begin());
+  return n;
+}
+
+Smp make_link_state_change_trap(uint16_t switch_lid, uint64_t tid) {
+  Smp s = make_lid_routed_smp(kMethodTrap, kAttrNotice, 0, tid);
+  Notice n;
+  n.is_generic = true;
+  n.type = kNoticeUrgent;
+  n.producer_type = kProducerSwitch;
+  n.trap_number = kTrapLinkStateChange;
+  n.issuer_lid = switch_lid;
+  n.set_lidaddr(switch_lid);
+  n.encode(s.data);
+  return s;
+}
+
 // ---- SwitchInfo (IBA 14.2.5.4) ----------------------------------------------------------
 
 void SwitchInfo::encode(SmpData& d) const {

@@ -23,6 +23,14 @@ using SmpData = std::array<uint8_t, kSmpDataBytes>;
 using GmpData = std::array<uint8_t, kGmpDataBytes>;
 using Path = std::array<uint8_t, kMaxHops>;
 
+// ---- big-endian fields (also for agents that read single fields) -----------------------
+inline void put16(uint8_t* p, uint16_t v) { p[0] = uint8_t(v >> 8); p[1] = uint8_t(v); }
+inline void put32(uint8_t* p, uint32_t v) { put16(p, uint16_t(v >> 16)); put16(p + 2, uint16_t(v)); }
+inline void put64(uint8_t* p, uint64_t v) { put32(p, uint32_t(v >> 32)); put32(p + 4, uint32_t(v)); }
+inline uint16_t get16(const uint8_t* p) { return uint16_t((p[0] << 8) | p[1]); }
+inline uint32_t get32(const uint8_t* p) { return (uint32_t{get16(p)} << 16) | get16(p + 2); }
+inline uint64_t get64(const uint8_t* p) { return (uint64_t{get32(p)} << 32) | get32(p + 4); }
+
 // ---- common header (IBA 13.4.2, 13.4.5 to 13.4.7) ------------------------------------
 
 constexpr uint8_t kBaseVersion = 1;
@@ -386,6 +394,40 @@ struct PortCounters {
   static PortCounters decode(const GmpData& d);
 };
 
+// Notice (IBA 14.2.5.1, Table 119 of 1.2.1 / 1.3's Notice table), the data of a Trap and of
+// its TrapRepress: 64 bytes in an SMP (the 16-byte IssuerGID that follows in the SA's
+// 80-byte form does not fit the SMP data field). A generic notice (IsGeneric 1) carries
+// ProducerType and TrapNumber; a vendor one VendorID and DeviceID in the same bits.
+enum NoticeType : uint8_t {
+  kNoticeFatal = 0, kNoticeUrgent = 1, kNoticeSecurity = 2, kNoticeSubnMgmt = 3, kNoticeInfo = 4
+};
+// ProducerType of a generic notice: the NodeType of the node that sends it, 4 for a class
+// manager (IBA 14.2.5.1).
+constexpr uint32_t kProducerCa = 1, kProducerSwitch = 2, kProducerRouter = 3, kProducerClassManager = 4;
+// Trap 128 (IBA 14.3.7 traps table): "Link state of at least one port of switch at
+// <LIDADDR> has changed"; Urgent, produced by a switch; DataDetails bytes 0-1: LIDADDR.
+constexpr uint16_t kTrapLinkStateChange = 128;
+struct Notice {
+  bool is_generic = true;
+  uint8_t type = 0;              // 7 bits (NoticeType)
+  uint32_t producer_type = 0;    // 24 bits; VendorID when !is_generic
+  uint16_t trap_number = 0;      // DeviceID when !is_generic
+  uint16_t issuer_lid = 0;
+  bool notice_toggle = false;
+  uint16_t notice_count = 0;     // 15 bits
+  std::array<uint8_t, 54> data_details{};
+
+  // Trap 128's DataDetails: LIDADDR, the switch's LID.
+  uint16_t lidaddr() const { return get16(&data_details[0]); }
+  void set_lidaddr(uint16_t lid) { put16(&data_details[0], lid); }
+
+  void encode(SmpData& d) const;
+  static Notice decode(const SmpData& d);
+};
+// The Trap 128 a switch's SMA sends (IBA 14.2.5.1, 14.3.7): generic, Urgent, ProducerType
+// switch, IssuerLID and LIDADDR its LID; LID-routed, method Trap, attribute Notice.
+Smp make_link_state_change_trap(uint16_t switch_lid, uint64_t tid);
+
 // ClassPortInfo (IBA 13.4.8.1, Table 117), 72 bytes, for any class's data field.
 struct ClassPortInfo {
   uint8_t base_version = kBaseVersion;
@@ -414,13 +456,5 @@ struct ClassPortInfo {
   void encode(uint8_t* d) const;  // 72 bytes
   static ClassPortInfo decode(const uint8_t* d);
 };
-
-// ---- big-endian fields (also for agents that read single fields) -----------------------
-inline void put16(uint8_t* p, uint16_t v) { p[0] = uint8_t(v >> 8); p[1] = uint8_t(v); }
-inline void put32(uint8_t* p, uint32_t v) { put16(p, uint16_t(v >> 16)); put16(p + 2, uint16_t(v)); }
-inline void put64(uint8_t* p, uint64_t v) { put32(p, uint32_t(v >> 32)); put32(p + 4, uint32_t(v)); }
-inline uint16_t get16(const uint8_t* p) { return uint16_t((p[0] << 8) | p[1]); }
-inline uint32_t get32(const uint8_t* p) { return (uint32_t{get16(p)} << 16) | get16(p + 2); }
-inline uint64_t get64(const uint8_t* p) { return (uint64_t{get32(p)} << 32) | get32(p + 4); }
 
 }  // namespace ibvp::ib::mad

@@ -16,6 +16,7 @@ const char* drop_reason_name(DropReason r) {
     case DropReason::switch_lifetime: return "switch_lifetime";
     case DropReason::port_state: return "port_state";
     case DropReason::smp_discard: return "smp_discard";
+    case DropReason::link_down: return "link_down";
   }
   return "unknown";
 }

@@ -23,6 +23,7 @@ enum class DropReason : uint8_t {
   switch_lifetime, // stayed in one switch longer than the switch lifetime (IBA 18.2.5.4, seed 000 SLL)
   port_state,      // data through a port not Armed/Active in or not Active out, an SMP through a Down one (IBA 7.2)
   smp_discard,     // a directed-route SMP a switch's SMI discards (IBA 14.2.2), or an SMP nothing answers
+  link_down,       // on a cable that is down, queued for it, or routed to it (a scenario link event)
 };
 const char* drop_reason_name(DropReason r);
 

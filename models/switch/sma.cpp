@@ -158,7 +158,7 @@ mad::PortInfo Sma::current_port_info(uint16_t port, uint16_t in_port) const {
   if (port != 0) {
     pi.lid = 0;  // a switch has one LID, port 0's
     pi.lmc = 0;
-    const bool cabled = sw_.attached(port);
+    const bool cabled = sw_.attached(port) && !sw_.ports_[port].link_down;
     pi.port_phys_state = cabled && sp.port_state != mad::kPortDown ? mad::kPhysLinkUp : mad::kPhysPolling;
     if (cabled) {
       pi.link_width_active = link::port_info_width_code(sp.rate.width());
@@ -198,7 +198,8 @@ uint16_t Sma::port_info(bool set, uint32_t modifier, Data& d, uint16_t in_port) 
     const mad::PortInfo want = mad::PortInfo::decode(d);
     if (want.port_state > mad::kPortActive || want.operational_vls > port_info_[port].vl_cap)
       return mad::kStatusInvalidField;
-    if (port != 0 && !sw_.attached(port) && want.port_state > mad::kPortDown) return mad::kStatusInvalidField;
+    // A port without a cable, or whose cable is down, cannot be armed or activated.
+    if (port != 0 && !sw_.link_up(port) && want.port_state > mad::kPortDown) return mad::kStatusInvalidField;
     const uint16_t st = set_port_state(port, want.port_state);
     if (st != mad::kStatusOk) return st;
     went_down = want.port_state == mad::kPortDown;

@@ -10,9 +10,10 @@
 // "method/attribute combination not supported" (IBA 13.4.7, Table 112).
 //
 // What is abstracted: M_Key checking (the M_Key is kept and reported, never enforced), P_Key
-// enforcement (the tables are kept; SwitchInfo says PartitionEnforcementCap 0), traps, and
-// link training: a Set of PortState Down takes the port down and it trains back to Init at
-// once (the response shows Down). The peer of a port does not see its state change.
+// enforcement (the tables are kept; SwitchInfo says PartitionEnforcementCap 0), and link
+// training: a Set of PortState Down takes the port down and it trains back to Init at once
+// (the response shows Down). The peer of a port does not see that change. A cable that a
+// scenario link event takes down is seen at both ends, and raises Trap 128 (switch_sma.cpp).
 // The transport side (which SMPs reach the agent, directed-route forwarding, timing) is
 // the Switch's (switch_sma.cpp); this class only computes answers.
 #include <cstdint>
@@ -42,6 +43,12 @@ class Sma {
   void set_identity(const SwitchIdentity& id);
   const SwitchIdentity& identity() const { return id_; }
   uint16_t lid() const { return port_info_[0].lid; }
+  // Where traps go and how often they are resent (PortInfo of port 0 as the SM set it):
+  // MasterSMLID (0: no SM has said, no trap is sent) and SubnetTimeout (IBA 14.2.5.6).
+  uint16_t master_sm_lid() const { return port_info_[0].master_sm_lid; }
+  uint8_t subnet_timeout() const { return port_info_[0].subnet_timeout; }
+  // A port changed state by itself (a link event): SwitchInfo:PortStateChange (IBA 14.2.5.4).
+  void note_port_state_change() { port_state_change_ = true; }
 
   // The GetResp to `request`, a Get or Set that arrived on `in_port`; nothing for a
   // response, a TrapRepress or a class this agent does not serve on QP0.

@@ -182,6 +182,7 @@ void Switch::dispatch(const sim::Action& a) {
     case kCentralFree: central_freed(a.port, static_cast<uint32_t>(a.arg)); break;
     case kSmaIn: sma_in(a.port, static_cast<ib::Packet*>(a.ptr)); break;
     case kSmi: sma_next(); break;
+    case kTrap: send_trap(a.arg); break;
     case kDeliverLocal: {
       auto* p = static_cast<ib::Packet*>(a.ptr);
       probe_.deliver(*p, node_, agenda_.now_ps());
@@ -199,6 +200,14 @@ void Switch::head_arrived(uint16_t in_port, ib::Packet* p) {
   Port& in = ports_[in_port];
   const uint8_t vl = p->lrh.vl;
   const uint32_t blocks = ib::blocks_for(p->size);
+  if (in.link_down) {
+    // On a cable that went down while it was on the wire: it never arrives.
+    p->drop = ib::DropReason::link_down;
+    dropped_++;
+    probe_.drop(*p, node_, agenda_.now_ps());
+    packets_.release(p);
+    return;
+  }
   in.buffers.absorb(agenda_.now_ps());
   if (vl == ib::kVl15 && !in.buffers.fits(vl, blocks)) {
     in.counters.packets_rx++;
@@ -246,6 +255,8 @@ uint8_t Switch::select_output(uint16_t in_port, ib::Packet& p) {
 }
 
 void Switch::routed(uint16_t in_port, ib::Packet* p) {
+  // A port whose cable went down discards what it was still taking in (IBA 7.2).
+  if (ports_[in_port].link_down) return drop(in_port, p, ib::DropReason::link_down);
   // IBA 18.2.4.3.2: a DLID in the multicast range is looked up in the MFT (replication.cpp).
   if (Mft::is_mlid(p->lrh.dlid) && p->lrh.vl != ib::kVl15) return replicate(in_port, p);
   // IBA 14.2.2, 18.2.4.1: the permissive DLID addresses this switch's management port, as
@@ -275,7 +286,7 @@ void Switch::request_output(uint16_t in_port, ib::Packet* p, uint8_t out_port) {
   const uint8_t in_state = ports_[in_port].port_state, out_state = ports_[out_port].port_state;
   if (smp ? out_state == ib::mad::kPortDown
           : in_state < ib::mad::kPortArmed || out_state != ib::mad::kPortActive)
-    return drop(in_port, p, ib::DropReason::port_state);
+    return drop(in_port, p, state_drop_reason(in_port, out_port));
 
   Port& out = ports_[out_port];
   Request r;

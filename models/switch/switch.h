@@ -185,6 +185,27 @@ class Switch : public sc_core::sc_module {
     for (uint16_t p = 1; p < ports_.size(); ++p)
       if (attached(p)) ports_[p].port_state = ib::mad::kPortInit;
   }
+  // A scenario link event (docs/management.md, "A link that goes down"): the cable at
+  // `port` goes down or comes back. Down: PortState Down and PhysState Polling (IBA 7.2,
+  // 14.2.5.6); the requests queued for the port are discarded (IBA 7.2: a port that leaves
+  // Active discards its packets; counted as xmit_discards and dropped as link_down), and
+  // whatever arrives on it or is routed to it from now on is dropped (the LFT keeps its
+  // entries until an SM changes them). Up: the port trains to `state_when_up` (Init for an
+  // SM in band to arm, Active out of band). Either way SwitchInfo:PortStateChange is set and
+  // the SMA sends Trap 128 to the master SM, if an SM has told it one (MasterSMLID).
+  void set_link(uint16_t port, bool up, uint8_t state_when_up);
+  bool link_up(uint16_t port) const { return attached(port) && !ports_.at(port).link_down; }
+  // The Trap 128s (IBA 14.3.7) the SMA sent: TID, the port whose change raised it, when
+  // first sent, how many times sent (the SMA resends every 4.096 us x 2^SubnetTimeout until
+  // the SM answers with TrapRepress, IBA 13.4.9), and when repressed (0: not yet).
+  struct TrapRecord {
+    uint64_t tid = 0;
+    uint16_t port = 0;
+    uint64_t first_sent_ps = 0;
+    uint32_t sends = 0;
+    uint64_t repressed_ps = 0;
+  };
+  const std::vector<TrapRecord>& traps() const { return traps_; }
   // The alternative outputs per DLID (seed 000 Sec. 3.3, path_select.h); the first of each is
   // the LFT's entry. Call after the ports exist (the constructor made them).
   void set_alternatives(const AltTable& alternatives) {
@@ -372,6 +393,7 @@ class Switch : public sc_core::sc_module {
     std::array<uint64_t, ib::kMaxVls> head_since_ps{};
     link::PortCounters counters;
     uint8_t port_state = ib::mad::kPortActive;  // PortInfo:PortState (sma.h)
+    bool link_down = false;  // a link event took the cable down (set_link)
     McPort mc;  // multicast replication state of this output (replication.cpp)
     std::unique_ptr<RateState> sched;  // switch.scheduling other than fifo
     // Output buffer (switch.output_buffer_bytes; switch_output_buffer.cpp), null without:
@@ -386,7 +408,7 @@ class Switch : public sc_core::sc_module {
   // kSmaIn: an SMP's tail is in: it moves to the management processor's queue. kSmi: the
   // SMP at the head of that queue has had its sma_delay (switch_sma.cpp).
   enum ActionKind : uint16_t { kHead, kRouted, kTxEnd, kRetry, kOffer, kFreeInput, kDeliverLocal, kTailIn,
-                                 kCentralFree, kSmi, kSmaIn };
+                                 kCentralFree, kSmi, kSmaIn, kTrap };
   friend class Sma;  // the switch's own management agent reads and writes its tables
   // SMPs waiting for the management processor, with the port each came in by.
   std::deque<std::pair<uint16_t, ib::Packet*>> sma_queue_;
@@ -416,6 +438,16 @@ class Switch : public sc_core::sc_module {
   void consume(ib::Packet* p);
   void discard_smp(ib::Packet* p);
   void send_response(const ib::mad::Smp& resp, uint16_t dlid, uint8_t out_port);
+  // Trap 128 (switch_sma.cpp): raised by a port state change; sent, and resent on a timer
+  // (kTrap, arg = the trap's generation) until the SM represses it.
+  void raise_trap(uint16_t port);
+  void send_trap(uint64_t generation);
+  void trap_repressed(uint64_t tid);
+  // The drop reason for a packet refused by a port's state: link_down when a cable is down.
+  ib::DropReason state_drop_reason(uint16_t in_port, uint16_t out_port) const {
+    return ports_[in_port].link_down || ports_[out_port].link_down ? ib::DropReason::link_down
+                                                                   : ib::DropReason::port_state;
+  }
   void arbitrate(uint16_t out_port);
   void offer_input(uint16_t in_port);
   // Index into requests[vl] of the request the request order would serve, or -1.
@@ -515,6 +547,8 @@ class Switch : public sc_core::sc_module {
   // rate_candidate: which connections it has met in this pass (== seen_epoch_).
   mutable std::vector<uint32_t> seen_;
   mutable uint32_t seen_epoch_ = 0;
+  std::vector<TrapRecord> traps_;
+  uint64_t trap_generation_ = 0;  // the outstanding trap's; 0: none outstanding
   Sma sma_;  // last: it reads the configuration and ports above
 };
 

@@ -94,6 +94,11 @@ void Switch::smi(uint16_t in_port, ib::Packet* p) {
     }
     if (s.returning()) return discard_smp(p);  // no SM behind port 0
   }
+  // The SM's TrapRepress (IBA 13.4.9, 14.2.5.1): the trap it names is not sent again.
+  if (s.hdr.method == mad::kMethodTrapRepress) {
+    trap_repressed(s.hdr.transaction_id);
+    return consume(p);
+  }
   const std::optional<mad::Smp> resp = sma_.answer(s, in_port);
   consume(p);
   if (!resp) return;
@@ -145,6 +150,60 @@ void Switch::send_response(const mad::Smp& resp, uint16_t dlid, uint8_t out_port
   }
   admit(0, p);
   request_output(0, p, out_port);
+}
+
+// ---- link events and Trap 128 -----------------------------------------------------------
+
+void Switch::set_link(uint16_t port, bool up, uint8_t state_when_up) {
+  assert(attached(port));
+  Port& p = ports_[port];
+  if (p.link_down == !up) return;
+  p.link_down = !up;
+  if (up) {
+    // Link training done (its time not modelled): Init, where an SM arms it (IBA 7.2).
+    p.port_state = state_when_up;
+  } else {
+    p.port_state = mad::kPortDown;
+    // IBA 7.2: a port that leaves Active discards the packets queued for it; each frees its
+    // input space and returns its credit upstream as a lifetime drop does (discard()).
+    for (uint8_t vl = 0; vl < ib::kMaxVls; ++vl)
+      while (!p.requests[vl].empty()) discard(port, vl, 0, ib::DropReason::link_down);
+    p.mc.reserved = false;
+  }
+  sma_.note_port_state_change();
+  raise_trap(port);
+}
+
+// IBA 14.3.7: a switch whose port changes state sends Trap 128 to the master SM (LID-routed,
+// VL15, QP0). One trap is outstanding at a time: a later change replaces it with a new
+// TID. It leaves after the management processor's sma_delay.
+void Switch::raise_trap(uint16_t port) {
+  if (sma_.master_sm_lid() == 0) return;  // no SM has told this switch where it is
+  TrapRecord r;
+  r.tid = (uint64_t{node_} << 32) | (traps_.size() + 1);
+  r.port = port;
+  traps_.push_back(r);
+  trap_generation_ = traps_.size();
+  agenda_.push_at(agenda_.now_ps() + cfg_.sma_delay.value(), kTrap, 0, trap_generation_);
+}
+
+void Switch::send_trap(uint64_t generation) {
+  if (generation != trap_generation_) return;  // repressed, or replaced by a newer trap
+  TrapRecord& r = traps_.at(generation - 1);
+  const uint64_t now = agenda_.now_ps();
+  if (r.sends++ == 0) r.first_sent_ps = now;
+  const uint16_t sm_lid = sma_.master_sm_lid();
+  send_response(mad::make_link_state_change_trap(sma_.lid(), r.tid), sm_lid, lft_.lookup(sm_lid));
+  // IBA 13.4.9: resent until repressed. The interval is SubnetTimeout's (4.096 us x 2^t,
+  // IBA 14.2.5.6), the time the SM says a MAD may take to cross the subnet.
+  const uint64_t interval_ps = uint64_t{4'096'000} << std::min<uint8_t>(sma_.subnet_timeout(), 31);
+  agenda_.push_at(now + interval_ps, kTrap, 0, generation);
+}
+
+void Switch::trap_repressed(uint64_t tid) {
+  if (trap_generation_ == 0 || traps_[trap_generation_ - 1].tid != tid) return;  // not outstanding
+  traps_[trap_generation_ - 1].repressed_ps = agenda_.now_ps();
+  trap_generation_ = 0;
 }
 
 }  // namespace ibvp::sw

@@ -155,6 +155,7 @@ int sc_main(int argc, char** argv) {
     }
     const ibvp::RunResult r = ibvp::run_scenario(scenario, options);
     if (!r.perftest_table.empty()) std::fputs(r.perftest_table.c_str(), stdout);
+    if (!quiet && !r.link_events_text.empty()) std::fputs(r.link_events_text.c_str(), stderr);
     if (!quiet)
       std::fprintf(stderr,
                    "ibvp-sim: %s: %.3f ms simulated in %.2f s; packets injected %llu, delivered %llu, dropped %llu, "

@@ -151,6 +151,9 @@ Fabric::Fabric(const Scenario& scenario, const std::string& out_dir) : scenario_
   }
   if (!out_dir.empty()) attach_captures(out_dir);
   build_programs();
+  // After the in-band SM (build_programs): in band, the events wait for the subnet to be up.
+  if (!scenario_.link_events.empty())
+    link_events_ = std::make_unique<LinkEvents>("link_events", *this, scenario_.link_events);
   spawn_unwinder();
 }
 
@@ -693,6 +696,7 @@ void Fabric::start_inband_sm() {
   o.mad_processing_ps = c.mad_processing.value();
   o.transaction_timeout_ps = c.transaction_timeout.value();
   o.retries = c.retries;
+  o.subnet_timeout = c.subnet_timeout;
   o.source = scenario_.source;
   inband_sm_ = std::make_unique<sm::InbandSm>("subnet_manager", hosts_.at(host)->hca, std::move(o));
   if (flow_streams_) {

@@ -15,6 +15,7 @@
 #include "models/sim/observer.h"
 #include "models/flit/flit_fabric.h"
 #include "models/switch/switch.h"
+#include "platform/builder/link_events.h"
 #include "platform/driver/host_node.h"
 #include "platform/metrics/mix_metrics.h"
 #include "platform/metrics/recorder.h"
@@ -64,6 +65,8 @@ class Fabric {
   apps::FlowStreams* flow_streams() const { return flow_streams_.get(); }
   // The in-band subnet manager (subnet_manager.mode: in_band), or null.
   sm::InbandSm* subnet_manager() const { return inband_sm_.get(); }
+  // The scenario's link events (docs/management.md), or null when it has none.
+  const LinkEvents* link_events() const { return link_events_.get(); }
   // The CBR connections' programs on HCA hosts, or null (fabric-only endpoints, or no
   // connections section).
   apps::CbrStreams* cbr_streams() const { return cbr_streams_.get(); }
@@ -168,6 +171,7 @@ class Fabric {
   std::unique_ptr<apps::Perftest> perftest_;
   std::unique_ptr<apps::FlowStreams> flow_streams_;
   std::unique_ptr<sm::InbandSm> inband_sm_;
+  std::unique_ptr<LinkEvents> link_events_;
   // The control section on HCA hosts: its sources feed the HCAs' VL15 queues (on fabric-only
   // endpoints they are in sources_, pulled by the endpoints).
   std::vector<std::unique_ptr<workload::ControlSource>> hca_control_sources_;

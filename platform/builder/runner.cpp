@@ -197,6 +197,7 @@ RunResult run_scenario(const Scenario& scenario, const RunOptions& options) {
     result.traffic = metrics::summarize_traffic(ports_at_warmup, read_ports(fabric), warm ? end - warmup_ps : 0);
   }
   if (perftest) result.perftest_table = perftest->table();
+  if (const LinkEvents* le = fabric.link_events()) result.link_events_text = LinkEvents::text(le->report());
   if (!options.out_dir.empty()) metrics::write_results(fabric, result, options.out_dir);
   if (result.deadlock) throw DeadlockError(result.deadlock_report);
   if (smgr && !smgr->report().up)

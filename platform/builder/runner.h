@@ -43,6 +43,7 @@ struct RunResult {
   // deadlock_timeout when the run ended (a deadlock, or a run cut short); empty if none.
   std::optional<StuckReport> stuck;
   std::string perftest_table;  // perftest's table (perftest scenarios), as the tools print it
+  std::string link_events_text;  // one line per link event (LinkEvents::text), empty without any
   // Why the run ended: "duration" (the upper bound), "connections" (seed 002's stop rule,
   // connections.stop_after_packets), "perftest" (its last size measured) or "deadlock".
   std::string stopped_by = "duration";

@@ -234,6 +234,76 @@ void write_phases(const MixMetrics& m, const std::string& dir) {
   write_table(dir, "phases", tab);
 }
 
+// The scenario's link events (docs/management.md, "A link that goes down"): one row each,
+// in summary.json's subnet_manager block and as link_events.csv. Times are simulated time
+// in us; null (JSON) or empty (CSV) where a thing did not happen.
+Json link_events_json(const std::vector<LinkEventReport>& rows) {
+  Json list = Json::array();
+  auto us = [](uint64_t ps) { return ps ? Json(static_cast<double>(ps) / 1e6) : Json(nullptr); };
+  for (const LinkEventReport& r : rows) {
+    Json unreachable = Json::array();
+    for (const std::string& n : r.unreachable) unreachable.push_back(utf8_valid(n));
+    list.push_back(Json{{"link", utf8_valid(r.link)},
+                        {"ends", Json::array({utf8_valid(r.end_a), utf8_valid(r.end_b)})},
+                        {"state", r.up ? "up" : "down"},
+                        {"happened", r.fired},
+                        {"at_us", r.fired ? Json(static_cast<double>(r.at_ps) / 1e6) : Json(nullptr)},
+                        {"trap_sent_us", us(r.trap_sent_ps)},
+                        {"trap_sends", r.trap_sends},
+                        {"trap_received_us", us(r.trap_received_ps)},
+                        {"trap_repressed_us", us(r.trap_repressed_ps)},
+                        {"sweeps", r.sweeps},
+                        {"sweep_smps", r.sweep_smps},
+                        {"lft_blocks_set", r.lft_blocks_set},
+                        {"lft_blocks_compared", r.lft_blocks_compared},
+                        {"recovered_us", us(r.recovered_ps)},
+                        {"recovery_us", r.recovered_ps ? Json(static_cast<double>(r.recovered_ps - r.at_ps) / 1e6)
+                                                       : Json(nullptr)},
+                        {"unreachable", unreachable},
+                        {"sweep_error", r.sweep_error.empty() ? Json(nullptr) : Json(utf8_valid(r.sweep_error))},
+                        {"lost_to_recovery", r.lost_to_recovery},
+                        {"lost", r.lost},
+                        {"unroutable", r.unroutable}});
+  }
+  return list;
+}
+
+void write_link_events(const std::vector<LinkEventReport>& rows, const std::string& dir) {
+  auto us = [&](uint64_t ps) { return ps ? static_cast<double>(ps) / 1e6 : NAN; };
+  std::vector<std::string> unreachable;
+  for (const LinkEventReport& r : rows) {
+    std::string u;
+    for (const std::string& n : r.unreachable) u += (u.empty() ? "" : " ") + utf8_valid(n);
+    unreachable.push_back(std::move(u));
+  }
+  std::vector<std::string> links, ends;
+  for (const LinkEventReport& r : rows) {
+    links.push_back(utf8_valid(r.link));
+    ends.push_back(utf8_valid(r.end_a + " " + r.end_b));
+  }
+  Table tab(rows.size());
+  tab.text("link", [&](size_t i) { return std::string_view(links[i]); })
+      .text("ends", [&](size_t i) { return std::string_view(ends[i]); })
+      .text("state", [&](size_t i) { return std::string_view(rows[i].up ? "up" : "down"); })
+      .real("at_us", [&](size_t i) { return rows[i].fired ? static_cast<double>(rows[i].at_ps) / 1e6 : NAN; })
+      .real("trap_sent_us", [&](size_t i) { return us(rows[i].trap_sent_ps); })
+      .int64("trap_sends", [&](size_t i) { return int64_t{rows[i].trap_sends}; })
+      .real("trap_received_us", [&](size_t i) { return us(rows[i].trap_received_ps); })
+      .real("trap_repressed_us", [&](size_t i) { return us(rows[i].trap_repressed_ps); })
+      .int64("sweeps", [&](size_t i) { return int64_t{rows[i].sweeps}; })
+      .int64("sweep_smps", [&](size_t i) { return static_cast<int64_t>(rows[i].sweep_smps); })
+      .int64("lft_blocks_set", [&](size_t i) { return static_cast<int64_t>(rows[i].lft_blocks_set); })
+      .real("recovered_us", [&](size_t i) { return us(rows[i].recovered_ps); })
+      .real("recovery_us", [&](size_t i) {
+        return rows[i].recovered_ps ? static_cast<double>(rows[i].recovered_ps - rows[i].at_ps) / 1e6 : NAN;
+      })
+      .int64("lost_to_recovery", [&](size_t i) { return static_cast<int64_t>(rows[i].lost_to_recovery); })
+      .int64("lost", [&](size_t i) { return static_cast<int64_t>(rows[i].lost); })
+      .int64("unroutable", [&](size_t i) { return static_cast<int64_t>(rows[i].unroutable); })
+      .text("unreachable", [&](size_t i) { return std::string_view(unreachable[i]); });
+  write_table(dir, "link_events", tab);
+}
+
 // The control section's packets as one class (docs/control.md): totals over its senders'
 // flows, latency over those created after the warm-up. VL15 is not credited, so a control
 // packet is lost only where a VL15 buffer overflows. Null without a control section.
@@ -604,6 +674,13 @@ void write_results(const Fabric& fabric, const RunResult& result, const std::str
                                   {"switches", r.switches},
                                   {"cas", r.cas},
                                   {"links", r.links}};
+    }
+    if (const LinkEvents* le = fabric.link_events()) {
+      // Out of band there is no SM in the run: the block says so and carries the events.
+      const std::vector<LinkEventReport> rows = le->report();
+      if (!js.contains("subnet_manager")) js["subnet_manager"] = Json{{"mode", "out_of_band"}};
+      js["subnet_manager"]["link_events"] = link_events_json(rows);
+      write_link_events(rows, dir);
     }
     if (const sm::ConnectionManager* cm = fabric.connections()) js["admission"] = admission_json(*cm);
     if (const MixMetrics* m = fabric.mix_metrics()) {

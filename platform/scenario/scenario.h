@@ -272,6 +272,20 @@ struct SubnetManagerConfig {
   sc_core::sc_time mad_processing = sc_core::sc_time(1, sc_core::SC_US);
   sc_core::sc_time transaction_timeout = sc_core::sc_time(200, sc_core::SC_MS);
   uint32_t retries = 3;
+  uint8_t subnet_timeout = 18;  // PortInfo:SubnetTimeout the SM sets; traps resend at 4.096 us x 2^t
+  // Out of band: after a link event, the routing engine routes the fabric without its down
+  // cables and the tables are loaded this long after the event (reroute: the key was given).
+  bool reroute = false;
+  sc_core::sc_time reroute_delay = sc_core::SC_ZERO_TIME;
+};
+
+// A link event (issue 16, docs/management.md "A link that goes down"): at `at` the cable
+// at `link` (node/port, either end) goes down, or comes back up. Times count like the
+// flows': from time 0 out of band, from the moment the subnet is up in band.
+struct LinkEventConfig {
+  sc_core::sc_time at = sc_core::SC_ZERO_TIME;
+  std::string link;  // node/port
+  bool up = false;   // state: up (false: down)
 };
 
 struct Scenario {
@@ -299,6 +313,7 @@ struct Scenario {
   MixConfig mix;
   MulticastBandwidthConfig multicast_bandwidth;  // absent: multicast shares the VLs its SLs map to
   std::vector<MulticastGroupConfig> multicast;  // groups; resolved MLIDs (never 0) after loading
+  std::vector<LinkEventConfig> link_events;     // in the order given (the loader checks each link's alternate)
   // A fabric with no traffic of its own is valid: software outside drives it (issue 16,
   // ibvp-sim --serve-umad sets it).
   bool allow_idle = false;

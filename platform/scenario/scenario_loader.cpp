@@ -215,6 +215,7 @@ class ScenarioChecker {
     if (s_.traffic.enabled) traffic();
     if (s_.control.enabled) control();
     subnet_manager();
+    link_events();
     buffers();
     outputs();
   }
@@ -624,6 +625,10 @@ class ScenarioChecker {
   // shift yet.
   void subnet_manager() const {
     const SubnetManagerConfig& c = s_.subnet_manager;
+    if (c.reroute && c.mode == SmMode::in_band)
+      doc_.fail(key("subnet_manager", "reroute_delay"),
+                "an in-band SM reroutes by itself, on the traps of a link event, after the time its SMPs take",
+                "leave out reroute_delay, or use mode: out_of_band");
     if (c.mode != SmMode::in_band) return;
     const Path at = key("subnet_manager");
     if (s_.endpoint_model != EndpointModel::hca)
@@ -647,6 +652,57 @@ class ScenarioChecker {
     if (s_.routing == "file")
       doc_.fail(child(at, "mode"), "the in-band SM routes the fabric it discovers; an lfts_file names another's tables",
                 "choose a routing engine, or use mode: out_of_band");
+  }
+
+  // Link events (docs/management.md, "A link that goes down"): each names a cable by one of
+  // its ends, within the run; a cable goes down only while up and comes up only while down.
+  // Fabric-only endpoints and the flit router have no link state to change.
+  void link_events() const {
+    const Path list = key("link_events");
+    std::map<int, std::pair<bool, sc_core::sc_time>> state;  // cable -> (down, since)
+    std::vector<size_t> order(s_.link_events.size());
+    for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+    std::stable_sort(order.begin(), order.end(),
+                     [&](size_t a, size_t b) { return s_.link_events[a].at < s_.link_events[b].at; });
+    for (size_t i : order) {
+      const LinkEventConfig& e = s_.link_events[i];
+      const Path at = item(list, i);
+      if (e.at >= s_.duration)
+        doc_.fail(child(at, "at"),
+                  "at " + sim::format_time(e.at) + " is not before the end of the run (duration " +
+                      sim::format_time(s_.duration) + ")",
+                  "give a time before duration");
+      const size_t slash = e.link.rfind('/');
+      const std::string digits = slash == std::string::npos ? "" : e.link.substr(slash + 1);
+      if (slash == std::string::npos || digits.empty() || digits.size() > 3 ||
+          digits.find_first_not_of("0123456789") != std::string::npos)
+        doc_.fail(child(at, "link"), quoted(e.link) + " is not node/port",
+                  "write a cable's end as the node name, a slash and the port number, e.g. leaf1/3");
+      const uint32_t n = node(e.link.substr(0, slash), child(at, "link"));
+      const uint32_t port = static_cast<uint32_t>(std::stoul(digits));
+      cabled(n, port, child(at, "link"));
+      const int cable = t_.link_at(n, static_cast<uint16_t>(port));
+      const topo::Link& c = t_.links[static_cast<size_t>(cable)];
+      if (s_.endpoint_model != EndpointModel::hca)
+        for (uint32_t end : {c.a.node, c.b.node})
+          if (t_.nodes[end].kind != topo::NodeKind::switch_node)
+            doc_.fail(child(at, "link"),
+                      "the cable of " + e.link + " ends at " + t_.nodes[end].name +
+                          ", a fabric-only endpoint, which has no port state to take down",
+                      "name a cable between two switches, or use endpoint_model: hca");
+      if (s_.switch_cfg.model == sw::SwitchModel::flit_wormhole)
+        doc_.fail(child(at, "link"), "the flit router (switch.model: flit_wormhole) has no link state to take down",
+                  "use switch.model: iba, or leave out link_events");
+      auto& [down, since] = state[cable];
+      if (down != e.up)
+        doc_.fail(child(at, "state"),
+                  "the cable of " + e.link + " is already " + (down ? "down" : "up") + " at " + sim::format_time(e.at) +
+                      (down ? " (since " + sim::format_time(since) + ")" : ""),
+                  down ? "bring it up before taking it down again, or remove this event"
+                       : "take it down before bringing it up, or remove this event");
+      down = !e.up;
+      since = e.at;
+    }
   }
 
   // The control section (docs/control.md): its senders and destination are endpoints, and

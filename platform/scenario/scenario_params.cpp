@@ -266,6 +266,35 @@ const sim::ParamGroup& subnet_manager_params() {
     b.integer("retries", &SubnetManagerConfig::retries, "",
               "Resends of an SMP before the sweep fails (OpenSM's transaction_retries).")
         .range(0, 100);
+    b.integer("subnet_timeout", &SubnetManagerConfig::subnet_timeout, "code",
+              "PortInfo:SubnetTimeout the SM sets on every port (OpenSM's subnet_timeout): a switch resends an "
+              "unrepressed trap every 4.096 us x 2^code (18: 1.07 s).")
+        .range(0, 31);
+    b.time("reroute_delay", &SubnetManagerConfig::reroute_delay,
+           "mode out_of_band: this long after each link event the routing engine routes the fabric without "
+           "its down cables and the new tables are loaded into the switches (no SMPs).")
+        .real_range(0, 3600e12)
+        .defaults_to("absent: no reroute (the tables of time 0 stay)");
+    b.on_complete([](SubnetManagerConfig& c, const std::set<std::string>& given) {
+      c.reroute = given.count("reroute_delay") != 0;
+    });
+    return b.build();
+  }();
+  return group;
+}
+
+// Issue 16: a cable that goes down (or comes back) during the run.
+const sim::ParamGroup& link_event_params() {
+  static const sim::ParamGroup group = [] {
+    GroupBuilder<LinkEventConfig> b("link_event", "A cable that goes down or comes back up during the run.");
+    b.time("at", &LinkEventConfig::at,
+           "When, counted like the flows' times (from the moment the subnet is up with an in-band SM).")
+        .require();
+    b.string("link", &LinkEventConfig::link, "The cable, as node/port of either end, e.g. leaf1/3.").require();
+    b.choice("state", &LinkEventConfig::up, {{"down", false}, {"up", true}},
+             "down: the cable carries nothing from then on; up: it trains again (Init, for an in-band SM to "
+             "activate; Active out of band).")
+        .require();
     return b.build();
   }();
   return group;
@@ -829,6 +858,9 @@ const sim::ParamGroup& scenario_params() {
         .defaults_to("absent: multicast shares the VLs of its SLs");
     b.objects("multicast", &Scenario::multicast, multicast_group_params(),
               "Multicast groups; a flow whose dst names one sends to it (seed 000 Sec. 3.6, docs/multicast.md).");
+    b.objects("link_events", &Scenario::link_events, link_event_params(),
+              "Cables that go down or come back during the run; an in-band SM gets Trap 128 and reroutes "
+              "(docs/management.md).");
     b.boolean("allow_idle", &Scenario::allow_idle,
               "Accept a scenario that sends nothing of its own: the fabric waits for management software "
               "(ibvp-sim --serve-umad sets it; docs/management.md).");

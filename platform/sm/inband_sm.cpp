@@ -48,8 +48,9 @@ void InbandSm::get(uint16_t attr, uint32_t modifier, const std::vector<uint8_t>&
 }
 
 void InbandSm::set(uint16_t attr, uint32_t modifier, const std::vector<uint8_t>& path, const mad::SmpData& data,
-                   const std::string& what) {
+                   const std::string& what, Handler h) {
   Request r;
+  r.on_response = std::move(h);
   r.smp = mad::make_directed_smp(mad::kMethodSet, attr, modifier, 0, path.data(), path.size());
   r.smp.data = data;
   r.what = what + " at " + path_text(path);
@@ -74,14 +75,27 @@ void InbandSm::transmit(Request& r) {
   ++report_.smps_sent;
   if (r.smp.directed()) ++report_.directed_route;
   if (r.tries > 1) ++report_.resends;
-  const size_t phase = std::min<size_t>(static_cast<size_t>(phase_), report_.phase_smps.size() - 1);
-  ++report_.phase_smps[phase];
+  if (resweep_) {
+    ++sweeps_.back().smps;
+  } else {
+    const size_t phase = std::min<size_t>(static_cast<size_t>(phase_), report_.phase_smps.size() - 1);
+    ++report_.phase_smps[phase];
+  }
   port_.send_mad(d, now);
 }
 
 void InbandSm::on_mad(const ib::MadDatagram& m, uint64_t at_ps) {
   const mad::Smp s = mad::decode_smp(m.mad);
-  // Only responses to this SM's requests; a trap or a stray GetResp is not the sweep's.
+  if (s.hdr.method == mad::kMethodTrap && s.hdr.attribute_id == mad::kAttrNotice) {
+    // Read like a response (the host's mad_processing), then repressed and acted on.
+    const uint64_t ready = std::max(at_ps, busy_until_ps_) + opt_.mad_processing_ps;
+    busy_until_ps_ = ready;
+    trap_inbox_.emplace_back(ready, m);
+    const uint64_t now = sc_core::sc_time_stamp().value();
+    wake_.notify(sc_core::sc_time::from_value(ready > now ? ready - now : 0));
+    return;
+  }
+  // Only responses to this SM's requests; a stray GetResp is not the sweep's.
   if (s.hdr.method != mad::kMethodGetResp || in_flight_.count(s.hdr.transaction_id) == 0) return;
   const uint64_t ready = std::max(at_ps, busy_until_ps_) + opt_.mad_processing_ps;
   busy_until_ps_ = ready;
@@ -92,6 +106,11 @@ void InbandSm::on_mad(const ib::MadDatagram& m, uint64_t at_ps) {
 
 void InbandSm::serve() {
   const uint64_t now = sc_core::sc_time_stamp().value();
+  while (!trap_inbox_.empty() && trap_inbox_.front().first <= now) {
+    const ib::MadDatagram m = trap_inbox_.front().second;
+    trap_inbox_.pop_front();
+    on_trap(m, mad::decode_smp(m.mad), now);
+  }
   for (;;) {
     while (!inbox_.empty() && inbox_.front().first <= now && phase_ != Phase::done) {
       const mad::Smp s = inbox_.front().second;
@@ -128,20 +147,30 @@ void InbandSm::serve() {
     }
     if (!queue_.empty() || !in_flight_.empty() || !inbox_.empty()) break;
     phase_ended();  // may queue the next phase's requests
-    if (queue_.empty()) break;
+    // A resweep's phase with nothing to send (no LFT block changed) ends at once.
+    if (queue_.empty() && phase_ == Phase::done) break;
   }
   uint64_t next = kNever;
   if (!inbox_.empty()) next = std::min(next, inbox_.front().first);
   for (const auto& [tid, r] : in_flight_) next = std::min(next, r.deadline_ps);
-  if (phase_ != Phase::done && next != kNever) wake_.notify(sc_core::sc_time::from_value(next > now ? next - now : 0));
+  if (phase_ == Phase::done) next = kNever;
+  if (!trap_inbox_.empty()) next = std::min(next, trap_inbox_.front().first);
+  if (next != kNever) wake_.notify(sc_core::sc_time::from_value(next > now ? next - now : 0));
 }
 
 void InbandSm::fail(const std::string& why) {
-  report_.error = why;
   phase_ = Phase::done;
   queue_.clear();
   in_flight_.clear();
   inbox_.clear();
+  if (resweep_) {
+    // The subnet stays up on the tables it had; the sweep's record says why it stopped.
+    sweeps_.back().error = why;
+    sweeps_.back().ended_ps = sc_core::sc_time_stamp().value();
+    resweep_ = sweep_again_ = false;
+    return;
+  }
+  report_.error = why;
   done_.notify(sc_core::SC_ZERO_TIME);
   if (pause_when_done_) sc_core::sc_pause();
 }
@@ -150,6 +179,18 @@ void InbandSm::phase_ended() {
   const uint64_t now = sc_core::sc_time_stamp().value();
   switch (phase_) {
     case Phase::discover:
+      if (resweep_) {
+        sweeps_.back().discovered_ps = now;
+        try {
+          route();
+        } catch (const std::exception& e) {
+          fail(std::string("routing the discovered subnet: ") + e.what());
+          return;
+        }
+        phase_ = Phase::program;
+        reprogram();
+        return;
+      }
       report_.discovered_ps = now;
       try {
         route();
@@ -162,16 +203,38 @@ void InbandSm::phase_ended() {
       program();
       return;
     case Phase::program:
+      if (resweep_) {
+        // The ports that came up since (link training leaves them in Init) are armed, then
+        // activated, as in the first sweep (IBA 7.2).
+        to_activate_.clear();
+        for (const DiscoveredNode& d : subnet_.nodes())
+          for (const auto& [p, pi] : d.ports)
+            if (p != 0 && pi.port_phys_state == mad::kPhysLinkUp && pi.port_state == mad::kPortInit)
+              to_activate_.emplace_back(d.path, p, pi);
+        if (to_activate_.empty()) return end_sweep();
+        phase_ = Phase::arm;
+        set_port_state(mad::kPortArmed);
+        return;
+      }
       report_.programmed_ps = now;
       phase_ = Phase::arm;
       set_port_state(mad::kPortArmed);
       return;
     case Phase::arm:
+      if (resweep_) {
+        phase_ = Phase::activate;
+        set_port_state(mad::kPortActive);
+        return;
+      }
       report_.armed_ps = now;
       phase_ = Phase::activate;
       set_port_state(mad::kPortActive);
       return;
     case Phase::activate:
+      if (resweep_) {
+        sweeps_.back().ports_activated = static_cast<uint32_t>(to_activate_.size());
+        return end_sweep();
+      }
       report_.up_ps = now;
       report_.up = true;
       phase_ = Phase::done;
@@ -211,7 +274,7 @@ void InbandSm::on_node_info(const mad::NodeInfo& info, const std::vector<uint8_t
   get(mad::kAttrNodeDescription, 0, path, "NodeDescription",
       [this, n](const mad::Smp& s) { subnet_.nodes()[n].description = mad::NodeDescription::decode(s.data).text; });
   if (info.node_type == mad::kNodeSwitch) {
-    ++report_.switches;
+    ++(resweep_ ? sweeps_.back().switches : report_.switches);
     for (uint8_t p = 0; p <= info.num_ports; ++p) {
       get(mad::kAttrPortInfo, p, path, "PortInfo of port " + std::to_string(p),
           [this, n, p, path, entry = info.local_port_num, from](const mad::Smp& s) {
@@ -228,7 +291,7 @@ void InbandSm::on_node_info(const mad::NodeInfo& info, const std::vector<uint8_t
     }
     return;
   }
-  ++report_.cas;
+  ++(resweep_ ? sweeps_.back().cas : report_.cas);
   const uint8_t p = info.local_port_num;
   get(mad::kAttrPortInfo, p, path, "PortInfo of port " + std::to_string(p),
       [this, n, p, path](const mad::Smp& s) {
@@ -246,7 +309,7 @@ void InbandSm::on_node_info(const mad::NodeInfo& info, const std::vector<uint8_t
 
 void InbandSm::route() {
   topology_ = subnet_.to_topology(opt_.guid2lid, opt_.lmc, opt_.source);
-  report_.links = static_cast<uint32_t>(topology_.links.size());
+  (resweep_ ? sweeps_.back().links : report_.links) = static_cast<uint32_t>(topology_.links.size());
   RoutingOptions ro;
   for (uint64_t g : opt_.root_guids) {
     const uint32_t n = subnet_.find(g);
@@ -256,18 +319,26 @@ void InbandSm::route() {
 }
 
 void InbandSm::program() {
-  const uint16_t sm_lid = topology_.nodes.at(0).lid;  // node 0 is the SM's own CA
   const uint16_t top = topology_.max_lid();
   for (uint32_t n = 0; n < subnet_.nodes().size(); ++n) {
-    DiscoveredNode& d = subnet_.nodes()[n];
-    const topo::Node& t = topology_.nodes[n];
+    program_node(n, top, false);
+    known_[subnet_.nodes()[n].node_guid] = subnet_.nodes()[n].description;
+  }
+}
+
+void InbandSm::program_node(uint32_t n, uint16_t top, bool changed_only) {
+  const uint16_t sm_lid = topology_.nodes.at(0).lid;  // node 0 is the SM's own CA
+  DiscoveredNode& d = subnet_.nodes()[n];
+  const topo::Node& t = topology_.nodes[n];
+  if (!changed_only) {
     // PortInfo of the port that carries the node's LID: a switch's port 0, a CA's port.
     const auto lid_port = d.is_switch() ? d.ports.find(0) : d.ports.begin();
-    if (lid_port == d.ports.end()) continue;
+    if (lid_port == d.ports.end()) return;
     // What the SM now knows of the port (the Sets below of Armed and Active start from it).
     lid_port->second.lid = t.lid;
     lid_port->second.lmc = t.lmc;
     lid_port->second.master_sm_lid = sm_lid;
+    lid_port->second.subnet_timeout = opt_.subnet_timeout;
     mad::PortInfo pi = lid_port->second;
     pi.port_state = mad::kPortNoChange;
     pi.port_phys_state = mad::kPhysNoChange;
@@ -275,29 +346,136 @@ void InbandSm::program() {
     mad::SmpData data{};
     pi.encode(data);
     set(mad::kAttrPortInfo, lid_port->first, d.path, data, "Set PortInfo (LID " + std::to_string(t.lid) + ")");
-    if (!d.is_switch()) continue;
+  }
+  if (!d.is_switch()) return;
+  // A resweep keeps LinearFDBTop unless the LIDs grew past it: entries above the new top of
+  // a node that left are cleared by the blocks below.
+  const auto old_top = programmed_top_.find(d.node_guid);
+  const uint16_t was_top = old_top == programmed_top_.end() ? 0 : old_top->second;
+  const uint16_t new_top = changed_only ? std::max(top, was_top) : top;
+  if (!changed_only || new_top > was_top) {
     // LinearFDBTop first, then the blocks up to it (IBA 14.2.5.4, 14.2.5.10).
-    get(mad::kAttrSwitchInfo, 0, d.path, "SwitchInfo", [this, n, top](const mad::Smp& s) {
+    get(mad::kAttrSwitchInfo, 0, d.path, "SwitchInfo", [this, n, new_top](const mad::Smp& s) {
       mad::SwitchInfo si = mad::SwitchInfo::decode(s.data);
-      si.linear_fdb_top = top;
+      si.linear_fdb_top = new_top;
       si.port_state_change = true;  // writing 1 clears it
       mad::SmpData out{};
       si.encode(out);
       set(mad::kAttrSwitchInfo, 0, subnet_.nodes()[n].path, out, "Set SwitchInfo");
     });
-    const sw::Lft& lft = tables_.lft.at(n);
-    for (uint32_t block = 0; block <= top / mad::LftBlock::kEntries; ++block) {
-      mad::LftBlock b;
-      for (uint32_t i = 0; i < mad::LftBlock::kEntries; ++i)
-        b.port[i] = lft.lookup(static_cast<uint16_t>(block * mad::LftBlock::kEntries + i));
-      mad::SmpData out{};
-      b.encode(out);
-      set(mad::kAttrLinearForwardingTable, block, d.path, out, "Set LFT block " + std::to_string(block));
+  }
+  programmed_top_[d.node_guid] = new_top;
+  const sw::Lft& lft = tables_.lft.at(n);
+  sw::Lft& was = programmed_[d.node_guid];
+  const uint32_t blocks = new_top / mad::LftBlock::kEntries + 1u;
+  if (was.port.size() < blocks * mad::LftBlock::kEntries) was.port.resize(blocks * mad::LftBlock::kEntries, sw::Lft::kNoRoute);
+  for (uint32_t block = 0; block < blocks; ++block) {
+    mad::LftBlock b;
+    bool same = true;
+    for (uint32_t i = 0; i < mad::LftBlock::kEntries; ++i) {
+      const uint16_t lid = static_cast<uint16_t>(block * mad::LftBlock::kEntries + i);
+      b.port[i] = lft.lookup(lid);
+      same = same && was.port[lid] == b.port[i];
+      was.port[lid] = b.port[i];
     }
+    if (resweep_) ++sweeps_.back().lft_blocks_total;
+    // OpenSM's resweep writes only the blocks that differ from what the switch holds.
+    if (changed_only && same) continue;
+    mad::SmpData out{};
+    b.encode(out);
+    Handler answered;
+    if (resweep_) {
+      ++sweeps_.back().lft_blocks_set;
+      answered = [this](const mad::Smp&) { sweeps_.back().last_lft_answer_ps = sc_core::sc_time_stamp().value(); };
+    }
+    set(mad::kAttrLinearForwardingTable, block, d.path, out, "Set LFT block " + std::to_string(block),
+        std::move(answered));
+  }
+}
+
+// ---------------------------------------------------------------------------------------
+// Traps and sweeps after the subnet is up (IBA 13.4.9, 14.2.5.1, 14.3.7; OpenSM's heavy
+// sweep on a trap)
+// ---------------------------------------------------------------------------------------
+
+void InbandSm::on_trap(const ib::MadDatagram& m, const mad::Smp& s, uint64_t ready_ps) {
+  const mad::Notice n = mad::Notice::decode(s.data);
+  // A resend of a trap already read (its repress was late or lost) is repressed again and
+  // starts nothing new.
+  bool resent = false;
+  for (const InbandTrap& t : traps_) resent = resent || (t.tid == s.hdr.transaction_id && t.issuer_lid == n.issuer_lid);
+  if (!resent) traps_.push_back({ready_ps, n.issuer_lid, n.trap_number, s.hdr.transaction_id});
+  // TrapRepress: the trap's TID and Notice back to its sender, LID-routed (IBA 13.4.9), so
+  // that it stops resending.
+  mad::Smp r = s;
+  r.hdr.method = mad::kMethodTrapRepress;
+  r.hdr.status = 0;
+  ib::MadDatagram d;
+  d.dlid = m.slid;
+  d.dest_qp = 0;
+  d.src_qp = 0;
+  mad::encode(r, d.mad);
+  port_.send_mad(d, ready_ps);
+  if (resent || !report_.up) return;  // the first sweep is still running: it sees the fabric as it is
+  // Trap 128: a port changed state. OpenSM sweeps again (heavy) on it; one that comes during
+  // a sweep asks for one more after it, since that sweep may have read the port before.
+  if (n.trap_number != mad::kTrapLinkStateChange) return;
+  if (phase_ != Phase::done) {
+    sweep_again_ = true;
+    return;
+  }
+  start_sweep();
+}
+
+void InbandSm::start_sweep() {
+  resweep_ = true;
+  phase_ = Phase::discover;
+  subnet_ = DiscoveredSubnet{};
+  InbandSweep w;
+  w.started_ps = sc_core::sc_time_stamp().value();
+  sweeps_.push_back(std::move(w));
+  discover_node({}, DiscoveredSubnet::npos, 0);
+}
+
+void InbandSm::reprogram() {
+  InbandSweep& w = sweeps_.back();
+  std::map<uint64_t, std::string> found;
+  for (const DiscoveredNode& d : subnet_.nodes()) found[d.node_guid] = d.description;
+  for (const auto& [guid, name] : known_)
+    if (!found.count(guid)) w.lost.push_back(name);
+  const uint16_t top = topology_.max_lid();
+  for (uint32_t n = 0; n < subnet_.nodes().size(); ++n) {
+    // A node seen for the first time gets everything; the others only what changed.
+    program_node(n, top, known_.count(subnet_.nodes()[n].node_guid) != 0);
+  }
+  known_ = std::move(found);
+}
+
+void InbandSm::end_sweep() {
+  sweeps_.back().ended_ps = sc_core::sc_time_stamp().value();
+  phase_ = Phase::done;
+  resweep_ = false;
+  if (sweep_again_) {
+    sweep_again_ = false;
+    start_sweep();
   }
 }
 
 void InbandSm::set_port_state(uint8_t state) {
+  if (resweep_) {
+    for (const auto& [path, p, stored] : to_activate_) {
+      mad::PortInfo pi = stored;
+      pi.port_state = state;
+      pi.port_phys_state = mad::kPhysNoChange;
+      pi.link_down_default_state = 0;
+      mad::SmpData data{};
+      pi.encode(data);
+      set(mad::kAttrPortInfo, p, path, data,
+          std::string("Set PortInfo ") + (state == mad::kPortArmed ? "Armed" : "Active") + " on port " +
+              std::to_string(p));
+    }
+    return;
+  }
   for (const DiscoveredNode& d : subnet_.nodes()) {
     for (const auto& [p, stored] : d.ports) {
       if (p == 0 || stored.port_phys_state != mad::kPhysLinkUp) continue;

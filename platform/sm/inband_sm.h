@@ -12,6 +12,12 @@
 //   arm       Set PortInfo PortState = Armed on every port with a cable (IBA 7.2)
 //   activate  Set PortInfo PortState = Active on the same ports: the subnet is up
 //
+// Once the subnet is up it keeps serving (OpenSM's heavy sweep on a trap): a
+// Trap 128 (a port changed state, IBA 14.3.7) is repressed at once (TrapRepress, IBA
+// 13.4.9) and starts a sweep that rediscovers the fabric, routes the new graph with the same
+// engine, Sets only the LFT blocks that differ from what it wrote before and arms and
+// activates the ports that came up. traps() and sweeps() record them.
+//
 // Each phase starts when the previous one's last response is in. At most max_outstanding
 // SMPs are on the wire at once (OpenSM's max_wire_smps); one that gets no answer within
 // transaction_timeout is sent again, up to `retries` times (OpenSM's transaction_timeout
@@ -25,6 +31,7 @@
 #include <memory>
 #include <string>
 #include <systemc>
+#include <tuple>
 #include <vector>
 
 #include "models/ib/mad.h"
@@ -49,6 +56,9 @@ struct InbandSmOptions {
   uint64_t mad_processing_ps = 1'000'000;              // host time per response read, 1 us
   uint64_t transaction_timeout_ps = 200'000'000'000;   // OpenSM's default, 200 ms
   uint32_t retries = 3;                                // OpenSM's transaction_retries
+  // PortInfo:SubnetTimeout the SM sets on every port (OpenSM's subnet_timeout, 18: 4.096 us
+  // x 2^18 = 1.07 s); a switch's SMA resends an unrepressed trap at that interval.
+  uint8_t subnet_timeout = 18;
   std::string source = "<subnet_manager>";             // for errors about the map
 };
 
@@ -69,6 +79,31 @@ struct InbandSmReport {
   std::array<uint64_t, 4> phase_smps{};
 };
 
+// A trap the SM received once the subnet was up (IBA 14.2.5.1, 13.4.9).
+struct InbandTrap {
+  uint64_t received_ps = 0;  // read by the SM (its mad_processing done); the TrapRepress leaves then
+  uint16_t issuer_lid = 0;
+  uint16_t trap_number = 0;
+  uint64_t tid = 0;
+};
+
+// A sweep after the subnet was up, started by a trap (OpenSM's heavy sweep on a port state
+// change): rediscover by directed route, route the new graph with the same engine, Set only
+// the LFT blocks that changed, arm and activate the ports that came up (Init).
+struct InbandSweep {
+  uint64_t started_ps = 0;
+  uint64_t discovered_ps = 0;
+  uint64_t ended_ps = 0;               // last response in (0: still running)
+  uint64_t last_lft_answer_ps = 0;     // the last LFT block Set answered (0: none changed)
+  uint64_t smps = 0;                   // sent, resends included
+  uint64_t lft_blocks_set = 0;
+  uint64_t lft_blocks_total = 0;       // blocks of every switch up to LinearFDBTop
+  uint32_t switches = 0, cas = 0, links = 0;
+  uint32_t ports_activated = 0;
+  std::vector<std::string> lost;       // nodes of the last sweep not found now (a partition)
+  std::string error;                   // why the sweep stopped, when it did
+};
+
 class InbandSm : public sc_core::sc_module {
  public:
   InbandSm(sc_core::sc_module_name name, hca::Hca& port, InbandSmOptions options);
@@ -81,6 +116,9 @@ class InbandSm : public sc_core::sc_module {
   // Notified when the subnet is up (or the sweep failed: report().error).
   const sc_core::sc_event& done_event() const { return done_; }
   bool done() const { return report_.up || !report_.error.empty(); }
+  // After the subnet is up: the traps it received and the sweeps they started.
+  const std::vector<InbandTrap>& traps() const { return traps_; }
+  const std::vector<InbandSweep>& sweeps() const { return sweeps_; }
   // Pause the kernel (sc_pause) when done, so a runner advancing in slices sees the exact
   // moment: the traffic's clock starts there.
   void pause_when_done() { pause_when_done_ = true; }
@@ -106,7 +144,7 @@ class InbandSm : public sc_core::sc_module {
   // Requests by kind.
   void get(uint16_t attr, uint32_t modifier, const std::vector<uint8_t>& path, const std::string& what, Handler h);
   void set(uint16_t attr, uint32_t modifier, const std::vector<uint8_t>& path, const ib::mad::SmpData& data,
-           const std::string& what);
+           const std::string& what, Handler h = nullptr);
 
   // discover
   void discover_node(const std::vector<uint8_t>& path, uint32_t from, uint8_t from_port);
@@ -114,7 +152,15 @@ class InbandSm : public sc_core::sc_module {
   // route, program, arm, activate
   void route();
   void program();
+  // Node n's LID (PortInfo) and, for a switch, SwitchInfo and its LFT blocks up to `top`;
+  // with `changed_only`, only the blocks that differ from what this SM wrote before.
+  void program_node(uint32_t n, uint16_t top, bool changed_only);
   void set_port_state(uint8_t state);
+  // Traps (after the subnet is up): repress, then sweep (or sweep again after this one).
+  void on_trap(const ib::MadDatagram& m, const ib::mad::Smp& s, uint64_t ready_ps);
+  void start_sweep();
+  void reprogram();
+  void end_sweep();
 
   static std::string path_text(const std::vector<uint8_t>& path);
 
@@ -130,6 +176,17 @@ class InbandSm : public sc_core::sc_module {
   std::deque<Request> queue_;                 // not yet sent (window full)
   std::map<uint64_t, Request> in_flight_;     // by TransactionID
   std::deque<std::pair<uint64_t, ib::mad::Smp>> inbox_;  // responses, by when they are read
+  std::deque<std::pair<uint64_t, ib::MadDatagram>> trap_inbox_;  // traps, by when they are read
+  std::vector<InbandTrap> traps_;
+  std::vector<InbandSweep> sweeps_;
+  bool resweep_ = false;      // the current sweep is one after the subnet was up
+  bool sweep_again_ = false;  // a trap came during a sweep: sweep once more after it
+  // What this SM wrote: each switch's LFT and LinearFDBTop, by NodeGUID; the nodes it knows.
+  std::map<uint64_t, sw::Lft> programmed_;
+  std::map<uint64_t, uint16_t> programmed_top_;
+  std::map<uint64_t, std::string> known_;  // NodeGUID -> NodeDescription, of the last sweep
+  // Resweep: the ports in Init to arm, then activate (path, port, PortInfo as read).
+  std::vector<std::tuple<std::vector<uint8_t>, uint8_t, ib::mad::PortInfo>> to_activate_;
   uint64_t busy_until_ps_ = 0;                // the SM host's processing of responses
   uint64_t next_tid_ = 1;
   sc_core::sc_event wake_;

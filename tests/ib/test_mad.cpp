@@ -561,5 +561,92 @@ TEST(Mad, LibibmadReadsOurNodeInfoSwitchInfoPortInfoAndPortCountersAsWeMeantThem
   dlclose(lib);
 }
 
+// IBA 14.2.5.1: the Notice of a Trap 128 as a switch sends it, bit by bit: IsGeneric at
+// byte 0 bit 7, Type in its 7 low bits, ProducerType in bytes 1-3, TrapNumber 4-5,
+// IssuerLID 6-7, NoticeToggle at byte 8 bit 7 over a 15-bit NoticeCount, DataDetails from
+// byte 10 (Trap 128's LIDADDR first).
+TEST(Mad, NoticeOfTrap128FieldsAtSpecBitPositions) {
+  const Smp t = make_link_state_change_trap(0x1234, 77);
+  EXPECT_EQ(t.hdr.mgmt_class, kClassSubnLid);
+  EXPECT_EQ(t.hdr.method, kMethodTrap);
+  EXPECT_EQ(t.hdr.attribute_id, kAttrNotice);
+  EXPECT_EQ(t.hdr.transaction_id, 77u);
+  const SmpData& d = t.data;
+  EXPECT_EQ(d[0], 0x81);  // generic, Urgent (OpenSM's ib_mad_notice_attr_t generic_type)
+  EXPECT_EQ(d[1], 0x00);
+  EXPECT_EQ(d[2], 0x00);
+  EXPECT_EQ(d[3], 0x02);  // ProducerType: switch
+  EXPECT_EQ(d[4], 0x00);
+  EXPECT_EQ(d[5], 128);
+  EXPECT_EQ(d[6], 0x12);
+  EXPECT_EQ(d[7], 0x34);
+  EXPECT_EQ(d[8], 0x00);
+  EXPECT_EQ(d[9], 0x00);
+  EXPECT_EQ(d[10], 0x12);  // LIDADDR
+  EXPECT_EQ(d[11], 0x34);
+  for (size_t i = 12; i < d.size(); ++i) EXPECT_EQ(d[i], 0) << i;
+
+  Notice n;
+  n.is_generic = false;
+  n.type = 0x55;
+  n.producer_type = 0xABCDEF;
+  n.trap_number = 0x0102;
+  n.issuer_lid = 0xBEEF;
+  n.notice_toggle = true;
+  n.notice_count = 0x7ABC;
+  n.data_details[53] = 0x99;
+  SmpData e;
+  n.encode(e);
+  EXPECT_EQ(e[0], 0x55);
+  EXPECT_EQ(e[1], 0xAB);
+  EXPECT_EQ(e[2], 0xCD);
+  EXPECT_EQ(e[3], 0xEF);
+  EXPECT_EQ(e[8], 0xFA);  // toggle bit over the count's high bits
+  EXPECT_EQ(e[9], 0xBC);
+  EXPECT_EQ(e[63], 0x99);
+  const Notice back = Notice::decode(e);
+  EXPECT_FALSE(back.is_generic);
+  EXPECT_EQ(back.type, 0x55);
+  EXPECT_EQ(back.producer_type, 0xABCDEFu);
+  EXPECT_EQ(back.trap_number, 0x0102);
+  EXPECT_EQ(back.issuer_lid, 0xBEEF);
+  EXPECT_TRUE(back.notice_toggle);
+  EXPECT_EQ(back.notice_count, 0x7ABC);
+  EXPECT_EQ(back.data_details, n.data_details);
+}
+
+// libibmad's own field table (what OpenSM's and ibsim's tools decode traps with) reads our
+// Trap 128 Notice field by field. Its field numbers are looked up by name, so the test does
+// not depend on the library's enum order.
+TEST(Mad, LibibmadReadsOurTrap128Notice) {
+  void* lib = dlopen("libibmad.so.5", RTLD_NOW | RTLD_LOCAL);
+  if (!lib) GTEST_SKIP() << "libibmad.so.5 (Debian libibmad5, infiniband-diags) is not installed";
+  using NameFn = const char* (*)(int);
+  using GetFn = uint32_t (*)(void*, int, int);
+  auto name = reinterpret_cast<NameFn>(dlsym(lib, "mad_field_name"));
+  auto get = reinterpret_cast<GetFn>(dlsym(lib, "mad_get_field"));
+  ASSERT_TRUE(name && get);
+  std::map<std::string, int> field;
+  for (int i = 1; i < 2000; ++i)
+    if (const char* n = name(i)) field.emplace(n, i);
+  for (const char* f : {"NoticeIsGeneric", "NoticeType", "NoticeProducerType", "NoticeTrapNumber",
+                        "NoticeIssuerLID", "NoticeToggle", "NoticeCount", "NoticeDataLID"})
+    ASSERT_TRUE(field.count(f)) << f;
+  Smp t = make_link_state_change_trap(0x0203, 5);
+  Notice n = Notice::decode(t.data);
+  n.notice_toggle = true;
+  n.notice_count = 3;
+  n.encode(t.data);
+  EXPECT_EQ(get(t.data.data(), 0, field["NoticeIsGeneric"]), 1u);
+  EXPECT_EQ(get(t.data.data(), 0, field["NoticeType"]), 1u);
+  EXPECT_EQ(get(t.data.data(), 0, field["NoticeProducerType"]), 2u);
+  EXPECT_EQ(get(t.data.data(), 0, field["NoticeTrapNumber"]), 128u);
+  EXPECT_EQ(get(t.data.data(), 0, field["NoticeIssuerLID"]), 0x0203u);
+  EXPECT_EQ(get(t.data.data(), 0, field["NoticeToggle"]), 1u);
+  EXPECT_EQ(get(t.data.data(), 0, field["NoticeCount"]), 3u);
+  EXPECT_EQ(get(t.data.data(), 0, field["NoticeDataLID"]), 0x0203u);
+  dlclose(lib);
+}
+
 }  // namespace
 }  // namespace ibvp::ib::mad

@@ -722,4 +722,49 @@ TEST(ScenarioLoader, TopologyNodeNameMapNamesTheNodesOfADump) {
             "topology.node_name_map");
 }
 
+// Link events (docs/management.md): a cable named by one end, node/port, within the run;
+// down only while up and up only while down; fabric-only endpoints have no port state.
+TEST(ScenarioErrors, LinkEventsNameACableOfTheTopologyWithinTheRunAndAlternate) {
+  const std::string base =
+      "name: t\nduration: 1ms\ntopology: {generator: fat_tree, k: 2, n: 2}\n"
+      "flows:\n  - {name: f1, src: h1, dst: h4}\n";
+  const Scenario ok = load(base + "link_events:\n  - {at: 100us, link: s0_0/3, state: down}\n"
+                                  "  - {at: 300us, link: s1_0/1, state: up}\n");
+  ASSERT_EQ(ok.link_events.size(), 2u);
+  EXPECT_EQ(ok.link_events[0].at, sc_time(100, SC_US));
+  EXPECT_FALSE(ok.link_events[0].up);
+  EXPECT_TRUE(ok.link_events[1].up);
+
+  struct Case {
+    std::string event, key, message;
+  };
+  const std::vector<Case> cases = {
+      {"{at: 1us, link: nosuch/1, state: down}", "link_events[0].link", "no node named \"nosuch\""},
+      {"{at: 1us, link: s0_0, state: down}", "link_events[0].link", "is not node/port"},
+      {"{at: 1us, link: s0_0/9, state: down}", "link_events[0].link", "has no port 9"},
+      {"{at: 1ms, link: s0_0/3, state: down}", "link_events[0].at", "not before the end of the run"},
+      {"{at: 1us, link: s0_0/3, state: up}", "link_events[0].state", "already up"},
+      {"{at: 1us, link: h1/1, state: down}", "link_events[0].link", "fabric-only endpoint"},
+      {"{at: 1us, link: s0_0/3}", "link_events[0].state", ""},
+      {"{at: 1us, link: s0_0/3, state: off}", "link_events[0].state", ""},
+  };
+  for (const Case& c : cases) {
+    const ConfigError e = error_of(base + "link_events:\n  - " + c.event + "\n");
+    EXPECT_EQ(e.file(), "test.yaml") << c.event;
+    EXPECT_EQ(e.key(), c.key) << c.event;
+    EXPECT_NE(std::string(e.what()).find(c.message), std::string::npos) << c.event << ": " << e.what();
+    EXPECT_FALSE(e.fix().empty()) << c.event;
+  }
+  // reroute_delay is the out-of-band reroute; in band the SM reroutes on its traps.
+  const ConfigError rr = error_of(base + "endpoint_model: hca\nsubnet_manager: {mode: in_band, reroute_delay: 10us}\n");
+  EXPECT_EQ(rr.key(), "subnet_manager.reroute_delay");
+  EXPECT_TRUE(load(base + "subnet_manager: {reroute_delay: 10us}\n").subnet_manager.reroute);
+  EXPECT_FALSE(load(base).subnet_manager.reroute);
+  // Twice down: the second names the first's time.
+  const ConfigError twice = error_of(base + "link_events:\n  - {at: 1us, link: s0_0/3, state: down}\n"
+                                            "  - {at: 5us, link: s1_0/1, state: down}\n");
+  EXPECT_EQ(twice.key(), "link_events[1].state");
+  EXPECT_NE(std::string(twice.what()).find("already down at 5us (since 1us)"), std::string::npos) << twice.what();
+}
+
 }  // namespace ibvp

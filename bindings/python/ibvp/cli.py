@@ -204,6 +204,8 @@ def print_summary(summary: dict[str, Any], run_info: dict[str, Any], out_dir: Pa
           f"in flight {p['in_flight']}", file=stream)
     if "perftest" in summary:
         _print_perftest(summary["perftest"], stream)
+    for e in summary.get("subnet_manager", {}).get("link_events", []):
+        print(_link_event_line(e), file=stream)
     flows = summary.get("flows", [])
     if not flows:
         return
@@ -213,6 +215,35 @@ def print_summary(summary: dict[str, Any], run_info: dict[str, Any], out_dir: Pa
         rows.append((f["name"], f"{f['src']} -> {f['dst']}", str(f["delivered"]), _num(f.get("throughput_Bps"), 1e-9),
                      _pct(f.get("throughput_fraction")), _num(lat.get("mean"), 1e-3), _num(lat.get("p99"), 1e-3)))
     _table(rows, stream, right_from=2)
+
+
+def _link_event_line(e: dict[str, Any]) -> str:
+    """One link event of summary.json as ibvp-sim prints it (LinkEvents::text)."""
+    line = f"link event: {e['link']} {e['state']}"
+    if not e["happened"]:
+        return line + ": did not happen (the run ended first)"
+    line += f" at {e['at_us']:.3f} us: "
+    if e["trap_sent_us"] is not None:
+        line += f"trap {e['trap_sent_us']:.3f} us, "
+    if e["trap_received_us"] is not None:
+        line += f"SM read it {e['trap_received_us']:.3f} us, "
+    if e["recovered_us"] is not None and e["sweeps"] == 0:
+        line += (f"rerouted out of band {e['recovered_us']:.3f} us ({e['recovery_us']:.3f} us later; "
+                 f"{e['lft_blocks_set']} LFT blocks changed), ")
+    elif e["recovered_us"] is not None:
+        what = "active again" if e["state"] == "up" else "rerouted"
+        line += (f"{what} {e['recovered_us']:.3f} us ({e['recovery_us']:.3f} us later; {e['sweeps']} sweep(s), "
+                 f"{e['sweep_smps']} SMPs, {e['lft_blocks_set']} LFT blocks set), ")
+    elif e["sweep_error"]:
+        line += f"{'sweep' if e['sweeps'] else 'reroute'} failed: {e['sweep_error']}, "
+    elif e["trap_sent_us"] is None:
+        line += "no SM in band to reroute, "
+    else:
+        line += "not rerouted, "
+    if e["unreachable"]:
+        line += "unreachable now: " + " ".join(e["unreachable"]) + ", "
+    return line + (f"lost {e['lost']} packets ({e['lost_to_recovery']} before recovery), "
+                   f"{e['unroutable']} without a route")
 
 
 def _print_perftest(pt: dict[str, Any], stream) -> None:

@@ -22,7 +22,7 @@ if TYPE_CHECKING:
     import pandas as pd
 
 TABLES = ("flows", "ports", "packets", "rates", "admission", "connections", "service_levels", "paths",
-          "phases")
+          "phases", "link_events")
 
 # Columns whose text must stay text: a port's VL is "all" or a number, node and flow names
 # may look like numbers.
@@ -36,6 +36,7 @@ _TEXT_COLUMNS = {
     "service_levels": [],
     "paths": ["node", "dst"],
     "phases": [],
+    "link_events": ["link", "ends", "state", "unreachable"],
 }
 
 
@@ -200,12 +201,22 @@ class Results:
         """summary.json's "subnet_manager" block (subnet_manager.mode: in_band): whether the
         subnet came up, when each phase ended (discovered_us, programmed_us, armed_us, up_us),
         the SMPs sent, received and resent, per phase, and the nodes and links found
-        (docs/management.md)."""
+        (docs/management.md). With link_events, its "link_events" list has one dict per
+        event (trap, sweep, recovery, lost packets); out of band the block then holds only
+        mode "out_of_band" and that list."""
         block = self.summary.get("subnet_manager")
         if block is None:
             raise KeyError(f"{self.out_dir / 'summary.json'} has no subnet_manager block: only runs with "
-                           "subnet_manager: {mode: in_band} have one")
+                           "subnet_manager: {mode: in_band} or link_events have one")
         return block
+
+    @cached_property
+    def link_events(self) -> "pd.DataFrame":
+        """link_events.csv (runs with link_events): one row per event with the cable, its ends,
+        the state, at_us, the first trap sent and read by the SM, its resends and repress, the
+        sweeps and their SMPs, the LFT blocks set, recovered_us and recovery_us (time to
+        recover), and the packets lost (lost_to_recovery, lost, unroutable; docs/management.md)."""
+        return self.table("link_events")
 
     @property
     def firmware_log(self) -> list[str]:
