@@ -318,6 +318,30 @@ TEST(FlitEndpoint, ANewMessageTakesAnEmptyVcRatherThanQueueBehindAnotherMessages
   EXPECT_EQ(net->message(b).tail_delivered - net->message(b).created, 40u + 5);
 }
 
+// Sec. 3.2 and Fig. 4: one real-time VC per channel, as NP's static split at a low real-time
+// share. Stream A (endpoint 0 to 1) sends a 400-flit message that crawls, because endpoint 2
+// floods endpoint 1 with best effort charged at the link rate; stream B (endpoint 0 to 3)
+// sends 40 flits at cycle 50. Returns B's latency from creation to its tail's delivery.
+Cycle second_stream_latency(Variant v) {
+  FlitConfig c = config(v, 8, {1, 1, 6});
+  c.vc_buffer_flits = 40;
+  auto net = FlitNetwork::single_router(c, 4);
+  net->send(0, 1, 1, 400, 0, 1, vtick(*net, 4));
+  for (int k = 0; k < 20; ++k) net->send(2, 1, 2, 40, 0, 2, 0, true);
+  const uint32_t b = net->send(0, 3, 1, 40, 50, 3, vtick(*net, 4));
+  EXPECT_TRUE(net->drain(100000));
+  return net->message(b).tail_delivered - net->message(b).created;
+}
+
+TEST(FlitRouter, PreemptiveRouterGivesAStreamAnotherClasssVcWhenItsOwnAreHeld) {
+  // P: B takes a free best-effort VC at once and crosses within twice its zero-load latency
+  // (40 + 5; it shares its source's link with A's flits). NP: B waits for the one real-time
+  // VC until A's tail has left the source, no sooner than cycle 400 (one flit per cycle), so
+  // at least 400 - 50 + 45 cycles after its creation.
+  EXPECT_LE(second_stream_latency(Variant::preemptive), 2 * (40u + 5));
+  EXPECT_GE(second_stream_latency(Variant::non_preemptive), 400u - 50 + 45);
+}
+
 TEST(FlitRouter, SameTrafficSameResultsBitForBit) {
   auto a = mesh2x2(config(Variant::preemptive));
   auto b = mesh2x2(config(Variant::preemptive));
