@@ -333,7 +333,7 @@ Cycle second_stream_latency(Variant v) {
   return net->message(b).tail_delivered - net->message(b).created;
 }
 
-TEST(FlitRouter, PreemptiveRouterGivesAStreamAnotherClasssVcWhenItsOwnAreHeld) {
+TEST(FlitRouter, PreemptiveRouterGivesAStreamAVcOfAnotherClassWhenItsOwnAreHeld) {
   // P: B takes a free best-effort VC at once and crosses within twice its zero-load latency
   // (40 + 5; it shares its source's link with A's flits). NP: B waits for the one real-time
   // VC until A's tail has left the source, no sooner than cycle 400 (one flit per cycle), so
