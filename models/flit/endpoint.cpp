@@ -33,13 +33,29 @@ void FlitEndpoint::receive(uint16_t vc, const Flit& f, Cycle now, Wire& wire) {
 void FlitEndpoint::step(Cycle now, Wire& wire) {
   // VC allocation, the highest class first, each class in creation order (a send queue per
   // class): a message that finds no VC waits, and so do the younger ones of its class.
+  // Sec. 4.2: "Once the input VC for a connection is determined": a reserved connection (a
+  // stream) sends one message at a time, so a frame's messages follow each other on one VC;
+  // its younger messages wait, and the other connections' messages pass them. Messages
+  // without a reservation (best effort) each take a VC of their own ("the input and output
+  // VCs for a message are assigned ... of the available VCs for this traffic class").
+  auto busy = [&](uint32_t msg) {
+    const Message& m = msgs_[msg];
+    if (m.unreserved) return false;
+    for (const Sending& s : sending_)
+      if (!msgs_[s.msg].unreserved && msgs_[s.msg].connection == m.connection) return true;
+    return false;
+  };
   for (std::deque<uint32_t>& q : waiting_)
-    while (!q.empty() && msgs_[q.front()].created <= now) {
-      const VcChoice c = choose_vc(cfg_, vcs_, msgs_[q.front()].cls, msgs_, true);
+    for (auto it = q.begin(); it != q.end() && msgs_[*it].created <= now;) {
+      if (busy(*it)) {
+        ++it;
+        continue;
+      }
+      const VcChoice c = choose_vc(cfg_, vcs_, msgs_[*it].cls, msgs_, true);
       if (!c.found) break;
-      (c.pool == Pool::extra ? vcs_[c.vc].extra_owner : vcs_[c.vc].owner) = q.front();
-      sending_.push_back({q.front(), c.vc, c.pool, 0});
-      q.pop_front();
+      (c.pool == Pool::extra ? vcs_[c.vc].extra_owner : vcs_[c.vc].owner) = *it;
+      sending_.push_back({*it, c.vc, c.pool, 0});
+      it = q.erase(it);
       --queued_;
     }
   // One flit per cycle: the highest class, then the oldest message, with a credit.

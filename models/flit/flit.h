@@ -42,6 +42,9 @@ struct Message {
   uint32_t flits = 0;         // payload flits, header and tail included
   uint32_t connection = 0;    // VirtualClock slot (a stream, or one per class for best effort)
   uint64_t vtick_ps = 1;      // VirtualClock Vtick: one flit's time at the reserved rate (Sec. 3.1)
+  // No reserved rate (best effort): Sec. 4.2 gives only the real-time messages a Vtick, so
+  // with FlitConfig::unreserved last its flits go after every reserved connection's.
+  bool unreserved = false;
   Cycle created = 0;          // queued at its source
   Cycle tail_injected = kNone;   // its tail flit left the source
   Cycle head_injected = kNone;   // its header flit left the source

@@ -13,6 +13,8 @@ const char* variant_name(Variant v) {
   return "?";
 }
 
+const char* unreserved_name(Unreserved u) { return u == Unreserved::last ? "last" : "rate"; }
+
 uint64_t FlitConfig::flit_cycle_ps() const {
   return static_cast<uint64_t>(std::ceil(static_cast<double>(width_bits) * 1e12 / link_bps));
 }

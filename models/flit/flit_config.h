@@ -16,6 +16,14 @@ enum class Variant : uint8_t {
 };
 const char* variant_name(Variant v);
 
+// How VirtualClock (NP, P) serves the flits of messages that reserved no rate (best effort).
+enum class Unreserved : uint8_t {
+  last,  // after every reserved connection's flit, among themselves by VirtualClock (Sec. 4.2:
+         // only real-time messages carry "the bandwidth requirements (Vtick information)")
+  rate,  // charged a Vtick at the fabric's unreserved rate, in one order with the reservations
+};
+const char* unreserved_name(Unreserved u);
+
 struct FlitConfig {
   uint32_t width_bits = 128;        // flit width (Sec. 4.1)
   double link_bps = 1.6e9;          // physical link bandwidth (Sec. 4.1)
@@ -23,6 +31,7 @@ struct FlitConfig {
   uint32_t vc_buffer_flits = 40;    // flit buffer per VC (Sec. 4.1); the extra buffer too
   Variant variant = Variant::preemptive;
   bool acceleration = true;         // Sec. 3.2.2 (P only)
+  Unreserved unreserved = Unreserved::rate;  // NP and P (docs/seed003.md: last starves best effort)
   uint32_t block_flits = 1;         // Sec. 5.1, Fig. 6: flits a VC keeps the crossbar input for
   uint32_t link_delay_cycles = 1;   // a flit's (and a credit's) time on the cable
   // VCs per class, from VC 0 up (class 0 first): TR and NP use only their class's VCs; P

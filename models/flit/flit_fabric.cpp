@@ -103,7 +103,11 @@ tlm::tlm_sync_enum FlitFabric::on_rx(int e, tlm::tlm_generic_payload& gp, tlm::t
   const double rate = p->reserved_bps ? static_cast<double>(p->reserved_bps) : opt_.unreserved_rate;
   const uint64_t vtick_ps = std::max<uint64_t>(1, static_cast<uint64_t>(opt_.flit.width_bits * 1e12 / rate));
   const Cycle at = (head_ps + cycle_ps_ - 1) / cycle_ps_;
-  const uint32_t msg = net_.send(in.flit_node, out.flit_node, class_of(*p), flits, at, connection_of(*p), vtick_ps);
+  // Control (VL15) reserved nothing either, but it is the highest class (Sec. 4.2): it keeps
+  // a Vtick at the unreserved rate, and its rare messages go ahead of any backlogged stream.
+  const bool unreserved = p->reserved_bps == 0 && p->lrh.vl != ib::kVl15;
+  const uint32_t msg =
+      net_.send(in.flit_node, out.flit_node, class_of(*p), flits, at, connection_of(*p), vtick_ps, unreserved);
   if (packet_of_.size() <= msg) packet_of_.resize(msg + 1, nullptr);
   packet_of_[msg] = p;
   ++held_;

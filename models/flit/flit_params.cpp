@@ -29,6 +29,12 @@ const sim::ParamGroup& flit_params() {
     b.boolean("acceleration", &FlitConfig::acceleration,
               "preemptive: flit acceleration (Sec. 3.2.2): the flits of a preempted or blocking lower-priority "
               "message go first at the crossbar input.");
+    b.choice("unreserved", &FlitConfig::unreserved,
+             {{unreserved_name(Unreserved::last), Unreserved::last}, {unreserved_name(Unreserved::rate), Unreserved::rate}},
+             "non_preemptive, preemptive: how VirtualClock serves flits of packets that reserved no rate (best "
+             "effort): rate (charged at switch.unreserved_rate like a reservation) or last (after every reserved "
+             "flit, among themselves at switch.unreserved_rate; seed 003 Sec. 4.2 gives only real-time messages "
+             "a Vtick; docs/seed003.md says what it does to best effort).");
     b.integer("block_flits", &FlitConfig::block_flits, "flits",
               "Block-level multiplexing (Sec. 5.1, Fig. 6): a VC keeps its crossbar input for up to this many "
               "flits (1: flit-level).")

@@ -25,6 +25,10 @@ struct OutputVc {
     credits = {buffer_flits, buffer_flits};
   }
   bool free() const { return owner == kNone && extra_owner == kNone; }
+  // Free and its far buffers empty: a message taking it queues behind nothing.
+  bool empty(uint32_t buffer_flits) const {
+    return free() && credits[0] == buffer_flits && credits[1] == buffer_flits;
+  }
   // Whether the far regular buffer holds a flit of a lower priority than class c.
   bool regular_holds_below(uint8_t c) const {
     for (uint32_t k = c + 1u; k < kMaxClasses; ++k)

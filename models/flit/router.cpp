@@ -146,6 +146,9 @@ void FlitRouter::crossbar(Cycle now, Wire& wire) {
   cands_.clear();
   const uint16_t n = ports();
   const bool fcfs = cfg_.variant == Variant::traditional;
+  const bool last = cfg_.unreserved == Unreserved::last;
+  // Stamps are ps of simulated time (2^62 ps is 53 days): unreserved flits rank above them all.
+  constexpr uint64_t kUnreservedTier = uint64_t{1} << 62;
   for (uint16_t p = 0; p < n; ++p) {
     const size_t first = cands_.size();
     for (uint16_t vc = 0; vc < inputs_[p].size(); ++vc) {
@@ -159,9 +162,10 @@ void FlitRouter::crossbar(Cycle now, Wire& wire) {
       const Message& m = msgs_[b.flit.msg];
       uint64_t key;
       if (fcfs) key = b.arrived;
-      else key = v.accelerate ? 0 : vclock_[p].stamp(m.connection, m.vtick_ps) + 1;
+      else if (v.accelerate) key = 0;
+      else key = vclock_[p].stamp(m.connection, m.vtick_ps) + 1 + (m.unreserved && last ? kUnreservedTier : 0);
       const uint32_t tie = static_cast<uint32_t>((p + n - rr_) % n) * cfg_.vcs_per_channel + vc;
-      cands_.push_back({key, tie, p, vc, r.out_port});
+      cands_.push_back({key, b.arrived, tie, p, vc, r.out_port});
     }
     // Block-level multiplexing (Fig. 6): the VC that holds this crossbar input keeps it.
     if (block_left_[p] > 0) {
@@ -177,7 +181,9 @@ void FlitRouter::crossbar(Cycle now, Wire& wire) {
     }
   }
   std::sort(cands_.begin(), cands_.end(),
-            [](const Candidate& a, const Candidate& b) { return std::tie(a.key, a.tie) < std::tie(b.key, b.tie); });
+            [](const Candidate& a, const Candidate& b) {
+              return std::tie(a.key, a.arrived, a.tie) < std::tie(b.key, b.arrived, b.tie);
+            });
   std::vector<bool> in_used(n, false), out_used(n, false);
   for (const Candidate& c : cands_) {
     if (in_used[c.in_port] || out_used[c.out_port]) continue;

@@ -58,6 +58,7 @@ class FlitRouter {
  private:
   struct Candidate {
     uint64_t key;
+    Cycle arrived;  // equal keys (one connection's flits in several VCs): the older first
     uint32_t tie;
     uint16_t in_port, vc, out_port;
   };

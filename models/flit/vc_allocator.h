@@ -37,17 +37,23 @@ inline VcChoice choose_vc(const FlitConfig& cfg, const std::vector<OutputVc>& vc
   };
   const uint16_t first = cfg.class_first_vc(cls);
   const uint16_t end = static_cast<uint16_t>(first + cfg.class_vc_count(cls));
-  for (uint16_t v = first; v < end && v < vcs.size(); ++v)
-    if (vcs[v].free()) {
-      take(v);
-      return c;
-    }
+  const uint32_t depth = cfg.vc_buffer_flits;
+  // An empty VC first, so that a message does not queue behind another one's flits in the
+  // far buffer (head-of-line blocking inside a VC); then any free one.
+  for (bool want_empty : {true, false}) {
+    for (uint16_t v = first; v < end && v < vcs.size(); ++v)
+      if (want_empty ? vcs[v].empty(depth) : vcs[v].free()) {
+        take(v);
+        return c;
+      }
+    if (!p) continue;
+    for (uint16_t v = 0; v < vcs.size(); ++v)
+      if (want_empty ? vcs[v].empty(depth) : vcs[v].free()) {
+        take(v);
+        return c;
+      }
+  }
   if (!p) return c;
-  for (uint16_t v = 0; v < vcs.size(); ++v)
-    if (vcs[v].free()) {
-      take(v);
-      return c;
-    }
   for (uint16_t v = 0; v < vcs.size(); ++v) {
     const OutputVc& o = vcs[v];
     if (o.owner == kNone || msgs[o.owner].cls <= cls) continue;

@@ -151,17 +151,18 @@ const sim::ParamGroup& switch_params() {
              "(per_vl); or among all data VLs' packets at once, in place of the VLArb tables (across_vls, as "
              "seed 003's router schedules all VCs of a port). VL15 goes first either way.");
     b.real("unreserved_rate", &SwitchConfig::unreserved_rate, "b/s",
-           "virtual_clock, fair_queueing: the rate packets that reserved none are charged at (ACKs, flows "
-           "without reserved_rate).")
+           "virtual_clock, fair_queueing, and model flit_wormhole's VirtualClock: the rate packets that reserved "
+           "none are charged at (ACKs, flows without reserved_rate).")
         .real_range(1.0, 1e13);
-    b.rule("scheduling_scope and unreserved_rate go with scheduling virtual_clock or fair_queueing; "
+    b.rule("scheduling_scope goes with scheduling virtual_clock or fair_queueing, unreserved_rate with those or "
+           "model flit_wormhole; "
            "request_order and bypass_limit with scheduling fifo.");
     b.on_complete([](SwitchConfig& c, const std::set<std::string>& given) {
       if (c.model != SwitchModel::flit_wormhole && given.count("flit"))
         throw sim::ParamError("flit", "flit describes the flit router", "remove it or set model: flit_wormhole");
       const bool rate = c.scheduling != Scheduling::fifo;
       for (const char* k : {"scheduling_scope", "unreserved_rate"})
-        if (!rate && given.count(k))
+        if (!rate && given.count(k) && !(c.model == SwitchModel::flit_wormhole && k == std::string("unreserved_rate")))
           throw sim::ParamError(k, std::string(k) + " is only used by a rate scheduler",
                                 "remove it or set scheduling: virtual_clock (or fair_queueing)");
       for (const char* k : {"request_order", "bypass_limit"})

@@ -3,15 +3,19 @@
 // 3.2, 5.1) against the traditional one, each against a number derived by hand.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <memory>
 #include <numeric>
+#include <utility>
 #include <vector>
 
 #include "models/flit/network.h"
 
 namespace ibvp::flit {
 namespace {
+
+constexpr uint16_t kNoVc = 0xffff;
 
 FlitConfig config(Variant v, uint16_t vcs = 4, std::vector<uint16_t> class_vcs = {1, 1, 2}) {
   FlitConfig c;
@@ -50,6 +54,8 @@ std::unique_ptr<FlitNetwork> mesh2x2(const FlitConfig& cfg) {
 }
 
 // Mixed traffic, deterministic: every endpoint sends messages of every class to the others.
+// A source sends one message of a reserved connection at a time, so without best effort's
+// message-by-message VCs nothing would run out of VCs and preempt.
 void offer_mixed_traffic(FlitNetwork& net, uint32_t endpoints, uint32_t messages, uint32_t seed) {
   uint32_t x = seed;
   auto next = [&] { return x = x * 1664525u + 1013904223u; };
@@ -59,7 +65,8 @@ void offer_mixed_traffic(FlitNetwork& net, uint32_t endpoints, uint32_t messages
     if (dst == src) dst = (dst + 1) % endpoints;
     const uint8_t cls = static_cast<uint8_t>(next() % 3);
     const uint32_t flits = cls == 0 ? 20 : 40;  // Sec. 4.1: control 20 flits, the others 40
-    net.send(src, dst, cls, flits, next() % 2000, cls * 16 + src, vtick(net, cls == 2 ? 8 : 2));
+    // Best effort (class 2) reserves nothing, the other classes reserve a rate per source.
+    net.send(src, dst, cls, flits, next() % 2000, cls * 16 + src, vtick(net, cls == 2 ? 8 : 2), cls == 2);
   }
 }
 
@@ -118,7 +125,7 @@ TEST(FlitRouter, FlitsAndPerVcCreditsAreConservedInEveryDesign) {
 
 TEST(FlitRouter, MeshConservesFlitsAndCreditsThroughPreemptions) {
   auto net = mesh2x2(config(Variant::preemptive));
-  offer_mixed_traffic(*net, 4, 400, 11);
+  offer_mixed_traffic(*net, 4, 400, 3);
   expect_conservation_every_cycle(*net, 8000);
   ASSERT_TRUE(net->drain(100000));
   // The run exercised Sec. 3.2.1: routers made dummy tails and headers.
@@ -235,6 +242,104 @@ TEST(FlitRouter, LargerBlocksRaiseRealTimeLatency) {
   EXPECT_DOUBLE_EQ(b1, 40 + 5);
   EXPECT_LT(b1, b5);
   EXPECT_LT(b5, b10);
+}
+
+// Sec. 4.2: only real-time messages carry a Vtick. Endpoints 0 (best effort, no reservation)
+// and 1 (a stream reserving 1/100 of the link) each send a 40-flit message to endpoint 2 at
+// cycle 0. Returns the tails' delivery cycles {best effort, real time}.
+std::pair<Cycle, Cycle> unreserved_against_stream(Unreserved u) {
+  FlitConfig c = config(Variant::non_preemptive);
+  c.unreserved = u;
+  c.vc_buffer_flits = 40;
+  auto net = FlitNetwork::single_router(c, 3);
+  const uint32_t be = net->send(0, 2, 2, 40, 0, 0, 0, /*unreserved=*/true);
+  const uint32_t rt = net->send(1, 2, 1, 40, 0, 1, vtick(*net, 100));
+  EXPECT_TRUE(net->drain(10000));
+  return {net->message(be).tail_delivered, net->message(rt).tail_delivered};
+}
+
+TEST(FlitRouter, UnreservedFlitsGoAfterEveryReservedFlitUnderVirtualClock) {
+  // last: the stream's flits win the output every cycle: its zero-load latency (40 + 5), and
+  // the best-effort message after it.
+  const auto [be_last, rt_last] = unreserved_against_stream(Unreserved::last);
+  EXPECT_EQ(rt_last, 40u + 5);
+  EXPECT_GT(be_last, rt_last);
+  // rate: best effort charged at the link rate stamps its flits 100 times closer than the
+  // stream's, and finishes first.
+  const auto [be_rate, rt_rate] = unreserved_against_stream(Unreserved::rate);
+  EXPECT_LT(be_rate, rt_rate);
+}
+
+TEST(FlitEndpoint, AStreamHoldsOneVcAtATimeAndItsMessagesFollowEachOther) {
+  // Sec. 4.2, "once the input VC for a connection is determined": three messages of one
+  // stream queued together leave one after the other; three best-effort ones take a VC each.
+  FlitConfig c = config(Variant::preemptive, 8, {1, 3, 4});
+  c.vc_buffer_flits = 40;
+  auto net = FlitNetwork::single_router(c, 3);
+  std::vector<uint32_t> rt;
+  for (int k = 0; k < 3; ++k) rt.push_back(net->send(0, 1 + k % 2, 1, 40, 0, 7, vtick(*net, 4)));
+  for (int k = 0; k < 3; ++k) net->send(0, 1 + k % 2, 2, 40, 0, 8, 0, true);
+  uint32_t most_rt = 0, most_be = 0;
+  for (Cycle t = 0; t < 400; ++t) {
+    net->step();
+    uint32_t n_rt = 0, n_be = 0;
+    for (uint16_t v = 0; v < c.vcs_per_channel; ++v) {
+      const uint32_t o = net->endpoint(0).output(v).owner;
+      if (o == kNone) continue;
+      (net->message(o).unreserved ? n_be : n_rt)++;
+    }
+    most_rt = std::max(most_rt, n_rt);
+    most_be = std::max(most_be, n_be);
+  }
+  EXPECT_EQ(most_rt, 1u);
+  EXPECT_EQ(most_be, 3u);
+  for (int k = 1; k < 3; ++k) EXPECT_GT(net->message(rt[k]).head_injected, net->message(rt[k - 1]).tail_injected);
+}
+
+TEST(FlitEndpoint, ANewMessageTakesAnEmptyVcRatherThanQueueBehindAnotherMessagesFlits) {
+  // A leaves the source by cycle 39; B, created at 40, finds A's VC free but its far buffer
+  // still holding A's last flits, and another VC of its class empty.
+  FlitConfig c = config(Variant::traditional);
+  c.vc_buffer_flits = 40;
+  auto net = FlitNetwork::single_router(c, 3);
+  const uint32_t a = net->send(0, 1, 2, 40, 0, 0, 0, true);
+  const uint32_t b = net->send(0, 2, 2, 40, 40, 1, 0, true);
+  uint16_t vc_a = kNoVc, vc_b = kNoVc;
+  for (Cycle t = 0; t < 200; ++t) {
+    net->step();
+    for (uint16_t v = 0; v < c.vcs_per_channel; ++v) {
+      if (net->endpoint(0).output(v).owner == a) vc_a = v;
+      if (net->endpoint(0).output(v).owner == b) vc_b = v;
+    }
+  }
+  ASSERT_NE(vc_a, kNoVc);
+  ASSERT_NE(vc_b, kNoVc);
+  EXPECT_NE(vc_a, vc_b);
+  EXPECT_EQ(net->message(b).tail_delivered - net->message(b).created, 40u + 5);
+}
+
+// Sec. 3.2 and Fig. 4: one real-time VC per channel, as NP's static split at a low real-time
+// share. Stream A (endpoint 0 to 1) sends a 400-flit message that crawls, because endpoint 2
+// floods endpoint 1 with best effort charged at the link rate; stream B (endpoint 0 to 3)
+// sends 40 flits at cycle 50. Returns B's latency from creation to its tail's delivery.
+Cycle second_stream_latency(Variant v) {
+  FlitConfig c = config(v, 8, {1, 1, 6});
+  c.vc_buffer_flits = 40;
+  auto net = FlitNetwork::single_router(c, 4);
+  net->send(0, 1, 1, 400, 0, 1, vtick(*net, 4));
+  for (int k = 0; k < 20; ++k) net->send(2, 1, 2, 40, 0, 2, 0, true);
+  const uint32_t b = net->send(0, 3, 1, 40, 50, 3, vtick(*net, 4));
+  EXPECT_TRUE(net->drain(100000));
+  return net->message(b).tail_delivered - net->message(b).created;
+}
+
+TEST(FlitRouter, PreemptiveRouterGivesAStreamAVcOfAnotherClassWhenItsOwnAreHeld) {
+  // P: B takes a free best-effort VC at once and crosses within twice its zero-load latency
+  // (40 + 5; it shares its source's link with A's flits). NP: B waits for the one real-time
+  // VC until A's tail has left the source, no sooner than cycle 400 (one flit per cycle), so
+  // at least 400 - 50 + 45 cycles after its creation.
+  EXPECT_LE(second_stream_latency(Variant::preemptive), 2 * (40u + 5));
+  EXPECT_GE(second_stream_latency(Variant::non_preemptive), 400u - 50 + 45);
 }
 
 TEST(FlitRouter, SameTrafficSameResultsBitForBit) {
