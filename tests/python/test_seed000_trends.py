@@ -97,6 +97,9 @@ def test_dmp_of_spf_rises_with_load(routing: dict) -> None:
     assert routing["SPF"]["dmp"] > routing["SPF@50"]["dmp"]
 
 
+@pytest.mark.xfail(strict=True, reason=(
+    "reversed since min-hop balances by routes (issue 17): at 60 % SPF+Drop's best effort is 1.6 % slower "
+    "than SPF's (123.5 against 121.5 us); with the old per-switch balance it was 21 % faster. docs/seed000.md"))
 def test_dropping_cuts_best_effort_latency_of_spf_at_high_load(routing: dict) -> None:
     # Sec. 3.5: removing packets that wait too long reduces the average packet latency.
     assert routing["SPF+Drop"]["be_latency_us"] < routing["SPF"]["be_latency_us"]
