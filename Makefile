@@ -9,8 +9,11 @@ PY         := $(VENV)/bin/python
 STAMP      := .stamps
 
 .PHONY: all deps venv pkg build build-asan test test-cpp test-asan test-python demo bench fuzz schema clean
-# What the Python extension is built from: a change here reinstalls the package.
-PKG_SOURCES := $(shell find models platform bindings -name '*.cpp' -o -name '*.h' 2>/dev/null) CMakeLists.txt pyproject.toml
+# What the Python package is built from, and what it ships (the firmware images, their SDK,
+# configs/): a change here reinstalls the package.
+PKG_SOURCES := $(shell find models platform bindings firmware -name '*.cpp' -o -name '*.h' -o -name '*.c' \
+                 -o -name '*.cmake' -o -name '*.in' -o -name CMakeLists.txt 2>/dev/null) \
+               $(shell find configs -type f 2>/dev/null) CMakeLists.txt pyproject.toml
 
 all: build pkg
 
@@ -27,12 +30,16 @@ $(STAMP)/venv: requirements.txt $(STAMP)/deps
 
 # The ibvp package (and its console script .venv/bin/ibvp), editable: Python files are used
 # from bindings/python, the extension is rebuilt here when C++ changes.
+# The package ships $(BUILD)'s firmware images, not images of its own build: ibvp-sim and
+# `ibvp run` load the same files (docs/firmware.md), and a change under firmware/ rebuilds
+# them ($(BUILD) first) and reinstalls the package.
 pkg: $(STAMP)/pkg
-$(STAMP)/pkg: $(STAMP)/venv $(PKG_SOURCES)
+$(STAMP)/pkg: $(STAMP)/venv $(PKG_SOURCES) | build
 	@echo "ibvp: building and installing the Python package into $(VENV)"
 	@# The same compiler name as $(BUILD)'s (CMake's default, c++): ccache keys on the name,
 	@# so the package's build then takes the libraries' objects from the cache.
-	@CXX=$${CXX:-c++} $(PY) -m pip install --quiet --disable-pip-version-check --no-build-isolation --no-deps -e .
+	@CXX=$${CXX:-c++} $(PY) -m pip install --quiet --disable-pip-version-check --no-build-isolation --no-deps \
+	  --config-settings=cmake.define.IBVP_PACKAGE_FIRMWARE_FROM=$(abspath $(BUILD))/firmware -e .
 	@touch $@
 
 $(BUILD)/build.ninja: $(STAMP)/deps

@@ -7,6 +7,8 @@
 #include <pybind11/stl.h>
 #include <yaml-cpp/yaml.h>
 
+#include <dlfcn.h>
+
 #include <atomic>
 #include <filesystem>
 #include <fstream>
@@ -15,6 +17,8 @@
 
 #include "platform/builder/output_dir.h"
 #include "platform/builder/runner.h"
+#include "platform/driver/firmware_location.h"
+#include "platform/driver/host_node.h"
 #include "platform/params/input_file.h"
 #include "platform/metrics/table.h"
 #include "platform/params/config_error.h"
@@ -101,10 +105,21 @@ py::dict run_result_dict(const ibvp::RunResult& r) {
   return d;
 }
 
+// The package's firmware directory: ibvp/firmware next to this extension's file, wherever
+// pip put it (a wheel in site-packages, or an editable install). dladdr names the shared
+// object that holds this function, so the answer does not depend on the working directory
+// or on how Python found the module.
+std::string package_firmware_dir() {
+  Dl_info info{};
+  if (dladdr(reinterpret_cast<void*>(&package_firmware_dir), &info) == 0 || info.dli_fname == nullptr) return "";
+  return (std::filesystem::path(info.dli_fname).parent_path() / "firmware").string();
+}
+
 }  // namespace
 
 PYBIND11_MODULE(_core, m) {
   m.doc() = "ibvp simulation core (C++/SystemC); use the ibvp package rather than this module.";
+  ibvp::driver::set_package_firmware_dir(package_firmware_dir());
 
   // ConfigError carries the parts of the C++ error as attributes.
   // Handles, not objects: the classes live as long as the interpreter, and a static
@@ -133,6 +148,10 @@ PYBIND11_MODULE(_core, m) {
   });
 
   m.def("version", [] { return std::string(IBVP_VERSION); });
+  m.def("package_firmware_dir", &ibvp::driver::package_firmware_dir,
+        "The installed package's firmware directory (ibvp/firmware next to this module).");
+  m.def("default_firmware_image", &ibvp::driver::default_firmware_image,
+        "The image a scenario without hca.firmware_image loads (IBVP_FIRMWARE_DIR, the package, the build tree).");
   m.def("schema", &ibvp::scenario_json_schema, "JSON Schema (draft 2020-12) of a scenario document.");
   m.def("reference", &ibvp::parameter_reference_markdown, "Markdown reference of every scenario key.");
 

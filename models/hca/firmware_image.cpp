@@ -6,6 +6,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 
 namespace ibvp::hca {
 
@@ -65,7 +66,53 @@ void check_elf(const std::string& path) {
                         (image.type == ET_EXEC ? std::string("executable") : image.type == ET_REL ? "object file" : "file") +
                         ", not a shared object" + fix);
 }
+// The notes of one ELF class: walk the section headers for SHT_NOTE sections and return the
+// descriptor of the note named "GNU" of type NT_GNU_BUILD_ID (ELF specification, "Note
+// Section"; the GNU linker's --build-id).
+template <class Ehdr, class Shdr, class Nhdr>
+std::string build_id_of(const std::string& bytes) {
+  auto fits = [&](uint64_t off, uint64_t len) { return off <= bytes.size() && len <= bytes.size() - off; };
+  if (!fits(0, sizeof(Ehdr))) return "";
+  Ehdr eh;
+  std::memcpy(&eh, bytes.data(), sizeof eh);
+  for (uint64_t i = 0; i < eh.e_shnum; ++i) {
+    const uint64_t at = eh.e_shoff + i * uint64_t(eh.e_shentsize);
+    if (eh.e_shentsize < sizeof(Shdr) || !fits(at, sizeof(Shdr))) return "";
+    Shdr sh;
+    std::memcpy(&sh, bytes.data() + at, sizeof sh);
+    if (sh.sh_type != SHT_NOTE || !fits(sh.sh_offset, sh.sh_size)) continue;
+    // Notes: header, name and descriptor, each padded to 4 bytes.
+    for (uint64_t off = sh.sh_offset; off + sizeof(Nhdr) <= sh.sh_offset + sh.sh_size;) {
+      Nhdr nh;
+      std::memcpy(&nh, bytes.data() + off, sizeof nh);
+      const uint64_t name_at = off + sizeof nh, desc_at = name_at + ((nh.n_namesz + 3) & ~3u);
+      const uint64_t next = desc_at + ((nh.n_descsz + 3) & ~3u);
+      if (!fits(desc_at, nh.n_descsz) || next > sh.sh_offset + sh.sh_size) break;
+      if (nh.n_type == NT_GNU_BUILD_ID && nh.n_namesz == 4 && std::memcmp(bytes.data() + name_at, "GNU", 4) == 0) {
+        static const char* digits = "0123456789abcdef";
+        std::string hex;
+        for (uint64_t k = 0; k < nh.n_descsz; ++k) {
+          const auto b = static_cast<unsigned char>(bytes[desc_at + k]);
+          hex += digits[b >> 4];
+          hex += digits[b & 15];
+        }
+        return hex;
+      }
+      off = next;
+    }
+  }
+  return "";
+}
 }  // namespace
+
+std::string elf_build_id(const std::string& path) {
+  std::ifstream f(path, std::ios::binary);
+  const std::string bytes((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+  if (bytes.size() < EI_NIDENT || std::memcmp(bytes.data(), ELFMAG, SELFMAG) != 0) return "";
+  if (bytes[EI_CLASS] == ELFCLASS64) return build_id_of<Elf64_Ehdr, Elf64_Shdr, Elf64_Nhdr>(bytes);
+  if (bytes[EI_CLASS] == ELFCLASS32) return build_id_of<Elf32_Ehdr, Elf32_Shdr, Elf32_Nhdr>(bytes);
+  return "";
+}
 
 FirmwareImage::FirmwareImage(const std::string& path) : path_(path) {
   if (path.empty())
@@ -91,6 +138,7 @@ FirmwareImage::FirmwareImage(const std::string& path) : path_(path) {
     init = symbol<ibvp_fw_init_fn>(handle_, path_, "ibvp_fw_init");
     handle = symbol<ibvp_fw_handle_fn>(handle_, path_, "ibvp_fw_handle");
     fini = symbol<ibvp_fw_fini_fn>(handle_, path_, "ibvp_fw_fini");
+    build_id_ = elf_build_id(path_);
   } catch (...) {
     dlclose(handle_);
     handle_ = nullptr;

@@ -32,6 +32,9 @@ class FirmwareImage {
 
   const std::string& path() const { return path_; }
   uint32_t hal_version() const { return hal_version_; }
+  // The image's GNU build ID (the linker's hash of its contents, .note.gnu.build-id) in hex,
+  // "" when it has none: which build of an image ran, whatever its path (summary.json).
+  const std::string& build_id() const { return build_id_; }
 
   ibvp_fw_init_fn init = nullptr;
   ibvp_fw_handle_fn handle = nullptr;
@@ -41,6 +44,10 @@ class FirmwareImage {
   std::string path_;
   void* handle_ = nullptr;
   uint32_t hal_version_ = 0;
+  std::string build_id_;
 };
+
+// The GNU build ID of the ELF file at `path`, in hex; "" if it has none or is no ELF file.
+std::string elf_build_id(const std::string& path);
 
 }  // namespace ibvp::hca

@@ -1,5 +1,7 @@
 #include "platform/apps/perftest.h"
 
+#include "platform/apps/perftest_report.h"
+
 #include <cstring>
 #include <algorithm>
 #include <cmath>
@@ -189,6 +191,9 @@ void Perftest::client_bw(uint64_t bytes) {
   const uint64_t start = now_ps();
   uint32_t posted = 0, completed = 0;
   Wc wc[16];
+  // perftest's tposted and tcompleted (run_iter_bw): each post's time, and each signaled
+  // completion's poll time, for the peak bandwidth.
+  std::vector<uint64_t> tposted(n), tcompleted(n);
   while (completed < n) {
     while (posted < n && posted - completed < depth) {
       SendWr w;
@@ -203,6 +208,7 @@ void Perftest::client_bw(uint64_t bytes) {
         w.ud.remote_qpn = server_.qp->qp_num;
         w.ud.remote_qkey = kQkey;
       }
+      tposted[posted] = now_ps();
       if (const int err = post_send(s.qp, &w); err != 0)
         return fail("post_send refused a work request: " + std::string(std::strerror(err)));
       ++posted;
@@ -212,6 +218,7 @@ void Perftest::client_bw(uint64_t bytes) {
     for (int i = 0; i < got; ++i) {
       if (!check(wc[i], what, bytes)) return;
       completed = std::max<uint32_t>(completed, static_cast<uint32_t>(wc[i].wr_id));
+      tcompleted[wc[i].wr_id - 1] = now_ps();
     }
   }
   const double seconds = static_cast<double>(now_ps() - start) * 1e-12;
@@ -219,6 +226,9 @@ void Perftest::client_bw(uint64_t bytes) {
   r.bytes = bytes;
   r.iterations = n;
   r.bw_avg_MBps = static_cast<double>(bytes) * n / seconds / 1048576.0;
+  // print_report_bw: bytes over the best time per message, in MiB/s.
+  const uint64_t peak_ps = std::max<uint64_t>(1, perftest_peak_delta_ps(tposted, tcompleted, cq_mod));
+  r.bw_peak_MBps = static_cast<double>(bytes) * 1e12 / static_cast<double>(peak_ps) / 1048576.0;
   r.msg_rate_Mpps = n / seconds * 1e-6;
   rows_.push_back(r);
   rendezvous(0);  // the server has its receives (send_bw)
@@ -423,32 +433,28 @@ void Perftest::latency_row(uint64_t bytes, std::vector<uint64_t>& half) {
 }
 
 std::string Perftest::table() const {
-  std::ostringstream o;
-  char line[256];
-  const std::string rule(87, '-');
-  o << rule << "\n";
-  std::snprintf(line, sizeof line, "                    %s test (%s, mtu %u)\n", perftest_kind_name(cfg_.test),
-                cfg_.qp_type == PerftestQpType::ud ? "UD" : "RC", cfg_.mtu);
-  o << line << rule << "\n";
-  if (perftest_is_bw(cfg_.test)) {
-    o << " #bytes     #iterations    BW average[MB/sec]   MsgRate[Mpps]\n";
-    for (const PerftestRow& r : rows_) {
-      std::snprintf(line, sizeof line, " %-10llu %-10u     %-20.2f %.6f\n", (unsigned long long)r.bytes, r.iterations,
-                    r.bw_avg_MBps, r.msg_rate_Mpps);
-      o << line;
-    }
-  } else {
-    o << " #bytes #iterations    t_min[usec]    t_max[usec]  t_typical[usec]    t_avg[usec]    t_stdev[usec]   "
-         "99% percentile[usec]   99.9% percentile[usec]\n";
-    for (const PerftestRow& r : rows_) {
-      std::snprintf(line, sizeof line, " %-7llu %-10u %-14.3f %-14.3f %-16.3f %-14.3f %-15.3f %-22.3f %.3f\n",
-                    (unsigned long long)r.bytes, r.iterations, r.t_min_us, r.t_max_us, r.t_typical_us, r.t_avg_us,
-                    r.t_stdev_us, r.p99_us, r.p999_us);
-      o << line;
-    }
-  }
-  o << rule << "\n";
-  return o.str();
+  PerftestSetup setup;
+  setup.cfg = cfg_;
+  setup.device = std::string(client_.host->name()) + "/hca";
+  const bool bw = perftest_is_bw(cfg_.test);
+  // The depths client_bw used; latency tests keep one message in flight (perftest's default
+  // tx_depth of 1 for them).
+  const uint32_t sq = client_.qp ? client_.qp->sq_entries : cfg_.tx_depth;
+  setup.tx_depth = bw ? std::min(cfg_.tx_depth, sq) : 1;
+  setup.cq_mod = std::min(cfg_.cq_mod, setup.tx_depth);
+  // connect(): PSNs start at 0, 16 RDMA READs outstanding; the buffer is at buffer_ on both.
+  auto address = [&](const Side& side) {
+    PerftestAddress a;
+    a.lid = side.lid;
+    a.qpn = side.qp ? side.qp->qp_num : 0;
+    a.rkey = side.mr ? side.mr->rkey : 0;
+    a.vaddr = buffer_;
+    a.out_reads = 16;
+    return a;
+  };
+  setup.local = address(client_);
+  setup.remote = address(server_);
+  return perftest_report(setup, rows_);
 }
 
 nlohmann::ordered_json Perftest::json() const {
@@ -457,6 +463,7 @@ nlohmann::ordered_json Perftest::json() const {
   for (const PerftestRow& r : rows_) {
     Json row{{"bytes", r.bytes}, {"iterations", r.iterations}};
     if (perftest_is_bw(cfg_.test)) {
+      row["bw_peak_MBps"] = r.bw_peak_MBps;
       row["bw_avg_MBps"] = r.bw_avg_MBps;
       row["msg_rate_Mpps"] = r.msg_rate_Mpps;
     } else {

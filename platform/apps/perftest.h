@@ -17,12 +17,13 @@
 
 namespace ibvp::apps {
 
-// One row of perftest's table: bandwidth tests fill bw_avg_MBps (perftest's MB: 2^20 bytes)
-// and msg_rate_Mpps; latency tests the times in microseconds (half round trips).
+// One row of perftest's table: bandwidth tests fill bw_peak_MBps and bw_avg_MBps (perftest's
+// MB: 2^20 bytes, MiB) and msg_rate_Mpps; latency tests the times in microseconds (half round
+// trips).
 struct PerftestRow {
   uint64_t bytes = 0;
   uint32_t iterations = 0;
-  double bw_avg_MBps = 0, msg_rate_Mpps = 0;
+  double bw_peak_MBps = 0, bw_avg_MBps = 0, msg_rate_Mpps = 0;
   double t_min_us = 0, t_max_us = 0, t_typical_us = 0, t_avg_us = 0, t_stdev_us = 0, p99_us = 0, p999_us = 0;
 };
 
@@ -46,7 +47,8 @@ class Perftest {
   // hca.host_memory.size_bytes before the run.
   static verbs::HostMemoryPlan plan(const PerftestConfig& cfg);
 
-  // perftest's table, as the tools print it.
+  // perftest's report, as the tools print it: header block, addresses, results table
+  // (perftest_report.h).
   std::string table() const;
   // The summary.json section: {"test": ..., "rows": [...]}.
   nlohmann::ordered_json json() const;

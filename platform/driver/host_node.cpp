@@ -1,12 +1,14 @@
 #include "platform/driver/host_node.h"
 
+#include "platform/driver/firmware_location.h"
+
 namespace ibvp::driver {
 
 std::string default_firmware_image() {
 #ifdef IBVP_FW_DEFAULT_IMAGE
-  return IBVP_FW_DEFAULT_IMAGE;
+  return locate_default_firmware(IBVP_FW_DEFAULT_IMAGE).path;
 #else
-  return "";
+  return locate_default_firmware("").path;
 #endif
 }
 

@@ -17,7 +17,8 @@
 
 namespace ibvp::driver {
 
-// The default firmware image of this build (firmware/CMakeLists.txt), or "" if unknown.
+// The default firmware image: $IBVP_FIRMWARE_DIR's, the installed package's, or this
+// build's (firmware/CMakeLists.txt), in that order (firmware_location.h); "" if none.
 std::string default_firmware_image();
 
 struct HostNodeConfig {

@@ -47,7 +47,12 @@ nlohmann::ordered_json firmware_json(const Fabric& fabric) {
     if (h == nullptr) continue;
     Json counters = Json::object();
     for (uint32_t c = 0; c < IBVP_CNT_COUNT; ++c) counters[kCounterNames[c]] = h->hca.fw_counter(c);
+    // Which image ran: its path, and its build ID, which names the build whatever the path
+    // (ibvp-sim and `ibvp run` load the same image: test_firmware_install.py).
+    const std::string& build_id = h->hca.firmware().build_id();
     out.push_back(Json{{"hca", nodes[n].name},
+                       {"image", h->hca.firmware().path()},
+                       {"build_id", build_id.empty() ? Json(nullptr) : Json(build_id)},
                        {"events", h->hca.firmware_events()},
                        {"cycles", h->hca.firmware_cycles()},
                        {"log_lines", h->hca.firmware_log().size()},

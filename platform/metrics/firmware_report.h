@@ -16,8 +16,9 @@ namespace ibvp::metrics {
 // The counter's name in summary.json and Results.firmware (IBVP_CNT_DOORBELLS -> "doorbells").
 const char* firmware_counter_name(uint32_t counter);
 
-// [{hca, events, cycles, log_lines, counters {name: value}}] over the HCA hosts in node
-// order; null for a run without HCAs.
+// [{hca, image, build_id, events, cycles, log_lines, counters {name: value}}] over the HCA
+// hosts in node order (image: the firmware image's path; build_id: its GNU build ID, or
+// null); null for a run without HCAs.
 nlohmann::ordered_json firmware_json(const Fabric& fabric);
 
 // One line per hal->log call of every HCA, in simulated-time order (ties: node order, then

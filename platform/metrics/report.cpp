@@ -690,6 +690,13 @@ void write_results(const Fabric& fabric, const RunResult& result, const std::str
     write_json(dir + "/summary.json", js);
   }
 
+  // perftest's report as its tools print it, the text ibvp-sim prints and `ibvp run` shows
+  // (docs/perftest.md).
+  if (const apps::Perftest* p = fabric.perftest()) {
+    std::ofstream txt = open_out(dir + "/perftest.txt");
+    txt << p->table();
+  }
+
   // The firmware's hal->log lines, one file for every HCA of the run (docs/firmware.md).
   if (sc.endpoint_model == EndpointModel::hca) {
     std::ofstream log = open_out(dir + "/firmware.log");

@@ -145,7 +145,7 @@ enum class EndpointModel : uint8_t { fabric, hca };
 enum class FlowTransport : uint8_t { rc, uc, ud };
 
 struct HcaHostConfig {
-  hca::HcaConfig hca;  // firmware_image "" = the build's default image
+  hca::HcaConfig hca;  // firmware_image "" = the default image (driver/firmware_location.h)
   host::HostBusConfig bus;
   host::HostMemoryConfig memory;
   sc_core::sc_time verbs_call_cost = sc_core::sc_time(50, sc_core::SC_NS);

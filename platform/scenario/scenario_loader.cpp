@@ -14,6 +14,7 @@
 #include "platform/apps/cbr_streams.h"
 #include "platform/apps/flow_streams.h"
 #include "platform/apps/perftest.h"
+#include "platform/driver/firmware_location.h"
 #include "platform/driver/host_node.h"
 #include "platform/params/input_file.h"
 #include "platform/params/input_text.h"
@@ -1126,13 +1127,16 @@ void check_mix(const Scenario& s, const Document& doc) {
   }
 }
 
-// hca.firmware_image relative to the scenario's directory; "" is the build's default image.
+// hca.firmware_image relative to the scenario's directory; "" is the default image.
 // The image is loaded here once (ELF header, dlopen, HAL version, entry points), so that a
 // run and `ibvp validate` refuse a wrong file alike, before anything is built.
 void firmware_path(ScenarioDocument& sd, const Document& doc, const std::string& base_dir) {
   namespace fs = std::filesystem;
   std::string& image = sd.hca_host.hca.firmware_image;
-  if (image.empty()) image = driver::default_firmware_image();
+  // Left out: the default image, found by the rules of platform/driver/firmware_location.h;
+  // a missing one is then reported with those rules, since the scenario named no path.
+  const bool by_default = image.empty();
+  if (by_default) image = driver::default_firmware_image();
   fs::path p(image);
   if (p.is_relative()) p = fs::path(base_dir) / p;
   std::error_code ec;
@@ -1143,15 +1147,17 @@ void firmware_path(ScenarioDocument& sd, const Document& doc, const std::string&
   if (!fs::is_regular_file(p, ec))
     doc.fail(key("hca", "firmware_image"),
              (fs::exists(p, ec) ? p.string() + " is not a regular file" : "no firmware image at " + p.string()),
-             "give the path of an image (a shared library built from firmware/), " + where +
-                 "; leave it out for the build's default image");
+             by_default ? "build the firmware (`make`), install the ibvp package with its images, or set "
+                          "IBVP_FIRMWARE_DIR or hca.firmware_image; " + driver::default_firmware_rules()
+                        : "give the path of an image (a shared library built from firmware/), " + where +
+                              "; leave it out for the default image");
   image = p.string();
   try {
     const hca::FirmwareImage check(image);
   } catch (const hca::FirmwareError& e) {
     doc.fail(key("hca", "firmware_image"), e.what(),
              "set hca.firmware_image to an image built from firmware/ for this platform, " + where +
-                 "; leave it out for the build's default image");
+                 "; leave it out for the default image");
   }
 }
 

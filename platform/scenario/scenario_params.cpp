@@ -405,7 +405,9 @@ const sim::ParamGroup& hca_host_params() {
       if (d.member) w.member = [member = d.member, hca_of](void* c) { return member(hca_of(c)); };
       if (d.resize) w.resize = [resize = d.resize, hca_of](void* c, size_t n) { resize(hca_of(c), n); };
       if (d.item) w.item = [item = d.item, hca_of](void* c, size_t i) { return item(hca_of(c), i); };
-      if (d.name == "firmware_image") w.defaults_to("the build's default image (firmware/default)");
+      if (d.name == "firmware_image")
+        w.defaults_to("the default image (firmware/default): $IBVP_FIRMWARE_DIR's, else the installed ibvp "
+                      "package's, else the build tree's");
       g.params.push_back(std::move(w));
     }
     GroupBuilder<HcaHostConfig> more("hca", "");

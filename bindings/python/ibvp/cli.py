@@ -156,6 +156,9 @@ def _parser() -> argparse.ArgumentParser:
     p = sub.add_parser("reference", help="the Markdown reference of every scenario key")
     p.add_argument("--out", type=Path, help="write to this file (default: standard output)")
     p.set_defaults(handler=cmd_reference)
+
+    p = sub.add_parser("paths", help="where the installed package keeps its firmware images, SDK and configs")
+    p.set_defaults(handler=cmd_paths)
     return ap
 
 
@@ -202,8 +205,9 @@ def print_summary(summary: dict[str, Any], run_info: dict[str, Any], out_dir: Pa
     print(f"{summary['scenario']}: {sim_ms:.3f} ms simulated{speed}; results in {out_dir}", file=stream)
     print(f"packets: injected {p['injected']}, delivered {p['delivered']}, dropped {p['dropped']}, "
           f"in flight {p['in_flight']}", file=stream)
-    if "perftest" in summary:
-        _print_perftest(summary["perftest"], stream)
+    if (out_dir / "perftest.txt").is_file():
+        # The report ibvp-sim prints, byte for byte (platform/apps/perftest_report.h).
+        stream.write((out_dir / "perftest.txt").read_text(encoding="utf-8"))
     for e in summary.get("subnet_manager", {}).get("link_events", []):
         print(_link_event_line(e), file=stream)
     flows = summary.get("flows", [])
@@ -244,23 +248,6 @@ def _link_event_line(e: dict[str, Any]) -> str:
         line += "unreachable now: " + " ".join(e["unreachable"]) + ", "
     return line + (f"lost {e['lost']} packets ({e['lost_to_recovery']} before recovery), "
                    f"{e['unroutable']} without a route")
-
-
-def _print_perftest(pt: dict[str, Any], stream) -> None:
-    """perftest's table: bandwidth tests (BW in MB/s of 2^20 bytes, message rate) or latency
-    tests (half round trips in microseconds)."""
-    rows = pt.get("rows", [])
-    print(f"{pt['test']} ({pt.get('qp_type', '')}, mtu {pt.get('mtu', '')}):", file=stream)
-    if pt["test"].endswith("_bw"):
-        table = [("#bytes", "#iterations", "BW average[MB/sec]", "MsgRate[Mpps]")]
-        table += [(str(r["bytes"]), str(r["iterations"]), f"{r['bw_avg_MBps']:.2f}", f"{r['msg_rate_Mpps']:.6f}")
-                  for r in rows]
-    else:
-        table = [("#bytes", "#iterations", "t_min[usec]", "t_max[usec]", "t_typical[usec]", "t_avg[usec]",
-                  "99%[usec]", "99.9%[usec]")]
-        table += [(str(r["bytes"]), str(r["iterations"]), *(f"{r[k]:.3f}" for k in
-                   ("t_min_us", "t_max_us", "t_typical_us", "t_avg_us", "p99_us", "p999_us"))) for r in rows]
-    _table(table, stream, right_from=0)
 
 
 def _num(value: Any, scale: float) -> str:
@@ -468,6 +455,14 @@ def cmd_reference(args: argparse.Namespace) -> int:
     from .info import reference
 
     return _write_or_print(reference(), args.out)
+
+
+def cmd_paths(args: argparse.Namespace) -> int:
+    from .package_data import describe
+
+    for key, value in describe().items():
+        print(f"{key}: {value}")
+    return EXIT_OK
 
 
 if __name__ == "__main__":

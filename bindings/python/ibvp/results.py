@@ -182,8 +182,8 @@ class Results:
     @cached_property
     def firmware(self) -> "pd.DataFrame":
         """The HCAs' firmware (runs with endpoint_model: hca), from summary.json's "firmware"
-        block: one row per HCA, indexed by its host's name, with events (handled), cycles (core
-        cycles charged), log_lines and one column per firmware counter (doorbells, wqes,
+        block: one row per HCA, indexed by its host's name, with image (the firmware image's
+        path), build_id (its GNU build ID), events (handled), cycles (core cycles charged), log_lines and one column per firmware counter (doorbells, wqes,
         tx_messages, rx_packets, ..., becn_received: IBVP_CNT_* of firmware/hal/ibvp_hal.h).
         The lines themselves are in firmware.log (`firmware_log`; docs/firmware.md)."""
         import pandas as pd
@@ -192,8 +192,8 @@ class Results:
         if not block:
             raise KeyError(f"{self.out_dir / 'summary.json'} has no firmware block: only runs with "
                            "endpoint_model: hca have firmware")
-        rows = [{"hca": h["hca"], "events": h["events"], "cycles": h["cycles"], "log_lines": h["log_lines"],
-                 **h["counters"]} for h in block]
+        rows = [{"hca": h["hca"], "image": h.get("image"), "build_id": h.get("build_id"), "events": h["events"],
+                 "cycles": h["cycles"], "log_lines": h["log_lines"], **h["counters"]} for h in block]
         return pd.DataFrame(rows).set_index("hca")
 
     @property
@@ -217,6 +217,23 @@ class Results:
         sweeps and their SMPs, the LFT blocks set, recovered_us and recovery_us (time to
         recover), and the packets lost (lost_to_recovery, lost, unroutable; docs/management.md)."""
         return self.table("link_events")
+
+    @cached_property
+    def perftest(self) -> "pd.DataFrame":
+        """The perftest's results (runs with a perftest section), from summary.json: one row
+        per message size, indexed by bytes. Bandwidth tests: iterations, bw_peak_MBps,
+        bw_avg_MBps (MiB/s, perftest's MB) and msg_rate_Mpps; latency tests: iterations,
+        t_min_us, t_typical_us, t_avg_us, t_max_us, t_stdev_us, p99_us, p999_us. The test,
+        QP type and MTU are in its attrs. perftest.txt has the report as perftest prints it."""
+        import pandas as pd
+
+        block = self.summary.get("perftest")
+        if not block:
+            raise KeyError(f"{self.out_dir / 'summary.json'} has no perftest block: only runs with a perftest "
+                           "section have one")
+        df = pd.DataFrame(block["rows"]).set_index("bytes") if block["rows"] else pd.DataFrame()
+        df.attrs.update({k: block.get(k) for k in ("test", "qp_type", "mtu")})
+        return df
 
     @property
     def firmware_log(self) -> list[str]:

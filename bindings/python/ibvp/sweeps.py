@@ -76,12 +76,18 @@ def sweep(scenario: Scenario | Mapping[str, Any] | str | os.PathLike, vary: Mapp
 
 def columns(keys: list[str], rows: Iterable[Mapping[str, Any]] = ()) -> list[str]:
     """The table's columns: the varied keys, the point's status, METRICS, then one
-    `rate:SERIES` per rate series any row has (sorted)."""
+    `rate:SERIES` per rate series any row has (sorted), then a perftest's
+    `perftest:MEASURE@BYTESB` (by measure, then size)."""
+    rows = list(rows)
     series = sorted({k for row in rows for k in row if k.startswith(RATE_PREFIX)})
-    return [*keys, "point", "status", "error", *METRICS, *series]
+    perf = list(dict.fromkeys(k for row in rows for k in row if k.startswith(PERFTEST_PREFIX)))
+    measures = list(dict.fromkeys(k.split("@")[0] for k in perf))
+    perf.sort(key=lambda k: (measures.index(k.split("@")[0]), int(k.rsplit("@", 1)[1][:-1])))
+    return [*keys, "point", "status", "error", *METRICS, *series, *perf]
 
 
 RATE_PREFIX = "rate:"
+PERFTEST_PREFIX = "perftest:"
 
 
 def rate_means(rates: "Any", warmup_s: float) -> dict[str, float]:
@@ -407,7 +413,20 @@ def _metrics(summary: dict[str, Any], run_info: dict[str, Any], rates: "Any" = N
     m["sim_seconds"] = summary.get("sim_seconds")
     m["wall_seconds"] = run_info.get("wall_seconds")
     m.update(rate_means(rates, float(summary.get("warmup_seconds") or 0.0)))
+    m.update(perftest_columns(summary))
     return m
+
+
+def perftest_columns(summary: dict[str, Any]) -> dict[str, Any]:
+    """A perftest point's results as sweep.csv columns, one per measure and message size:
+    `perftest:<measure>@<bytes>B` (perftest:bw_peak_MBps@65536B, perftest:t_typical_us@2B,
+    ...); nothing for a run without a perftest."""
+    out: dict[str, Any] = {}
+    for row in (summary.get("perftest") or {}).get("rows", []):
+        for key, value in row.items():
+            if key not in ("bytes", "iterations"):
+                out[f"{PERFTEST_PREFIX}{key}@{row['bytes']}B"] = value
+    return out
 
 
 def _metrics_from_dir(point_dir: Path) -> dict[str, Any]:
