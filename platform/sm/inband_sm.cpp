@@ -224,7 +224,7 @@ void InbandSm::phase_ended() {
     case Phase::qos:
       report_.qos_ps = now;
       phase_ = Phase::multicast;
-      program_multicast();
+      program_multicast(false);
       return;
     case Phase::multicast:
       report_.multicast_ps = now;
@@ -464,6 +464,8 @@ void InbandSm::reprogram() {
     if (!seen) program_qos(n);
     if (!resweep_) return;  // program_qos failed the sweep
   }
+  // The groups' trees on the new graph: a tree that crossed a cable now down moves.
+  program_multicast(true);
   known_ = std::move(found);
 }
 
@@ -551,13 +553,15 @@ void InbandSm::program_qos(uint32_t n) {
   }
 }
 
-void InbandSm::program_multicast() {
+void InbandSm::program_multicast(bool changed_only) {
   if (opt_.multicast.empty()) return;
   std::vector<sw::Mft> mft(topology_.nodes.size());
   for (const InbandMulticastGroup& g : opt_.multicast) {
+    // A node the sweep did not find: the first sweep fails (the scenario names it); a
+    // resweep builds the tree without it (a partition), or drops the group without its source.
     auto node_of = [&](uint64_t guid, const char* role) {
       const uint32_t n = subnet_.find(guid);
-      if (n == DiscoveredSubnet::npos) {
+      if (n == DiscoveredSubnet::npos && !changed_only) {
         std::ostringstream why;
         why << "multicast group MLID 0x" << std::hex << g.mlid << ": its " << role << " (NodeGUID 0x" << guid
             << ") was not discovered";
@@ -567,9 +571,12 @@ void InbandSm::program_multicast() {
     };
     MulticastGroup mg;
     mg.mlid = g.mlid;
-    for (uint64_t m : g.member_guids) mg.members.push_back(node_of(m, "member"));
-    mg.senders.push_back(node_of(g.source_guid, "source"));
+    for (uint64_t m : g.member_guids)
+      if (const uint32_t n = node_of(m, "member"); n != DiscoveredSubnet::npos) mg.members.push_back(n);
+    const uint32_t source = node_of(g.source_guid, "source");
     if (phase_ == Phase::done) return;
+    if (source == DiscoveredSubnet::npos || mg.members.empty()) continue;
+    mg.senders.push_back(source);
     MulticastTables tables;
     try {
       tables = compute_multicast_tables(topology_, {mg},
@@ -585,28 +592,35 @@ void InbandSm::program_multicast() {
         if (m.port_mask[e].any()) mft[n].entry(static_cast<uint16_t>(sw::Mft::kMlidBase + e)) |= m.port_mask[e];
     }
   }
-  // IBA 14.2.5.12: a block is 32 MLIDs of one position (16 ports); the switches start with
-  // empty tables, so only blocks with a port set are written.
+  // IBA 14.2.5.12: a block is 32 MLIDs of one position (16 ports). The switches start with
+  // empty tables, so the first sweep writes only blocks with a port set; a resweep writes
+  // the blocks that differ from what it wrote before (OpenSM's behaviour for LFTs too).
   for (uint32_t n = 0; n < mft.size(); ++n) {
     const DiscoveredNode& d = subnet_.nodes()[n];
     if (!d.is_switch()) continue;
-    const size_t blocks = (mft[n].port_mask.size() + mad::MftBlock::kEntries - 1) / mad::MftBlock::kEntries;
+    sw::Mft& was = programmed_mft_[d.node_guid];
+    const size_t entries = std::max(mft[n].port_mask.size(), was.port_mask.size());
+    const size_t blocks = (entries + mad::MftBlock::kEntries - 1) / mad::MftBlock::kEntries;
     for (uint16_t block = 0; block < blocks; ++block)
       for (uint8_t position = 0; position * sw::Mft::kPortsPerPosition <= d.num_ports; ++position) {
         mad::MftBlock b;
-        bool any = false;
+        bool any = false, same = true;
         for (uint32_t i = 0; i < mad::MftBlock::kEntries; ++i) {
           const uint16_t mlid = static_cast<uint16_t>(sw::Mft::kMlidBase + block * mad::MftBlock::kEntries + i);
-          b.port_mask[i] = sw::Mft::is_mlid(mlid) ? mft[n].port_mask_word(mlid, position) : 0;
+          if (!sw::Mft::is_mlid(mlid)) continue;
+          b.port_mask[i] = mft[n].port_mask_word(mlid, position);
           any = any || b.port_mask[i] != 0;
+          same = same && b.port_mask[i] == was.port_mask_word(mlid, position);
         }
-        if (!any) continue;
+        if (changed_only ? same : !any) continue;
         mad::SmpData data{};
         b.encode(data);
-        ++report_.mft_sets;
+        if (resweep_) ++sweeps_.back().mft_blocks_set;
+        else ++report_.mft_sets;
         set(mad::kAttrMulticastForwardingTable, mad::mft_modifier(position, block), d.path, data,
             "Set MFT block " + std::to_string(block) + " position " + std::to_string(position));
       }
+    was = mft[n];
   }
 }
 

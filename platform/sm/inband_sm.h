@@ -133,6 +133,7 @@ struct InbandSweep {
   uint64_t smps = 0;                   // sent, resends included
   uint64_t lft_blocks_set = 0;
   uint64_t lft_blocks_total = 0;       // blocks of every switch up to LinearFDBTop
+  uint64_t mft_blocks_set = 0;         // MFT blocks that changed (trees recomputed)
   uint32_t switches = 0, cas = 0, links = 0;
   uint32_t ports_activated = 0;
   std::vector<std::string> lost;       // nodes of the last sweep not found now (a partition)
@@ -194,8 +195,10 @@ class InbandSm : public sc_core::sc_module {
   // Node n's SL2VL and VLArb tables (qos phase); its ports' stored VLHighLimit, which the
   // arm phase's PortInfo Set carries.
   void program_qos(uint32_t n);
-  // Every switch's MFT blocks for opt_.multicast (multicast phase).
-  void program_multicast();
+  // Every switch's MFT blocks for opt_.multicast (multicast phase); with `changed_only` (a
+  // resweep), only the blocks that differ from what this SM wrote before, and a member or
+  // source the sweep no longer finds leaves its group's tree instead of failing the sweep.
+  void program_multicast(bool changed_only);
   void set_port_state(uint8_t state);
   // Traps (after the subnet is up): repress, then sweep (or sweep again after this one).
   void on_trap(const ib::MadDatagram& m, const ib::mad::Smp& s, uint64_t ready_ps);
@@ -225,6 +228,7 @@ class InbandSm : public sc_core::sc_module {
   // What this SM wrote: each switch's LFT and LinearFDBTop, by NodeGUID; the nodes it knows.
   std::map<uint64_t, sw::Lft> programmed_;
   std::map<uint64_t, uint16_t> programmed_top_;
+  std::map<uint64_t, sw::Mft> programmed_mft_;  // by NodeGUID
   // SwitchInfo:OptimizedSLtoVLMappingProgramming as read in the program phase, by node index.
   std::map<uint32_t, bool> optimized_sl2vl_;
   std::map<uint64_t, std::string> known_;  // NodeGUID -> NodeDescription, of the last sweep

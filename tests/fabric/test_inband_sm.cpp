@@ -9,6 +9,7 @@
 #include "models/ib/mad.h"
 #include "platform/apps/flow_streams.h"
 #include "platform/builder/fabric.h"
+#include "platform/sm/multicast.h"
 #include "platform/topology/generators.h"
 
 using namespace ibvp;
@@ -213,4 +214,68 @@ TEST(InbandSm, WritesTheMulticastTablesAndEveryMemberGetsEveryCopy) {
   EXPECT_EQ(rec.non_member_copies(0), 0u);
   EXPECT_EQ(f.flow_streams()->received(0), 3 * sent);
   EXPECT_EQ(rec.dropped(), 0u);
+}
+
+// A resweep (Trap 128, a cable down) recomputes the groups' trees on the new graph and Sets
+// the MFT blocks that changed: the tree no longer crosses the dead cable and still reaches
+// every member (walked through the switches' own MFTs, sm::walk_multicast).
+TEST(InbandSm, AResweepMovesAMulticastTreeOffACableThatWentDown) {
+  Scenario s = in_band(topo::kary_ntree(2, 3));
+  s.hca_host.flow_transport = FlowTransport::ud;
+  s.outputs.rate_window = sc_core::SC_ZERO_TIME;
+  s.subnet_manager.transaction_timeout = sc_time(100, SC_US);
+  // A trap routed over the dead cable is lost; its switch resends it after 1.05 ms.
+  s.subnet_manager.subnet_timeout = 8;
+  MulticastGroupConfig g;
+  g.name = "g";
+  g.source = "h1";
+  g.members = {"h5", "h8"};
+  s.multicast.push_back(g);
+  FlowConfig mc = tb::saturating_flow("mc", "h1", "g", 256);
+  mc.generator = GeneratorKind::constant;
+  mc.load = 0.1;
+  s.flows.push_back(mc);
+  s.duration = sc_time(10, SC_MS);
+  Fabric f(s);
+  while (!f.subnet_manager()->done() && sc_core::sc_time_stamp() < sc_time(5, SC_MS))
+    sc_core::sc_start(sc_time(10, SC_US));
+  ASSERT_TRUE(f.subnet_manager()->report().up) << f.subnet_manager()->report().error;
+  const topo::Topology& t = f.scenario().topology;
+  const uint16_t mlid = static_cast<uint16_t>(f.scenario().multicast.at(0).mlid);
+  const uint32_t src = t.find("h1");
+  const std::vector<uint32_t> members = {t.find("h5"), t.find("h8")};
+  auto walk = [&] {
+    std::vector<sw::Mft> mft(t.nodes.size());
+    for (uint32_t sw : t.switches()) mft[sw] = f.switch_at(sw)->mft();
+    return sm::walk_multicast(t, mft, src, mlid);
+  };
+  const sm::MulticastWalk before = walk();
+  ASSERT_EQ(before.reached, members);
+  // A switch-to-switch cable of the tree goes down at both ends.
+  int cut = -1;
+  for (size_t l = 0; l < t.links.size() && cut < 0; ++l) {
+    const topo::Link& c = t.links[l];
+    const bool switches = t.nodes[c.a.node].kind == topo::NodeKind::switch_node &&
+                          t.nodes[c.b.node].kind == topo::NodeKind::switch_node;
+    if (switches && before.link_copies[l][0] + before.link_copies[l][1] > 0) cut = static_cast<int>(l);
+  }
+  ASSERT_GE(cut, 0);
+  const topo::Link& c = t.links[static_cast<size_t>(cut)];
+  sc_core::sc_start(sc_time(50, SC_US));
+  f.switch_at(c.a.node)->set_link(c.a.port, false, ib::mad::kPortInit);
+  f.switch_at(c.b.node)->set_link(c.b.port, false, ib::mad::kPortInit);
+  sc_core::sc_start(sc_time(3, SC_MS));
+  const std::vector<sm::InbandSweep>& sweeps = f.subnet_manager()->sweeps();
+  ASSERT_FALSE(sweeps.empty());
+  uint64_t mft_blocks = 0;
+  for (const sm::InbandSweep& w : sweeps) {
+    EXPECT_TRUE(w.error.empty()) << w.error;
+    EXPECT_GT(w.ended_ps, 0u);
+    mft_blocks += w.mft_blocks_set;
+  }
+  EXPECT_GT(mft_blocks, 0u);
+  const sm::MulticastWalk after = walk();
+  EXPECT_EQ(after.reached, members);
+  EXPECT_EQ(after.link_copies[static_cast<size_t>(cut)][0] + after.link_copies[static_cast<size_t>(cut)][1], 0u);
+  EXPECT_FALSE(after.cut_off);
 }
