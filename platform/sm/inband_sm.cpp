@@ -205,6 +205,18 @@ void InbandSm::phase_ended() {
       return;
     case Phase::program:
       if (resweep_) {
+        // The nodes seen for the first time get their SL2VL and VLArb tables, now that their
+        // SwitchInfo is read.
+        phase_ = Phase::qos;
+        for (size_t i = 0; i < fresh_.size() && phase_ == Phase::qos; ++i) program_qos(fresh_[i]);
+        return;
+      }
+      report_.programmed_ps = now;
+      phase_ = Phase::qos;
+      for (uint32_t n = 0; n < subnet_.nodes().size() && phase_ == Phase::qos; ++n) program_qos(n);
+      return;
+    case Phase::qos:
+      if (resweep_) {
         // The ports that came up since (link training leaves them in Init) are armed, then
         // activated, as in the first sweep (IBA 7.2).
         to_activate_.clear();
@@ -217,11 +229,6 @@ void InbandSm::phase_ended() {
         set_port_state(mad::kPortArmed);
         return;
       }
-      report_.programmed_ps = now;
-      phase_ = Phase::qos;
-      for (uint32_t n = 0; n < subnet_.nodes().size() && phase_ == Phase::qos; ++n) program_qos(n);
-      return;
-    case Phase::qos:
       report_.qos_ps = now;
       phase_ = Phase::multicast;
       program_multicast(false);
@@ -368,7 +375,7 @@ void InbandSm::program_node(uint32_t n, uint16_t top, bool changed_only) {
     // LinearFDBTop first, then the blocks up to it (IBA 14.2.5.4, 14.2.5.10).
     get(mad::kAttrSwitchInfo, 0, d.path, "SwitchInfo", [this, n, new_top](const mad::Smp& s) {
       mad::SwitchInfo si = mad::SwitchInfo::decode(s.data);
-      optimized_sl2vl_[n] = si.optimized_sl2vl_programming != 0;
+      optimized_sl2vl_[subnet_.nodes()[n].node_guid] = si.optimized_sl2vl_programming != 0;
       si.linear_fdb_top = new_top;
       si.port_state_change = true;  // writing 1 clears it
       mad::SmpData out{};
@@ -451,6 +458,7 @@ void InbandSm::start_sweep() {
 
 void InbandSm::reprogram() {
   InbandSweep& w = sweeps_.back();
+  fresh_.clear();
   std::map<uint64_t, std::string> found;
   for (const DiscoveredNode& d : subnet_.nodes()) found[d.node_guid] = d.description;
   for (const auto& [guid, name] : known_)
@@ -458,11 +466,11 @@ void InbandSm::reprogram() {
   const uint16_t top = topology_.max_lid();
   for (uint32_t n = 0; n < subnet_.nodes().size(); ++n) {
     // A node seen for the first time gets everything; the others only what changed. A node
-    // keeps its SL2VL and VLArb tables over a link event, so only a new one gets them.
+    // keeps its SL2VL and VLArb tables over a link event, so only a new one gets them (in
+    // the qos phase, once its SwitchInfo is in).
     const bool seen = known_.count(subnet_.nodes()[n].node_guid) != 0;
     program_node(n, top, seen);
-    if (!seen) program_qos(n);
-    if (!resweep_) return;  // program_qos failed the sweep
+    if (!seen) fresh_.push_back(n);
   }
   // The groups' trees on the new graph: a tree that crossed a cable now down moves.
   program_multicast(true);
@@ -501,7 +509,7 @@ void InbandSm::program_qos(uint32_t n) {
     // A CA port's one table (AttributeModifier 0).
     count(report_.sl2vl_sets);
     set(mad::kAttrSlToVlMappingTable, 0, d.path, table, "Set SLtoVLMappingTable");
-  } else if (optimized_sl2vl_[n]) {
+  } else if (optimized_sl2vl_[d.node_guid]) {
     // IBA 14.2.5.8: a switch that reports OptimizedSLtoVLMappingProgramming takes one Set for
     // every input and output port (AttributeModifier bits 17 and 16), as OpenSM sends it
     // with use_optimized_slvl.

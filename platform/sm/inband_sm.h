@@ -21,8 +21,9 @@
 // Once the subnet is up it keeps serving (OpenSM's heavy sweep on a trap): a
 // Trap 128 (a port changed state, IBA 14.3.7) is repressed at once (TrapRepress, IBA
 // 13.4.9) and starts a sweep that rediscovers the fabric, routes the new graph with the same
-// engine, Sets only the LFT blocks that differ from what it wrote before and arms and
-// activates the ports that came up. traps() and sweeps() record them.
+// engine, Sets only the LFT (and MFT) blocks that differ from what it wrote before, gives a
+// node it sees for the first time its SL2VL and VLArb tables, and arms and activates the
+// ports that came up. traps() and sweeps() record them.
 //
 // Each phase starts when the previous one's last response is in. At most max_outstanding
 // SMPs are on the wire at once (OpenSM's max_wire_smps); one that gets no answer within
@@ -229,8 +230,9 @@ class InbandSm : public sc_core::sc_module {
   std::map<uint64_t, sw::Lft> programmed_;
   std::map<uint64_t, uint16_t> programmed_top_;
   std::map<uint64_t, sw::Mft> programmed_mft_;  // by NodeGUID
-  // SwitchInfo:OptimizedSLtoVLMappingProgramming as read in the program phase, by node index.
-  std::map<uint32_t, bool> optimized_sl2vl_;
+  // SwitchInfo:OptimizedSLtoVLMappingProgramming as read in the program phase, by NodeGUID.
+  std::map<uint64_t, bool> optimized_sl2vl_;
+  std::vector<uint32_t> fresh_;  // resweep: nodes seen for the first time (they get QoS tables)
   std::map<uint64_t, std::string> known_;  // NodeGUID -> NodeDescription, of the last sweep
   // Resweep: the ports in Init to arm, then activate (path, port, PortInfo as read).
   std::vector<std::tuple<std::vector<uint8_t>, uint8_t, ib::mad::PortInfo>> to_activate_;
