@@ -336,6 +336,11 @@ struct SlToVlTable {
 constexpr uint32_t sl2vl_modifier(uint8_t in_port, uint8_t out_port) {
   return (uint32_t{in_port} << 8) | out_port;
 }
+// Optimized SLtoVL programming (IBA 1.2.1+, SwitchInfo:OptimizedSLtoVLMappingProgramming):
+// bit 17 applies the Set to every input port, bit 16 to every output port (OpenSM's
+// osm_qos.c sends 0x30000 for both, 0x20000 | out for one output).
+constexpr uint32_t kSl2VlAllInputs = 1u << 17;
+constexpr uint32_t kSl2VlAllOutputs = 1u << 16;
 
 // VLArbitrationTable (IBA 14.2.5.9): 32 entries of (VL in the low nibble of the first byte,
 // Weight). AttributeModifier: output port in bits 31..16 (switches), block in 15..0:

@@ -144,6 +144,7 @@ uint16_t Sma::switch_info(bool set, Data& d) {
   s.life_time_value = lifetime_code(sw_.switch_life_ps_);
   s.port_state_change = port_state_change_;
   s.multicast_fdb_top = sw_.mft_.multicast_fdb_top();
+  s.optimized_sl2vl_programming = 1;  // takes the all-ports SLtoVL Set (sl2vl() below)
   s.encode(d);
   return mad::kStatusOk;
 }
@@ -294,12 +295,19 @@ uint16_t Sma::sl2vl(bool set, uint32_t modifier, Data& d) {
   const uint16_t in = (modifier >> 8) & 0xFF;
   const uint16_t out = modifier & 0xFF;
   const uint16_t n = sw_.config().num_ports;
-  if (in > n || out > n || (modifier >> 16) != 0) return mad::kStatusInvalidField;
+  // Optimized programming (SwitchInfo says it is supported): bit 17 names every input port,
+  // bit 16 every output port, in a Set only; a Get reads the pair in bits 15..0.
+  const bool all_in = set && (modifier & mad::kSl2VlAllInputs);
+  const bool all_out = set && (modifier & mad::kSl2VlAllOutputs);
+  const uint32_t wildcards = mad::kSl2VlAllInputs | mad::kSl2VlAllOutputs;
+  if (in > n || out > n || (modifier >> 16 & ~(wildcards >> 16)) != 0 || (!set && (modifier & wildcards)))
+    return mad::kStatusInvalidField;
   if (set) {
     const mad::SlToVlTable t = mad::SlToVlTable::decode(d);
     Sl2VlTable table{};
     std::copy(t.vl.begin(), t.vl.end(), table.begin());
-    sw_.set_sl2vl(in, out, table);
+    for (uint16_t i = all_in ? 0 : in; i <= (all_in ? n : in); ++i)
+      for (uint16_t o = all_out ? 0 : out; o <= (all_out ? n : out); ++o) sw_.set_sl2vl(i, o, table);
   }
   mad::SlToVlTable t;
   const Sl2VlTable& now = sw_.sl2vl_[in][out];

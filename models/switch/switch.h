@@ -217,6 +217,7 @@ class Switch : public sc_core::sc_module {
   void set_mft(const Mft& mft) { mft_ = mft; }
   const Mft& mft() const { return mft_; }
   void set_sl2vl(uint16_t in_port, uint16_t out_port, const Sl2VlTable& table);
+  const Sl2VlTable& sl2vl(uint16_t in_port, uint16_t out_port) const { return sl2vl_.at(in_port).at(out_port); }
   // Also mid-run (a subnet manager reprograms a port when connections end): the port's next
   // choice follows the new table from its first entry; nothing holds the old arbiter.
   void set_vlarb(uint16_t out_port, const link::VlArbConfig& cfg);

@@ -58,6 +58,7 @@ FlowStreams::FlowStreams(const Scenario& s, const std::vector<driver::HostNode*>
     f.cfg = fc;
     const uint32_t src = t.find(fc.src);
     f.src = host(src);
+    f.src_lid = t.nodes[src].lid;
     for (const std::string& r : receivers(s, fc)) f.dsts.push_back(host(t.find(r)));
     const auto group = std::find_if(s.multicast.begin(), s.multicast.end(),
                                     [&](const MulticastGroupConfig& g) { return g.name == fc.dst; });
@@ -282,7 +283,7 @@ void FlowStreams::host_program(Host& h) {
   }
   for (size_t k = 0; k < h.in.size(); ++k) {
     Flow* f = h.in[k];
-    ok = ok && connect(*f, h.in_qp[k], f->src->lid, f->send_qp->qp_num) && post_receives(h, k, recv_depth_);
+    ok = ok && connect(*f, h.in_qp[k], f->src_lid, f->send_qp->qp_num) && post_receives(h, k, recv_depth_);
     // A member joins the group before any packet is sent to it (the barrier below).
     if (ok && f->multicast && attach_mcast(h.in_qp[k], f->dlid) != 0)
       fail("cannot attach the receive QP of flow " + f->cfg.name + " on " + h.node->name() + " to its MLID"), ok = false;

@@ -83,6 +83,9 @@ class FlowStreams {
     std::vector<Host*> dsts;           // every receiver (a multicast group's members)
     bool multicast = false;            // dlid is the group's MLID
     uint16_t dlid = 0;
+    // The source's LID, which the receivers' QPs answer to: the topology's, as dlid is (an
+    // in-band SM gives the same ones, but only after the QPs are connected at time 0).
+    uint16_t src_lid = 0;
     uint64_t packet_time_ps = 0;  // one message's packets on the source link (open-loop loads)
     uint64_t seed = 0;            // the scenario's (video frame sizes)
     // The phased mix (workload/mix.h): a best-effort flow's load per phase, a stream's

@@ -45,6 +45,16 @@ class PcapTap : public link::LinkTap {
   ib::PcapWriter writer_;
 };
 
+// What a port holds before an in-band SM programs it. IBA leaves the reset contents of the
+// SLtoVLMappingTable and VLArbitrationTable to the vendor (14.2.5.8, 14.2.5.9); here every SL
+// maps to VL0 and only VL0 is served, so a port the SM has not reached shows it.
+sw::Sl2VlTable inband_reset_sl2vl() { return sw::Sl2VlTable{}; }
+link::VlArbConfig inband_reset_vlarb() {
+  link::VlArbConfig c;
+  c.low.push_back({0, 255});
+  return c;
+}
+
 // An HCA host as the scenario describes it: the hca section's HCA, bus, memory and CPU, with
 // the CA port of every endpoint (data VLs, buffers, SL2VL, VL arbitration).
 driver::HostNodeConfig host_node_config(const Scenario& s) {
@@ -516,6 +526,12 @@ void Fabric::build_nodes() {
     } else if (node.kind == topo::NodeKind::switch_node) {
       sw::SwitchConfig cfg = scenario_.switch_cfg;
       cfg.num_ports = node.num_ports;
+      // In band, the SM writes the SL2VL and VLArb tables (start_inband_sm): the switch starts
+      // from its reset tables.
+      if (in_band) {
+        cfg.sl2vl = inband_reset_sl2vl();
+        cfg.vlarb = inband_reset_vlarb();
+      }
       if (cfg.ecn.max_packet_bytes == 0) cfg.ecn.max_packet_bytes = largest_packet_bytes();
       std::vector<sw::Switch::Cable> cables;
       for (uint16_t p = 1; p <= node.num_ports; ++p) {
@@ -540,8 +556,13 @@ void Fabric::build_nodes() {
         hc.hca.lmc = node.lmc;
         hc.hca.link_width = t.links.at(static_cast<size_t>(l)).cfg.width;
         hc.hca.link_speed = t.links.at(static_cast<size_t>(l)).cfg.speed;
-        // In band, the port has LID 0 and waits in Init until the SM programs it.
-        if (in_band) hc.hca.port_state = IBVP_PORT_INIT;
+        // In band, the port has LID 0, its reset SL2VL and VLArb tables, and waits in Init
+        // until the SM programs it.
+        if (in_band) {
+          hc.hca.port_state = IBVP_PORT_INIT;
+          hc.hca.sl2vl = inband_reset_sl2vl();
+          hc.hca.vlarb = inband_reset_vlarb();
+        }
         hosts_[n] = std::make_unique<driver::HostNode>(name.c_str(), n, in_band ? uint16_t{0} : node.lid, hc, rate,
                                                        packets_, payloads_, probe_);
       } catch (const hca::FirmwareInitRefused& e) {
@@ -698,6 +719,21 @@ void Fabric::start_inband_sm() {
   o.retries = c.retries;
   o.subnet_timeout = c.subnet_timeout;
   o.source = scenario_.source;
+  // The tables the builder loads out of band (program_switches, host_node_config): the qos
+  // section's or the switch and endpoint sections', and multicast_bandwidth's uniform table.
+  o.qos.switch_sl2vl = scenario_.switch_cfg.sl2vl;
+  o.qos.switch_vlarb = scenario_.switch_cfg.vlarb;
+  o.qos.ca_sl2vl = scenario_.endpoint_cfg.sl2vl;
+  o.qos.ca_vlarb = scenario_.endpoint_cfg.vlarb;
+  for (const MulticastGroupConfig& g : scenario_.multicast) {
+    if (g.delivery != MulticastDelivery::replicate) continue;  // the baseline uses the LFTs
+    sm::InbandMulticastGroup mg;
+    mg.mlid = static_cast<uint16_t>(g.mlid);
+    mg.source_guid = topo::node_guid(t, t.find(g.source));
+    for (const std::string& m : g.members) mg.member_guids.push_back(topo::node_guid(t, t.find(m)));
+    mg.shared_tree = g.tree == MulticastTree::shared;
+    o.multicast.push_back(std::move(mg));
+  }
   inband_sm_ = std::make_unique<sm::InbandSm>("subnet_manager", hosts_.at(host)->hca, std::move(o));
   if (flow_streams_) {
     const sm::InbandSm* sm = inband_sm_.get();

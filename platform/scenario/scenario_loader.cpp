@@ -622,8 +622,8 @@ class ScenarioChecker {
 
   // The in-band SM (docs/management.md) runs on an HCA host and needs an SMA in every node:
   // the HCAs' is in their firmware, fabric-only endpoints have none. Flows' times count from
-  // the moment the subnet is up; traffic kinds that keep absolute times of their own do not
-  // shift yet.
+  // the moment the subnet is up (multicast flows too; the SM writes the MFTs); traffic kinds
+  // that keep absolute times of their own do not shift yet.
   void subnet_manager() const {
     const SubnetManagerConfig& c = s_.subnet_manager;
     if (c.reroute && c.mode == SmMode::in_band)
@@ -639,7 +639,6 @@ class ScenarioChecker {
     const std::pair<bool, const char*> others[] = {{s_.perftest.enabled, "perftest"},
                                                    {s_.connections.enabled, "connections"},
                                                    {s_.control.enabled, "control"},
-                                                   {!s_.multicast.empty(), "multicast"},
                                                    {s_.mix.enabled, "mix"}};
     for (const auto& [on, name] : others)
       if (on)
@@ -647,6 +646,13 @@ class ScenarioChecker {
                   std::string("an in-band SM starts the flows when the subnet is up, and ") + name +
                       " does not wait for it yet",
                   std::string("use mode: out_of_band with ") + name + ", or run flows only");
+    // The SM writes one VLArb table for every switch port (docs/management.md); per-port
+    // weights from each port's multicast receivers are the builder's alone.
+    if (s_.multicast_bandwidth.enabled && s_.multicast_bandwidth.destinations == MulticastDestinations::downstream)
+      doc_.fail(child(at, "mode"),
+                "an in-band SM writes the same VLArb table on every switch port, and multicast_bandwidth with "
+                "destinations: downstream weighs each port by the receivers behind it",
+                "set multicast_bandwidth.destinations: group, or use mode: out_of_band");
     if (s_.switch_cfg.model == sw::SwitchModel::flit_wormhole)
       doc_.fail(child(at, "mode"), "the flit router (switch.model: flit_wormhole) has no subnet management agent",
                 "use switch.model: iba, or mode: out_of_band");

@@ -251,8 +251,9 @@ const sim::ParamGroup& subnet_manager_params() {
         "subnet_manager", "How the fabric is brought up: tables written out of band, or an SM in band (docs/management.md).");
     b.choice("mode", &SubnetManagerConfig::mode, {{"out_of_band", SmMode::out_of_band}, {"in_band", SmMode::in_band}},
              "out_of_band: the routing engine's tables are in the switches at time 0. in_band: an SM on one HCA "
-             "host discovers the fabric by directed-route SMPs, assigns LIDs, programs the LFTs and brings every "
-             "port to Active; flow times count from the moment the subnet is up (endpoint_model: hca).");
+             "host discovers the fabric by directed-route SMPs, assigns LIDs, programs the LFTs, SL2VL, VLArb and "
+             "MFT tables and brings every port to Active; flow times count from the moment the subnet is up "
+             "(endpoint_model: hca).");
     b.string("host", &SubnetManagerConfig::host, "The HCA host the SM runs on.").defaults_to("the first endpoint");
     b.integer("max_outstanding", &SubnetManagerConfig::max_outstanding, "SMPs",
               "SMPs on the wire at once (OpenSM's max_wire_smps).")

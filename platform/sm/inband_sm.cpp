@@ -5,6 +5,7 @@
 
 #include "models/hca/hca.h"
 #include "platform/params/config_error.h"
+#include "platform/sm/multicast.h"
 
 namespace ibvp::sm {
 
@@ -204,6 +205,18 @@ void InbandSm::phase_ended() {
       return;
     case Phase::program:
       if (resweep_) {
+        // The nodes seen for the first time get their SL2VL and VLArb tables, now that their
+        // SwitchInfo is read.
+        phase_ = Phase::qos;
+        for (size_t i = 0; i < fresh_.size() && phase_ == Phase::qos; ++i) program_qos(fresh_[i]);
+        return;
+      }
+      report_.programmed_ps = now;
+      phase_ = Phase::qos;
+      for (uint32_t n = 0; n < subnet_.nodes().size() && phase_ == Phase::qos; ++n) program_qos(n);
+      return;
+    case Phase::qos:
+      if (resweep_) {
         // The ports that came up since (link training leaves them in Init) are armed, then
         // activated, as in the first sweep (IBA 7.2).
         to_activate_.clear();
@@ -216,7 +229,12 @@ void InbandSm::phase_ended() {
         set_port_state(mad::kPortArmed);
         return;
       }
-      report_.programmed_ps = now;
+      report_.qos_ps = now;
+      phase_ = Phase::multicast;
+      program_multicast(false);
+      return;
+    case Phase::multicast:
+      report_.multicast_ps = now;
       phase_ = Phase::arm;
       set_port_state(mad::kPortArmed);
       return;
@@ -357,6 +375,7 @@ void InbandSm::program_node(uint32_t n, uint16_t top, bool changed_only) {
     // LinearFDBTop first, then the blocks up to it (IBA 14.2.5.4, 14.2.5.10).
     get(mad::kAttrSwitchInfo, 0, d.path, "SwitchInfo", [this, n, new_top](const mad::Smp& s) {
       mad::SwitchInfo si = mad::SwitchInfo::decode(s.data);
+      optimized_sl2vl_[subnet_.nodes()[n].node_guid] = si.optimized_sl2vl_programming != 0;
       si.linear_fdb_top = new_top;
       si.port_state_change = true;  // writing 1 clears it
       mad::SmpData out{};
@@ -439,15 +458,22 @@ void InbandSm::start_sweep() {
 
 void InbandSm::reprogram() {
   InbandSweep& w = sweeps_.back();
+  fresh_.clear();
   std::map<uint64_t, std::string> found;
   for (const DiscoveredNode& d : subnet_.nodes()) found[d.node_guid] = d.description;
   for (const auto& [guid, name] : known_)
     if (!found.count(guid)) w.lost.push_back(name);
   const uint16_t top = topology_.max_lid();
   for (uint32_t n = 0; n < subnet_.nodes().size(); ++n) {
-    // A node seen for the first time gets everything; the others only what changed.
-    program_node(n, top, known_.count(subnet_.nodes()[n].node_guid) != 0);
+    // A node seen for the first time gets everything; the others only what changed. A node
+    // keeps its SL2VL and VLArb tables over a link event, so only a new one gets them (in
+    // the qos phase, once its SwitchInfo is in).
+    const bool seen = known_.count(subnet_.nodes()[n].node_guid) != 0;
+    program_node(n, top, seen);
+    if (!seen) fresh_.push_back(n);
   }
+  // The groups' trees on the new graph: a tree that crossed a cable now down moves.
+  program_multicast(true);
   known_ = std::move(found);
 }
 
@@ -458,6 +484,151 @@ void InbandSm::end_sweep() {
   if (sweep_again_) {
     sweep_again_ = false;
     start_sweep();
+  }
+}
+
+// ---------------------------------------------------------------------------------------
+// QoS tables (IBA 7.6.6 SL to VL mapping, 7.6.9 VL arbitration; attributes 14.2.5.8,
+// 14.2.5.9) and multicast forwarding (14.2.5.12), as OpenSM's osm_qos.c and osm_mcast_mgr.c
+// write them
+// ---------------------------------------------------------------------------------------
+
+void InbandSm::program_qos(uint32_t n) {
+  DiscoveredNode& d = subnet_.nodes()[n];
+  const bool is_switch = d.is_switch();
+  const InbandQos& q = opt_.qos;
+  mad::SlToVlTable t;
+  const sw::Sl2VlTable& sl2vl = is_switch ? q.switch_sl2vl : q.ca_sl2vl;
+  std::copy(sl2vl.begin(), sl2vl.end(), t.vl.begin());
+  mad::SmpData table{};
+  t.encode(table);
+  auto count = [this](uint64_t& sets) {
+    if (!resweep_) ++sets;
+  };
+  if (!is_switch) {
+    // A CA port's one table (AttributeModifier 0).
+    count(report_.sl2vl_sets);
+    set(mad::kAttrSlToVlMappingTable, 0, d.path, table, "Set SLtoVLMappingTable");
+  } else if (optimized_sl2vl_[d.node_guid]) {
+    // IBA 14.2.5.8: a switch that reports OptimizedSLtoVLMappingProgramming takes one Set for
+    // every input and output port (AttributeModifier bits 17 and 16), as OpenSM sends it
+    // with use_optimized_slvl.
+    count(report_.sl2vl_sets);
+    set(mad::kAttrSlToVlMappingTable, mad::kSl2VlAllInputs | mad::kSl2VlAllOutputs, d.path, table,
+        "Set SLtoVLMappingTable (all ports)");
+  } else {
+    // One table per (input, output) pair, ports 0..N: the builder loads every pair.
+    for (uint16_t out = 0; out <= d.num_ports; ++out)
+      for (uint16_t in = 0; in <= d.num_ports; ++in) {
+        count(report_.sl2vl_sets);
+        set(mad::kAttrSlToVlMappingTable, mad::sl2vl_modifier(static_cast<uint8_t>(in), static_cast<uint8_t>(out)),
+            d.path, table,
+            "Set SLtoVLMappingTable " + std::to_string(in) + " -> " + std::to_string(out));
+      }
+  }
+  // VLArbitrationTable of every output that carries data: a switch's cabled ports, a CA's
+  // port. Blocks 1-2 hold the low table's entries 0-31 and 32-63, blocks 3-4 the high
+  // table's (IBA 14.2.5.9), as far as the port's VLArbitrationLowCap / HighCap reach.
+  const link::VlArbConfig& arb = is_switch ? q.switch_vlarb : q.ca_vlarb;
+  for (auto& [p, pi] : d.ports) {
+    if (is_switch && (p == 0 || pi.port_phys_state != mad::kPhysLinkUp)) continue;
+    for (const bool high : {false, true}) {
+      const std::vector<link::VlArbEntry>& entries = high ? arb.high : arb.low;
+      const uint8_t cap = high ? pi.vl_arbitration_high_cap : pi.vl_arbitration_low_cap;
+      if (entries.size() > cap) {
+        fail(std::string("the ") + (high ? "high" : "low") + "-priority VLArb table has " +
+             std::to_string(entries.size()) + " entries, and port " + std::to_string(p) + " at " + path_text(d.path) +
+             " takes " + std::to_string(cap));
+        return;
+      }
+      for (uint32_t half = 0; half < 2 && half * mad::VlArbBlock::kEntries < cap; ++half) {
+        mad::VlArbBlock b;
+        for (uint32_t i = 0; i < mad::VlArbBlock::kEntries; ++i) {
+          const size_t e = half * mad::VlArbBlock::kEntries + i;
+          if (e < entries.size()) b.entry[i] = mad::VlArbEntry{entries[e].vl, entries[e].weight};
+        }
+        mad::SmpData data{};
+        b.encode(data);
+        const uint8_t block = static_cast<uint8_t>((high ? mad::kVlArbHigh0 : mad::kVlArbLow0) + half);
+        count(report_.vlarb_sets);
+        set(mad::kAttrVlArbitrationTable, mad::vlarb_modifier(is_switch ? p : 0, block), d.path, data,
+            "Set VLArbitrationTable block " + std::to_string(block) + " of port " + std::to_string(p));
+      }
+    }
+    // PortInfo:VLHighLimit (IBA 14.2.5.6) goes with the arm phase's PortInfo Set, which
+    // starts from what the SM stores of the port.
+    pi.vl_high_limit = arb.high_limit;
+  }
+}
+
+void InbandSm::program_multicast(bool changed_only) {
+  if (opt_.multicast.empty()) return;
+  std::vector<sw::Mft> mft(topology_.nodes.size());
+  for (const InbandMulticastGroup& g : opt_.multicast) {
+    // A node the sweep did not find: the first sweep fails (the scenario names it); a
+    // resweep builds the tree without it (a partition), or drops the group without its source.
+    auto node_of = [&](uint64_t guid, const char* role) {
+      const uint32_t n = subnet_.find(guid);
+      if (n == DiscoveredSubnet::npos && !changed_only) {
+        std::ostringstream why;
+        why << "multicast group MLID 0x" << std::hex << g.mlid << ": its " << role << " (NodeGUID 0x" << guid
+            << ") was not discovered";
+        fail(why.str());
+      }
+      return n;
+    };
+    MulticastGroup mg;
+    mg.mlid = g.mlid;
+    for (uint64_t m : g.member_guids)
+      if (const uint32_t n = node_of(m, "member"); n != DiscoveredSubnet::npos) mg.members.push_back(n);
+    const uint32_t source = node_of(g.source_guid, "source");
+    if (phase_ == Phase::done) return;
+    if (source == DiscoveredSubnet::npos || mg.members.empty()) continue;
+    mg.senders.push_back(source);
+    MulticastTables tables;
+    try {
+      tables = compute_multicast_tables(topology_, {mg},
+                                        g.shared_tree ? MulticastMode::shared_tree : MulticastMode::source_trees);
+    } catch (const std::exception& e) {
+      fail(std::string("multicast trees on the discovered subnet: ") + e.what());
+      return;
+    }
+    // One group at a time, merged per switch, as the builder merges them.
+    for (uint32_t n = 0; n < mft.size(); ++n) {
+      const sw::Mft& m = tables.mft.at(n);
+      for (size_t e = 0; e < m.port_mask.size(); ++e)
+        if (m.port_mask[e].any()) mft[n].entry(static_cast<uint16_t>(sw::Mft::kMlidBase + e)) |= m.port_mask[e];
+    }
+  }
+  // IBA 14.2.5.12: a block is 32 MLIDs of one position (16 ports). The switches start with
+  // empty tables, so the first sweep writes only blocks with a port set; a resweep writes
+  // the blocks that differ from what it wrote before (OpenSM's behaviour for LFTs too).
+  for (uint32_t n = 0; n < mft.size(); ++n) {
+    const DiscoveredNode& d = subnet_.nodes()[n];
+    if (!d.is_switch()) continue;
+    sw::Mft& was = programmed_mft_[d.node_guid];
+    const size_t entries = std::max(mft[n].port_mask.size(), was.port_mask.size());
+    const size_t blocks = (entries + mad::MftBlock::kEntries - 1) / mad::MftBlock::kEntries;
+    for (uint16_t block = 0; block < blocks; ++block)
+      for (uint8_t position = 0; position * sw::Mft::kPortsPerPosition <= d.num_ports; ++position) {
+        mad::MftBlock b;
+        bool any = false, same = true;
+        for (uint32_t i = 0; i < mad::MftBlock::kEntries; ++i) {
+          const uint16_t mlid = static_cast<uint16_t>(sw::Mft::kMlidBase + block * mad::MftBlock::kEntries + i);
+          if (!sw::Mft::is_mlid(mlid)) continue;
+          b.port_mask[i] = mft[n].port_mask_word(mlid, position);
+          any = any || b.port_mask[i] != 0;
+          same = same && b.port_mask[i] == was.port_mask_word(mlid, position);
+        }
+        if (changed_only ? same : !any) continue;
+        mad::SmpData data{};
+        b.encode(data);
+        if (resweep_) ++sweeps_.back().mft_blocks_set;
+        else ++report_.mft_sets;
+        set(mad::kAttrMulticastForwardingTable, mad::mft_modifier(position, block), d.path, data,
+            "Set MFT block " + std::to_string(block) + " position " + std::to_string(position));
+      }
+    was = mft[n];
   }
 }
 

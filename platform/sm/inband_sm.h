@@ -9,14 +9,21 @@
 //             for the rest; the scenario's routing engine on the discovered graph
 //   program   Set PortInfo (LID, LMC, MasterSMLID) on every CA port and switch port 0,
 //             SwitchInfo.LinearFDBTop and every LFT block of every switch
-//   arm       Set PortInfo PortState = Armed on every port with a cable (IBA 7.2)
+//   qos       Set SLtoVLMappingTable of every switch (all input/output pairs) and CA port,
+//             VLArbitrationTable blocks 1-4 of every cabled switch port and CA port, from
+//             the QoS tables the builder would load out of band (InbandQos)
+//   multicast Set MulticastForwardingTable blocks of every switch for the scenario's groups,
+//             their trees computed (sm/multicast) on the discovered graph
+//   arm       Set PortInfo PortState = Armed (and VLHighLimit) on every port with a cable
+//             (IBA 7.2)
 //   activate  Set PortInfo PortState = Active on the same ports: the subnet is up
 //
 // Once the subnet is up it keeps serving (OpenSM's heavy sweep on a trap): a
 // Trap 128 (a port changed state, IBA 14.3.7) is repressed at once (TrapRepress, IBA
 // 13.4.9) and starts a sweep that rediscovers the fabric, routes the new graph with the same
-// engine, Sets only the LFT blocks that differ from what it wrote before and arms and
-// activates the ports that came up. traps() and sweeps() record them.
+// engine, Sets only the LFT (and MFT) blocks that differ from what it wrote before, gives a
+// node it sees for the first time its SL2VL and VLArb tables, and arms and activates the
+// ports that came up. traps() and sweeps() record them.
 //
 // Each phase starts when the previous one's last response is in. At most max_outstanding
 // SMPs are on the wire at once (OpenSM's max_wire_smps); one that gets no answer within
@@ -35,6 +42,8 @@
 #include <vector>
 
 #include "models/ib/mad.h"
+#include "models/link/vl_arbiter.h"
+#include "models/switch/switch.h"
 #include "platform/sm/discovered_subnet.h"
 #include "platform/sm/routing.h"
 
@@ -43,6 +52,24 @@ class Hca;
 }
 
 namespace ibvp::sm {
+
+// The port tables the SM programs in its qos phase: one set for switch ports (OpenSM's
+// qos_swe_), one for CA ports (qos_ca_); VLArbConfig::high_limit is PortInfo:VLHighLimit.
+struct InbandQos {
+  sw::Sl2VlTable switch_sl2vl{};
+  link::VlArbConfig switch_vlarb;
+  sw::Sl2VlTable ca_sl2vl{};
+  link::VlArbConfig ca_vlarb;
+};
+
+// A multicast group the SM gives an MFT entry (platform/sm/multicast.h), its nodes by
+// NodeGUID so the SM finds them in what it discovered.
+struct InbandMulticastGroup {
+  uint16_t mlid = 0;
+  uint64_t source_guid = 0;
+  std::vector<uint64_t> member_guids;
+  bool shared_tree = false;  // else a source-based tree
+};
 
 struct InbandSmOptions {
   std::string routing = "minhop";
@@ -60,14 +87,22 @@ struct InbandSmOptions {
   // x 2^18 = 1.07 s); a switch's SMA resends an unrepressed trap at that interval.
   uint8_t subnet_timeout = 18;
   std::string source = "<subnet_manager>";             // for errors about the map
+  InbandQos qos;
+  std::vector<InbandMulticastGroup> multicast;
 };
+
+// Indices of InbandSmReport::phase_smps.
+enum InbandPhase : size_t { kPhaseDiscover, kPhaseProgram, kPhaseQos, kPhaseMulticast, kPhaseArm, kPhaseActivate,
+                            kInbandPhases };
 
 struct InbandSmReport {
   bool up = false;
   std::string error;           // why the sweep stopped, when it did
   uint64_t discovered_ps = 0;  // simulated time each phase ended
   uint64_t routed_ps = 0;
-  uint64_t programmed_ps = 0;
+  uint64_t programmed_ps = 0;  // LIDs and LFTs
+  uint64_t qos_ps = 0;         // SL2VL and VLArb tables
+  uint64_t multicast_ps = 0;   // MFTs
   uint64_t armed_ps = 0;
   uint64_t up_ps = 0;          // the subnet is up: every port Active
   uint64_t smps_sent = 0;      // including resends
@@ -75,8 +110,9 @@ struct InbandSmReport {
   uint64_t resends = 0;
   uint64_t directed_route = 0; // of smps_sent, how many were directed-route
   uint32_t switches = 0, cas = 0, links = 0;
-  // SMPs sent per phase: discover, program, arm, activate.
-  std::array<uint64_t, 4> phase_smps{};
+  // SMPs sent per phase (InbandPhase): discover, program, qos, multicast, arm, activate.
+  std::array<uint64_t, kInbandPhases> phase_smps{};
+  uint64_t sl2vl_sets = 0, vlarb_sets = 0, mft_sets = 0;  // of those, by table
 };
 
 // A trap the SM received once the subnet was up (IBA 14.2.5.1, 13.4.9).
@@ -98,6 +134,7 @@ struct InbandSweep {
   uint64_t smps = 0;                   // sent, resends included
   uint64_t lft_blocks_set = 0;
   uint64_t lft_blocks_total = 0;       // blocks of every switch up to LinearFDBTop
+  uint64_t mft_blocks_set = 0;         // MFT blocks that changed (trees recomputed)
   uint32_t switches = 0, cas = 0, links = 0;
   uint32_t ports_activated = 0;
   std::vector<std::string> lost;       // nodes of the last sweep not found now (a partition)
@@ -124,7 +161,8 @@ class InbandSm : public sc_core::sc_module {
   void pause_when_done() { pause_when_done_ = true; }
 
  private:
-  enum class Phase : uint8_t { discover, program, arm, activate, done };
+  // In InbandPhase order (phase_smps is indexed by it).
+  enum class Phase : uint8_t { discover, program, qos, multicast, arm, activate, done };
   using Handler = std::function<void(const ib::mad::Smp&)>;
   struct Request {
     ib::mad::Smp smp;
@@ -155,6 +193,13 @@ class InbandSm : public sc_core::sc_module {
   // Node n's LID (PortInfo) and, for a switch, SwitchInfo and its LFT blocks up to `top`;
   // with `changed_only`, only the blocks that differ from what this SM wrote before.
   void program_node(uint32_t n, uint16_t top, bool changed_only);
+  // Node n's SL2VL and VLArb tables (qos phase); its ports' stored VLHighLimit, which the
+  // arm phase's PortInfo Set carries.
+  void program_qos(uint32_t n);
+  // Every switch's MFT blocks for opt_.multicast (multicast phase); with `changed_only` (a
+  // resweep), only the blocks that differ from what this SM wrote before, and a member or
+  // source the sweep no longer finds leaves its group's tree instead of failing the sweep.
+  void program_multicast(bool changed_only);
   void set_port_state(uint8_t state);
   // Traps (after the subnet is up): repress, then sweep (or sweep again after this one).
   void on_trap(const ib::MadDatagram& m, const ib::mad::Smp& s, uint64_t ready_ps);
@@ -184,6 +229,10 @@ class InbandSm : public sc_core::sc_module {
   // What this SM wrote: each switch's LFT and LinearFDBTop, by NodeGUID; the nodes it knows.
   std::map<uint64_t, sw::Lft> programmed_;
   std::map<uint64_t, uint16_t> programmed_top_;
+  std::map<uint64_t, sw::Mft> programmed_mft_;  // by NodeGUID
+  // SwitchInfo:OptimizedSLtoVLMappingProgramming as read in the program phase, by NodeGUID.
+  std::map<uint64_t, bool> optimized_sl2vl_;
+  std::vector<uint32_t> fresh_;  // resweep: nodes seen for the first time (they get QoS tables)
   std::map<uint64_t, std::string> known_;  // NodeGUID -> NodeDescription, of the last sweep
   // Resweep: the ports in Init to arm, then activate (path, port, PortInfo as read).
   std::vector<std::tuple<std::vector<uint8_t>, uint8_t, ib::mad::PortInfo>> to_activate_;

@@ -71,7 +71,9 @@ TEST(LinkDown, InBandTrapIsRepressedTheSmReroutesAroundTheDeadCableAndTheFlowRes
   s.flows.push_back(tb::saturating_flow("f", tree.nodes[src].name, tree.nodes[dst].name));
   s.flows.back().payload_bytes = 1024;
   Fabric probe_fabric(s);
-  sc_core::sc_start(sc_time(800, SC_US));
+  // Until the subnet is up (about 1.3 ms), in steps shorter than the 100 us to the event.
+  while (!probe_fabric.subnet_manager()->done() && sc_core::sc_time_stamp() < sc_time(5, SC_MS))
+    sc_core::sc_start(sc_time(10, SC_US));
   ASSERT_TRUE(probe_fabric.subnet_manager()->report().up);
   const std::vector<topo::PortRef> path = walk(probe_fabric, src, dst);
   ASSERT_GE(path.size(), 3u);
@@ -226,7 +228,7 @@ TEST(LinkDown, LosingAHostsCablePartitionsTheFabricAndTheReportNamesTheHost) {
   const uint32_t lost_host = t.endpoints().back();
   s.link_events.push_back({sc_time(100, SC_US), t.nodes[lost_host].name + "/1", false});
   Fabric f(s);
-  sc_core::sc_start(sc_time(1500, SC_US));
+  sc_core::sc_start(sc_time(2100, SC_US));
   f.finish();
   const LinkEventReport r = f.link_events()->report().at(0);
   ASSERT_EQ(r.unreachable.size(), 1u);
@@ -290,7 +292,7 @@ TEST(LinkDown, CableThatComesBackIsArmedAndActivatedByTheSmAndRoutedAgain) {
   s.link_events.push_back({sc_time(100, SC_US), cable, false});
   s.link_events.push_back({sc_time(2000, SC_US), cable, true});
   Fabric f(s);
-  sc_core::sc_start(sc_time(4500, SC_US));
+  sc_core::sc_start(sc_time(5100, SC_US));
   f.finish();
   const std::vector<LinkEventReport> rows = f.link_events()->report();
   ASSERT_EQ(rows.size(), 2u);

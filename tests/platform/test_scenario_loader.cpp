@@ -768,3 +768,24 @@ TEST(ScenarioErrors, LinkEventsNameACableOfTheTopologyWithinTheRunAndAlternate) 
 }
 
 }  // namespace ibvp
+
+namespace ibvp {
+
+// Issue 16: the in-band SM writes the MFTs and one VLArb table per port kind, so multicast
+// runs in band; per-port multicast weights (multicast_bandwidth destinations: downstream)
+// are still the builder's alone and refused, naming the key and the fix.
+TEST(ScenarioErrors, InBandTakesMulticastGroupsButNotPerPortMulticastWeights) {
+  const std::string base =
+      "name: t\nduration: 1ms\ntopology: {generator: fat_tree, k: 2, n: 2}\nendpoint_model: hca\n"
+      "hca: {flow_transport: UD}\nsubnet_manager: {mode: in_band}\nswitch: {data_vls: 2}\nendpoint: {data_vls: 2}\n"
+      "multicast:\n  - {name: g, source: h1, members: [h2, h3]}\n"
+      "flows:\n  - {name: m, src: h1, dst: g, sl: 1, generator: constant, load: 0.1, payload_bytes: 256}\n";
+  EXPECT_EQ(load(base).multicast.size(), 1u);
+  EXPECT_EQ(load(base + "multicast_bandwidth: {sl: 1, destinations: group}\n").multicast_bandwidth.enabled, true);
+  const ConfigError e = error_of(base + "multicast_bandwidth: {sl: 1}\n");
+  EXPECT_EQ(e.key(), "subnet_manager.mode");
+  EXPECT_NE(std::string(e.what()).find("destinations: downstream"), std::string::npos) << e.what();
+  EXPECT_NE(e.fix().find("destinations: group"), std::string::npos) << e.fix();
+}
+
+}  // namespace ibvp

@@ -5,6 +5,7 @@
 // an attribute no switch serves, the SMA's time, and a capture tshark dissects.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -397,6 +398,41 @@ TEST(SwitchSma, TablesSetInBandReadBackAndDriveTheSwitch) {
   si.life_time_value = 10;
   si.encode(d);
   EXPECT_EQ(mad::SwitchInfo::decode(sm.set(mad::kAttrSwitchInfo, 0, path, d).data).life_time_value, 10);
+  f.finish();
+}
+
+// Optimized SLtoVL programming (SwitchInfo says the switch takes it; OpenSM's
+// use_optimized_slvl): bit 17 of the modifier is every input port, bit 16 every output
+// port, in a Set. A Get names one pair, so a wildcard there is an invalid field.
+TEST(SwitchSma, OneSl2VlSetWithBothWildcardsWritesEveryInputOutputPair) {
+  Scenario s = tree_scenario();
+  Fabric f(s);
+  SmHost sm(f, "h1");
+  const uint32_t spine_node = node(f, "s1_0");
+  const sw::Switch& spine = *f.switch_at(spine_node);
+  const std::vector<uint8_t> path = {1, 3};
+  EXPECT_NE(mad::SwitchInfo::decode(sm.get(mad::kAttrSwitchInfo, 0, path).data).optimized_sl2vl_programming, 0);
+  mad::SlToVlTable t;
+  for (uint8_t sl = 0; sl < 16; ++sl) t.vl[sl] = sl % 2 ? 15 : 0;
+  mad::SmpData d;
+  t.encode(d);
+  EXPECT_EQ(sm.set(mad::kAttrSlToVlMappingTable, mad::kSl2VlAllInputs | mad::kSl2VlAllOutputs, path, d).status_code(),
+            mad::kStatusOk);
+  const uint16_t ports = f.scenario().topology.nodes[spine_node].num_ports;
+  for (uint16_t in = 0; in <= ports; ++in)
+    for (uint16_t out = 0; out <= ports; ++out)
+      EXPECT_TRUE(std::equal(t.vl.begin(), t.vl.end(), spine.sl2vl(in, out).begin())) << in << " -> " << out;
+  // Every input to output 2 only: the other outputs keep what they had.
+  mad::SlToVlTable u;
+  u.vl.fill(0);
+  u.encode(d);
+  EXPECT_EQ(sm.set(mad::kAttrSlToVlMappingTable, mad::kSl2VlAllInputs | mad::sl2vl_modifier(0, 2), path, d).status_code(),
+            mad::kStatusOk);
+  for (uint16_t in = 0; in <= ports; ++in) {
+    EXPECT_EQ(spine.sl2vl(in, 2)[1], 0) << in;
+    EXPECT_EQ(spine.sl2vl(in, 1)[1], 15) << in;
+  }
+  EXPECT_EQ(sm.get(mad::kAttrSlToVlMappingTable, mad::kSl2VlAllOutputs, path).status_code(), mad::kStatusInvalidField);
   f.finish();
 }
 

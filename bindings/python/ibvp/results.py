@@ -199,8 +199,9 @@ class Results:
     @property
     def subnet_manager(self) -> dict:
         """summary.json's "subnet_manager" block (subnet_manager.mode: in_band): whether the
-        subnet came up, when each phase ended (discovered_us, programmed_us, armed_us, up_us),
-        the SMPs sent, received and resent, per phase, and the nodes and links found
+        subnet came up, when each phase ended (discovered_us, programmed_us, qos_us,
+        multicast_us, armed_us, up_us), the SMPs sent, received and resent, per phase and per
+        table written (smps_by_table: sl2vl, vlarb, mft), and the nodes and links found
         (docs/management.md). With link_events, its "link_events" list has one dict per
         event (trap, sweep, recovery, lost packets); out of band the block then holds only
         mode "out_of_band" and that list."""
