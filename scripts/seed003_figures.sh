@@ -1,0 +1,26 @@
+#!/bin/sh
+# Seed 003's Figs. 5(a) and 9 on the flit router (docs/seed003.md): one sweep and one plot
+# per figure, results under out/seed003/, figures into docs/figures/seed003/. About 10
+# minutes on 2 cores (1 s runs of the 8-port router).
+#   scripts/seed003_figures.sh [fig5a fig9]   (default: both)
+set -e
+IBVP=${IBVP:-.venv/bin/ibvp}
+OUT=out/seed003
+FIGS=docs/figures/seed003
+mkdir -p "$FIGS"
+for fig in ${*:-fig5a fig9}; do
+  case $fig in
+    fig5a) $IBVP sweep configs/seed003/fig5a.yaml --vary switch.flit.variant=traditional,non_preemptive,preemptive \
+             --out "$OUT/fig5a" --jobs 2 || true
+           $IBVP plot "$OUT/fig5a" --kind control-split --out "$FIGS/fig5a" \
+             --title "Fig. 5(a): control latency, queueing and network (load 0.8)"
+           cp "$OUT/fig5a/control-split.csv" "$FIGS/fig5a.csv" ;;
+    fig9) $IBVP sweep configs/seed003/fig9.yaml --vary switch.flit.nic_multiplexing=flit,message \
+            --out "$OUT/fig9" --jobs 2 || true
+          $IBVP plot "$OUT/fig9" --kind phase-dmp --out "$FIGS/fig9" \
+            --title "Fig. 9: P router, the NIC's multiplexing (load 0.6)"
+          cp "$OUT/fig9/phase-dmp.csv" "$FIGS/fig9.csv" ;;
+    *) echo "unknown figure $fig (fig5a fig9)" >&2; exit 2 ;;
+  esac
+  rm -f "$FIGS/$fig.svg"  # the docs show the PNG
+done
