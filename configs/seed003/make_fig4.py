@@ -88,4 +88,4 @@ write("fig5a", "preemptive", single_hosts, SINGLE, "Fig. 5(a)", "one 8-port rout
 write("fig9", "preemptive", single_hosts, SINGLE, "Fig. 9", "one 8-port router and 8 hosts", 1000, load=0.6,
       streams=39, flit_extra=", nic_multiplexing: flit",
       note="\n# Fig. 9: ibvp sweep configs/seed003/fig9.yaml --vary switch.flit.nic_multiplexing=flit,message\n"
-           "# --out out/seed003/fig9, then ibvp plot out/seed003/fig9 --kind phase-dmp.")
+           "# --out out/seed003/fig9, then ibvp plot out/seed003/fig9 --kind control-split (or phase-dmp).")
