@@ -43,9 +43,10 @@ struct ClassCounts {
   // buffer (a dummy tail closed its path, or its header gave back an output VC it had not
   // yet crossed to); `preempting`: headers of the class that made a lower one give way.
   uint64_t preempted = 0, preempting = 0;
-  // Sec. 3.2.2: a message of the class was accelerated (its Accelerate flag set) because it
-  // was preempted (Fig. 2a), or because it held the output VC a higher-priority header
-  // wanted when that output had no free VC (Fig. 2b).
+  // Sec. 3.2.2: a message of the class was accelerated (its Accelerate flag set) because a
+  // higher-priority header waited for it in the extra buffer of its input VC (Fig. 2a: it
+  // was preempted, or only its tail was left), or because it held the output VC such a
+  // header wanted when that output had no free VC (Fig. 2b).
   uint64_t accelerated_preempted = 0, accelerated_blocking = 0;
 
   ClassCounts& operator+=(const ClassCounts& o) {
