@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 """Writes seed 003's router studies on the flit router (switch.model flit_wormhole;
 docs/seed003.md): configs/seed003/fig4_{traditional,non_preemptive,preemptive}.yaml (Figs. 4
-and 5, one 8-port router) and fig8_{non_preemptive,preemptive}.yaml (Fig. 8, the 2x2 mesh of
-5-port routers). Run from anywhere: python3 make_fig4.py."""
+and 5, one 8-port router), fig8_{non_preemptive,preemptive}.yaml (Fig. 8, the 2x2 mesh of
+5-port routers), fig5a.yaml (Fig. 5(a), swept over the variant) and fig9.yaml (Fig. 9, swept
+over the NIC's multiplexing). Run from anywhere: python3 make_fig4.py."""
 from pathlib import Path
 
 STREAMS, RATE = 52, 20_000_000  # streams per host of RATE b/s (80 % of 0.8 x 1.6 Gb/s is 51.2)
@@ -13,14 +14,14 @@ HEADER = """# Seed 003 {figure} on the flit router (docs/seed003.md), written by
 # {fabric}, variant {variant}; 16 VCs per physical channel, 40-flit buffers,
 # 128-bit flits, 1.6 Gb/s links (Sec. 4.1). VC 0 for control, and the other 15 split 20:80
 # between real time and best effort (3 and 12), the split of the first phase (Sec. 4.2). The
-# input load is 0.8 of every host's link, in five phases of real time to best effort 20:80,
+# input load is {load} of every host's link, in five phases of real time to best effort 20:80,
 # 30:70, 50:50, 70:30, 80:20 (the mix key; summary.json's mix block gives DMP, DMT and
 # best-effort latency per phase). Video on SL 1 (class 1), best effort on SL 0 (class 2),
 # control on VL15 (class 0), one 20-flit message per host every 33.3 ms. Each host has
 # {streams} synthetic MPEG-2 streams of {mbps} Mb/s to the other hosts in turn, started over a
 # GOP; a stream reserves its mean rate, best effort is charged at switch.unreserved_rate (1
 # Gb/s). A message is one IBA packet of 592 payload bytes (626 wire bytes: 40 flits). Not the
-# paper's NIC: fabric-only endpoints.
+# paper's NIC: fabric-only endpoints.{note}
 name: {name}
 seed: 3
 duration: {duration_ms}ms
@@ -28,11 +29,11 @@ warmup: 0ms
 {topology}switch:
   data_vls: 2
   model: flit_wormhole
-  flit: {{variant: {variant}, vcs_per_channel: 16, vc_buffer_flits: 40, class_vcs: [1, 3, 12], vl_classes: [2, 1]}}
+  flit: {{variant: {variant}, vcs_per_channel: 16, vc_buffer_flits: 40, class_vcs: [1, 3, 12], vl_classes: [2, 1]{flit_extra}}}
 endpoint: {{data_vls: 2}}
 control: {{payload_bytes: 286}}
 mix:
-  total_load: 0.8
+  total_load: {load}
   phases: [[20, 80], [30, 70], [50, 50], [70, 30], [80, 20]]
 flows:
 """
@@ -52,14 +53,16 @@ routing: updn
 """
 
 
-def write(name: str, variant: str, hosts: list, topology: str, figure: str, fabric: str, duration_ms: int) -> None:
+def write(name: str, variant: str, hosts: list, topology: str, figure: str, fabric: str, duration_ms: int,
+          load: float = 0.8, streams: int = STREAMS, note: str = "", flit_extra: str = "") -> None:
     lines = [HEADER.format(name=name, figure=figure, fabric=fabric, variant=variant, topology=topology,
-                           streams=STREAMS, mbps=RATE // 1_000_000, duration_ms=duration_ms)]
+                           streams=streams, mbps=RATE // 1_000_000, duration_ms=duration_ms, load=load,
+                           note=note, flit_extra=flit_extra)]
     n = len(hosts)
     for i, src in enumerate(hosts):
-        for k in range(STREAMS):
+        for k in range(streams):
             dst = hosts[(i + 1 + k % (n - 1)) % n]
-            start = int(k * GOP * PERIOD_US / STREAMS + i * PERIOD_US / n) % int(GOP * PERIOD_US)
+            start = int(k * GOP * PERIOD_US / streams + i * PERIOD_US / n) % int(GOP * PERIOD_US)
             lines.append(f"  - {{name: v{i + 1}_{k + 1}, src: {src}, dst: {dst}, generator: video, "
                          f"video_bit_rate: {RATE}, payload_bytes: 592, sl: 1, start: {start}us}}\n")
     for i, src in enumerate(hosts):
@@ -74,3 +77,15 @@ for v in ("traditional", "non_preemptive", "preemptive"):
 mesh_hosts = [f"h{i}_{j}_1" for i in range(2) for j in range(2)]
 for v in ("non_preemptive", "preemptive"):
     write(f"fig8_{v}", v, mesh_hosts, MESH, "Fig. 8", "a 2x2 mesh of 5-port routers, one host each", 2000)
+# Fig. 5(a): the control messages' latency, queueing and network, per phase and router
+# (summary.json's mix phases, phases.csv); one config swept over the variant, 1 s runs.
+write("fig5a", "preemptive", single_hosts, SINGLE, "Fig. 5(a)", "one 8-port router and 8 hosts", 1000,
+      note="\n# Fig. 5(a): ibvp sweep configs/seed003/fig5a.yaml --vary\n"
+           "# switch.flit.variant=traditional,non_preemptive,preemptive --out out/seed003/fig5a, then\n"
+           "# ibvp plot out/seed003/fig5a --kind control-split.")
+# Fig. 9: the NIC's multiplexing to the wire, flit or message (Sec. 3.3.1, 5.3), on the P router at
+# the load of Fig. 9(a), 0.6 (39 streams per host: 80 % of 0.6 x 1.6 Gb/s is 38.4 streams).
+write("fig9", "preemptive", single_hosts, SINGLE, "Fig. 9", "one 8-port router and 8 hosts", 1000, load=0.6,
+      streams=39, flit_extra=", nic_multiplexing: flit",
+      note="\n# Fig. 9: ibvp sweep configs/seed003/fig9.yaml --vary switch.flit.nic_multiplexing=flit,message\n"
+           "# --out out/seed003/fig9, then ibvp plot out/seed003/fig9 --kind control-split (or phase-dmp).")

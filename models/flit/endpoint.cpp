@@ -59,14 +59,31 @@ void FlitEndpoint::step(Cycle now, Wire& wire) {
       --queued_;
     }
   // One flit per cycle: the highest class, then the oldest message, with a credit.
+  auto credited = [&](const Sending& s) { return vcs_[s.vc].credits[static_cast<size_t>(s.pool)] > 0; };
   Sending* best = nullptr;
-  for (Sending& s : sending_) {
-    if (vcs_[s.vc].credits[static_cast<size_t>(s.pool)] == 0) continue;
-    const Message& m = msgs_[s.msg];
-    if (!best || std::tie(m.cls, m.created, s.msg) < std::tie(msgs_[best->msg].cls, msgs_[best->msg].created, best->msg))
-      best = &s;
+  if (on_wire_ != kNone) {
+    // Message-level multiplexing (Sec. 3.3.1): the send DMA moves the whole message; the
+    // wire waits for its credits rather than carry another message's flits.
+    if (now < on_wire_from_) return;
+    for (Sending& s : sending_)
+      if (s.msg == on_wire_) best = &s;
+    if (!best || !credited(*best)) return;
+  } else {
+    for (Sending& s : sending_) {
+      if (!credited(s)) continue;
+      const Message& m = msgs_[s.msg];
+      if (!best ||
+          std::tie(m.cls, m.created, s.msg) < std::tie(msgs_[best->msg].cls, msgs_[best->msg].created, best->msg))
+        best = &s;
+    }
+    if (!best) return;
+    if (cfg_.nic_multiplexing == NicMultiplexing::message) {
+      on_wire_ = best->msg;
+      // "This implementation includes the DMA overhead for each message transfer" (Sec. 3.3.1).
+      on_wire_from_ = now + cfg_.nic_dma_cycles;
+      if (now < on_wire_from_) return;
+    }
   }
-  if (!best) return;
   Message& m = msgs_[best->msg];
   Flit f;
   f.msg = best->msg;
@@ -82,6 +99,7 @@ void FlitEndpoint::step(Cycle now, Wire& wire) {
   if (first) m.head_injected = now;
   if (++best->next < m.flits) return;
   m.tail_injected = now;
+  if (on_wire_ == best->msg) on_wire_ = kNone;
   if (listener_) listener_->tail_injected(best->msg, now);
   (best->pool == Pool::extra ? o.extra_owner : o.owner) = kNone;
   sending_.erase(sending_.begin() + (best - sending_.data()));

@@ -3,7 +3,8 @@
 // messages into flits and sends one flit per cycle on its cable, and a sink that takes every
 // flit at once and returns its credit. The source's choice is the simplest QoS interface:
 // among messages that hold a VC and have credits, the highest class first, then the oldest
-// (seed 003's QoS NIC with its VirtualClock flit scheduler is issue 13's NIC part, not this).
+// (seed 003's QoS NIC selects by VirtualClock; this one by class and age). It multiplexes
+// the wire flit by flit, or a whole message at a time (FlitConfig::nic_multiplexing, Fig. 9).
 #include <array>
 #include <cstdint>
 #include <deque>
@@ -60,6 +61,10 @@ class FlitEndpoint {
   std::array<std::deque<uint32_t>, kMaxClasses> waiting_;  // per class: messages without a VC, in creation order
   size_t queued_ = 0;
   std::vector<Sending> sending_;
+  // nic_multiplexing message: the message on the wire (its tail not yet sent) and the first
+  // cycle it may send (after the DMA overhead).
+  uint32_t on_wire_ = kNone;
+  Cycle on_wire_from_ = 0;
   FlitListener* listener_ = nullptr;
   uint64_t payload_sent_ = 0, payload_received_ = 0, dummies_received_ = 0;
 };

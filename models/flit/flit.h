@@ -35,6 +35,30 @@ struct Flit {
   uint8_t cls = 0;       // traffic class (priority) of its message
 };
 
+// What a router's preemption and acceleration did, per class of the message they acted on
+// (summary.json's flit_router block; docs/seed003.md uses them to read Fig. 7).
+struct ClassCounts {
+  uint64_t flits_crossed = 0;  // payload flits of the class through a crossbar (dummies not)
+  // Sec. 3.2.1: a message of the class gave way to a higher-priority header in the extra
+  // buffer (a dummy tail closed its path, or its header gave back an output VC it had not
+  // yet crossed to); `preempting`: headers of the class that made a lower one give way.
+  uint64_t preempted = 0, preempting = 0;
+  // Sec. 3.2.2: a message of the class was accelerated (its Accelerate flag set) because a
+  // higher-priority header waited for it in the extra buffer of its input VC (Fig. 2a: it
+  // was preempted, or only its tail was left), or because it held the output VC such a
+  // header wanted when that output had no free VC (Fig. 2b).
+  uint64_t accelerated_preempted = 0, accelerated_blocking = 0;
+
+  ClassCounts& operator+=(const ClassCounts& o) {
+    flits_crossed += o.flits_crossed;
+    preempted += o.preempted;
+    preempting += o.preempting;
+    accelerated_preempted += o.accelerated_preempted;
+    accelerated_blocking += o.accelerated_blocking;
+    return *this;
+  }
+};
+
 // A message as the network sees it, with the times the tests and metrics read.
 struct Message {
   uint32_t src = 0, dst = 0;  // endpoints

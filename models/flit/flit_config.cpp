@@ -15,6 +15,8 @@ const char* variant_name(Variant v) {
 
 const char* unreserved_name(Unreserved u) { return u == Unreserved::last ? "last" : "rate"; }
 
+const char* nic_multiplexing_name(NicMultiplexing m) { return m == NicMultiplexing::message ? "message" : "flit"; }
+
 uint64_t FlitConfig::flit_cycle_ps() const {
   return static_cast<uint64_t>(std::ceil(static_cast<double>(width_bits) * 1e12 / link_bps));
 }
@@ -36,6 +38,8 @@ std::string FlitConfig::problem() const {
   if (vc_buffer_flits == 0) return "vc_buffer_flits must be at least 1";
   if (block_flits == 0) return "block_flits must be at least 1";
   if (link_delay_cycles == 0) return "link_delay_cycles must be at least 1";
+  if (nic_dma_cycles > 0 && nic_multiplexing != NicMultiplexing::message)
+    return "nic_dma_cycles is the overhead of message-level multiplexing; it needs nic_multiplexing: message";
   for (uint8_t c : vl_classes)
     if (c >= classes()) return "vl_classes names class " + std::to_string(c) + " but there are " + std::to_string(classes());
   if (shared_vcs) {

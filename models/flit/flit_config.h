@@ -24,6 +24,13 @@ enum class Unreserved : uint8_t {
 };
 const char* unreserved_name(Unreserved u);
 
+// How a source's NIC puts the flits of its messages onto the wire (Sec. 3.3.1, Fig. 9).
+enum class NicMultiplexing : uint8_t {
+  flit,     // flit by flit: each cycle any message with a VC and a credit may send
+  message,  // a whole message, then the next: the send DMA moves one message at a time
+};
+const char* nic_multiplexing_name(NicMultiplexing m);
+
 struct FlitConfig {
   uint32_t width_bits = 128;        // flit width (Sec. 4.1)
   double link_bps = 1.6e9;          // physical link bandwidth (Sec. 4.1)
@@ -34,6 +41,11 @@ struct FlitConfig {
   Unreserved unreserved = Unreserved::rate;  // NP and P (docs/seed003.md: last starves best effort)
   uint32_t block_flits = 1;         // Sec. 5.1, Fig. 6: flits a VC keeps the crossbar input for
   uint32_t link_delay_cycles = 1;   // a flit's (and a credit's) time on the cable
+  // The sources (FlitEndpoint): flit- or message-level multiplexing to the wire, and with
+  // message, the cycles the wire idles before each message (Sec. 5.3: "The simulation model
+  // includes the DMA overhead for injecting the messages"; the paper gives no number).
+  NicMultiplexing nic_multiplexing = NicMultiplexing::flit;
+  uint32_t nic_dma_cycles = 0;
   // VCs per class, from VC 0 up (class 0 first): TR and NP use only their class's VCs; P
   // starts a message on its class's VCs when one is free and takes any free VC otherwise
   // (Sec. 4.2: "In the beginning the configuration is the same as the NP router").

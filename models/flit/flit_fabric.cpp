@@ -168,6 +168,8 @@ void FlitFabric::delivered(uint32_t msg, Cycle) {
   const Message& m = net_.message(msg);
   EdgePort& out = edges_.at(edge_of_flit_node_.at(m.dst));
   if (p->lrh.vl != ib::kVl15) p->lrh.vl = opt_.sl2vl[p->lrh.sl & 15];
+  // Seed 003 Sec. 4.2: network latency runs from the header flit's injection into the router.
+  p->entered_ps = m.head_injected * cycle_ps_;
   out.out.push_back(p);
   out.out_head_ps.push_back(m.head_delivered * cycle_ps_);
   // The tail flit was the message's last (its IBA credit went when it left the source).

@@ -42,6 +42,17 @@ const sim::ParamGroup& flit_params() {
     b.integer("link_delay", &FlitConfig::link_delay_cycles, "cycles",
               "Cycles a flit or a credit takes on a cable between routers or to an edge.")
         .range(1, 1 << 16);
+    b.choice("nic_multiplexing", &FlitConfig::nic_multiplexing,
+             {{nic_multiplexing_name(NicMultiplexing::flit), NicMultiplexing::flit},
+              {nic_multiplexing_name(NicMultiplexing::message), NicMultiplexing::message}},
+             "How each source (the NIC at an edge) puts its messages' flits onto the wire (seed 003 Sec. 3.3.1, "
+             "Fig. 9): flit (flit by flit among the messages that hold a VC, the highest class then the oldest "
+             "first) or message (a whole message, chosen the same way, then the next; the wire idles while that "
+             "message lacks credits).");
+    b.integer("nic_dma_cycles", &FlitConfig::nic_dma_cycles, "cycles",
+              "nic_multiplexing message: flit cycles the wire idles before each message (the send DMA's overhead "
+              "per message, Sec. 5.3; 0: none).")
+        .range(0, 1 << 20);
     b.integer_list("class_vcs", &FlitConfig::class_vcs, "VCs",
                    "VCs per traffic class from VC 0 up, class 0 (control) first, then real time, then best effort; "
                    "TR and NP use only their class's VCs, P starts on them (Sec. 4.2).")

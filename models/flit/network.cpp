@@ -89,6 +89,7 @@ void FlitNetwork::send_flit(uint32_t node, uint16_t port, uint16_t vc, const Fli
   // One flit per cycle on a cable.
   assert(c.flits.empty() || c.flits.back().arrive < arrive);
   c.flits.push_back({arrive, vc, f});
+  if (trace_) trace_(node, port, vc, f, depart);
 }
 
 void FlitNetwork::send_credit(uint32_t node, uint16_t port, uint16_t vc, Pool pool, uint8_t cls, Cycle depart) {
@@ -191,6 +192,12 @@ uint64_t FlitNetwork::dummies_made() const {
   uint64_t n = 0;
   for (const auto& r : routers_)
     if (r) n += r->dummies_made();
+  return n;
+}
+ClassCounts FlitNetwork::class_counts(uint8_t cls) const {
+  ClassCounts n;
+  for (const auto& r : routers_)
+    if (r) n += r->counts(cls);
   return n;
 }
 uint64_t FlitNetwork::dummies_delivered() const {

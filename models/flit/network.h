@@ -6,6 +6,7 @@
 // cycle). This is the model the tests and seed 003's single-router and mesh studies run.
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -45,6 +46,11 @@ class FlitNetwork : private Wire {
 
   // Every endpoint reports its tails to `l` (the fabric adapter, models/flit/flit_fabric.h).
   void set_listener(FlitListener* l);
+  // Called with every flit a node puts on a cable (node, port, VC, flit, departure cycle):
+  // a trace for tests (what a source's wire carried, cycle by cycle).
+  using FlitTrace = std::function<void(uint32_t, uint16_t, uint16_t, const Flit&, Cycle)>;
+  void set_flit_trace(FlitTrace t) { trace_ = std::move(t); }
+  bool is_endpoint(uint32_t node) const { return node < endpoints_.size() && endpoints_[node] != nullptr; }
   // Nothing queued, buffered or on a cable: stepping would change nothing.
   bool idle() const;
   // An idle network skips to cycle `c` (the next cycle it steps is c).
@@ -66,6 +72,8 @@ class FlitNetwork : private Wire {
   uint64_t payload_flits_buffered() const;   // in router input buffers
   uint64_t payload_flits_on_cables() const;
   uint64_t dummies_made() const;
+  // Preemptions and accelerations of every router, per class (flit.h).
+  ClassCounts class_counts(uint8_t cls) const;
   uint64_t dummies_delivered() const;
   uint64_t dummies_buffered() const;
   uint64_t dummies_on_cables() const;
@@ -106,6 +114,7 @@ class FlitNetwork : private Wire {
   std::vector<std::vector<int>> out_, in_;                // [node][port] -> channel, -1 unconnected
   std::vector<Channel> channels_;
   Cycle now_ = 0;
+  FlitTrace trace_;
 };
 
 }  // namespace ibvp::flit

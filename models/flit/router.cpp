@@ -70,6 +70,8 @@ void FlitRouter::start_preemption(uint16_t p, InputVc& v, Cycle now) {
     holder_in_[r.out_port][r.out_vc] = kNone;
     r = VcRoute{};
     v.serving_extra = true;
+    counts_[m1.cls].preempted++;
+    counts_[hc].preempting++;
     return;
   }
   // "The router first checks whether the tail flit of the lower priority message has passed
@@ -91,10 +93,15 @@ void FlitRouter::start_preemption(uint16_t p, InputVc& v, Cycle now) {
     dummies_made_ += 2;
     held_ += 2;
     msgs_[r.msg].preemptions++;
+    counts_[m1.cls].preempted++;
+    counts_[hc].preempting++;
     enqueue_sched(p, m1.connection, now);
     enqueue_sched(p, m1.connection, now);
   }
-  if (cfg_.acceleration) v.accelerate = true;
+  if (cfg_.acceleration && !v.accelerate) {
+    v.accelerate = true;
+    counts_[m1.cls].accelerated_preempted++;
+  }
   v.preempt_pending = true;
 }
 
@@ -130,7 +137,13 @@ void FlitRouter::allocate(Cycle now) {
       // Fig. 2b: the output VC is held by a lower-priority message; accelerate it.
       if (c.has_blocker && cfg_.acceleration) {
         const uint32_t h = holder_in_[out][c.blocker];
-        if (h != kNone) in(static_cast<uint16_t>(h / cfg_.vcs_per_channel), static_cast<uint16_t>(h % cfg_.vcs_per_channel)).accelerate = true;
+        if (h != kNone) {
+          InputVc& b = in(static_cast<uint16_t>(h / cfg_.vcs_per_channel), static_cast<uint16_t>(h % cfg_.vcs_per_channel));
+          if (!b.accelerate) {
+            b.accelerate = true;
+            counts_[msgs_[outputs_[out][c.blocker].owner].cls].accelerated_blocking++;
+          }
+        }
       }
       continue;
     }
@@ -208,6 +221,7 @@ void FlitRouter::cross(uint16_t p, uint16_t vc, Cycle now, Wire& wire) {
   wire.send_flit(node_, r.out_port, r.out_vc, f, now + 1);  // stage 5, then the cable
   if (!b.generated) wire.send_credit(node_, p, vc, came_in, f.cls, now);
   ++crossed_;
+  if (!f.dummy) counts_[f.cls].flits_crossed++;
   const Message& m = msgs_[f.msg];
   vclock_[p].charge(m.connection, m.vtick_ps);
   if (m.connection < queued_[p].size() && queued_[p][m.connection] > 0) --queued_[p][m.connection];

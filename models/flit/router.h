@@ -17,6 +17,7 @@
 // one flit per cycle, which is the physical channel's rate); the paper's history stack is the
 // dummy header kept in the regular buffer; one extra buffer per input VC (Sec. 3.2.1 has
 // s - 1 of them for s priority levels), so a preempting message cannot itself be preempted.
+#include <array>
 #include <cstdint>
 #include <vector>
 
@@ -54,6 +55,8 @@ class FlitRouter {
   uint64_t flits_held() const { return held_; }  // the two above together, kept as a count
   uint64_t dummies_made() const { return dummies_made_; }
   uint64_t flits_crossed() const { return crossed_; }
+  // Preemptions and accelerations per class (flit.h).
+  const ClassCounts& counts(uint8_t cls) const { return counts_.at(cls); }
 
  private:
   struct Candidate {
@@ -88,6 +91,7 @@ class FlitRouter {
   uint64_t dummies_made_ = 0;
   uint64_t held_ = 0;
   uint64_t crossed_ = 0;
+  std::array<ClassCounts, kMaxClasses> counts_{};
 };
 
 }  // namespace ibvp::flit

@@ -73,6 +73,9 @@ struct Packet {
   uint32_t dst_node = 0;
   sc_core::sc_time created;   // when the generator produced it
   sc_core::sc_time injected;  // when its first bit left the source port
+  // Seed 003 Fig. 5(a): when its header entered the network of routers (the flit model: its
+  // header flit left the edge into the first router), ps; 0: not known, take `injected`.
+  uint64_t entered_ps = 0;
   uint16_t hops = 0;          // switches traversed
   uint64_t hop_tail_ps = 0;   // when its tail reaches the port now receiving it (ps)
   // The output port taken at each switch, the first kRouteHops of them (the packets table's

@@ -1,5 +1,7 @@
 #include "platform/metrics/mix_metrics.h"
 
+#include <algorithm>
+
 namespace ibvp::metrics {
 
 MixMetrics::MixMetrics(std::vector<workload::MixPhase> phases, const std::vector<workload::FlowMix>& plan,
@@ -33,10 +35,33 @@ MixMetrics::MixMetrics(std::vector<workload::MixPhase> phases, const std::vector
   }
 }
 
+namespace {
+// Seed 003 Sec. 4.2: "the time between the injection of the first flit (header flit) of a
+// message into the network (or a router) and the ejection of the last flit"; the time
+// before it is queueing (Fig. 5a). Without a flit model, the header enters the network as
+// the source port starts sending it.
+uint64_t queueing_ps(const ib::Packet& p, uint64_t delivered_ps) {
+  const uint64_t entered = p.entered_ps ? p.entered_ps : static_cast<uint64_t>(p.injected.value());
+  return std::min<uint64_t>(entered, delivered_ps) - std::min<uint64_t>(p.created.value(), entered);
+}
+}  // namespace
+
 void MixMetrics::on_deliver(const ib::Packet& p, uint32_t node, uint64_t t) {
   (void)node;
-  if (p.flow >= cls_.size() || cls_[p.flow] == workload::MixClass::none) return;
   const uint64_t created = p.created.value();
+  // The control section's packets (VL15 flows, the highest class; docs/control.md) belong to
+  // no class of the mix (their flows come after the planned ones), but Fig. 5(a) reads their
+  // latency per phase. Packets of no flow (SMPs) are not theirs.
+  if (p.lrh.vl == ib::kVl15 && p.flow != ib::kNoFlow &&
+      (p.flow >= cls_.size() || cls_[p.flow] == workload::MixClass::none)) {
+    if (created < warmup_ps_ || phases_.empty()) return;
+    Phase& ph = phases_[workload::phase_at(spans_, created)];
+    ++ph.control_packets;
+    ph.control_latency_sum_ps += static_cast<double>(t - created);
+    ph.control_queueing_sum_ps += static_cast<double>(queueing_ps(p, t));
+    return;
+  }
+  if (p.flow >= cls_.size() || cls_[p.flow] == workload::MixClass::none) return;
   if (created < warmup_ps_ || phases_.empty()) return;
   const size_t k = workload::phase_at(spans_, created);
   Phase& ph = phases_[k];
@@ -44,6 +69,7 @@ void MixMetrics::on_deliver(const ib::Packet& p, uint32_t node, uint64_t t) {
     ++ph.be_packets;
     ph.be_payload_bytes += p.payload_bytes;
     ph.be_latency_sum_ps += static_cast<double>(t - created);
+    ph.be_queueing_sum_ps += static_cast<double>(queueing_ps(p, t));
     return;
   }
   ph.rt_payload_bytes += p.payload_bytes;
@@ -86,6 +112,7 @@ nlohmann::ordered_json MixMetrics::json() const {
     const Phase& ph = phases_[p];
     const double seconds = static_cast<double>(ph.span.end_ps - ph.span.start_ps) * 1e-12;
     const double be_mean_ns = ph.be_packets == 0 ? 0.0 : ph.be_latency_sum_ps / static_cast<double>(ph.be_packets) / 1e3;
+    auto mean_ns = [](double sum_ps, uint64_t n) { return n == 0 ? Json(nullptr) : Json(sum_ps / static_cast<double>(n) / 1e3); };
     phases.push_back(Json{
         {"phase", p},
         {"start_ns", ph.span.start_ps / 1e3},
@@ -109,7 +136,15 @@ nlohmann::ordered_json MixMetrics::json() const {
               {"delivered_payload_bytes", ph.be_payload_bytes},
               {"packets", ph.be_packets},
               {"throughput_bytes_per_s", seconds > 0 ? static_cast<double>(ph.be_payload_bytes) / seconds : 0.0},
-              {"mean_latency_ns", be_mean_ns}}}});
+              {"mean_latency_ns", be_mean_ns},
+              {"mean_queueing_ns", mean_ns(ph.be_queueing_sum_ps, ph.be_packets)},
+              {"mean_network_ns", mean_ns(ph.be_latency_sum_ps - ph.be_queueing_sum_ps, ph.be_packets)}}},
+        {"control",
+         Json{{"packets", ph.control_packets},
+              {"mean_latency_ns", mean_ns(ph.control_latency_sum_ps, ph.control_packets)},
+              {"mean_queueing_ns", mean_ns(ph.control_queueing_sum_ps, ph.control_packets)},
+              {"mean_network_ns",
+               mean_ns(ph.control_latency_sum_ps - ph.control_queueing_sum_ps, ph.control_packets)}}}});
   }
   return Json{{"total_load", total_load_}, {"phases", phases}};
 }

@@ -38,6 +38,12 @@ class MixMetrics : public sim::FabricObserver {
     uint64_t rt_payload_bytes = 0;  // delivered, of packets created in the phase
     uint64_t be_packets = 0, be_payload_bytes = 0;
     double be_latency_sum_ps = 0;
+    // Seed 003 Fig. 5: latency split at the header's entry into the network (Packet::
+    // entered_ps): queueing outside the routers (at the source and its NIC), then network
+    // time to delivery. Best effort's, and the control section's (VL15) packets'.
+    double be_queueing_sum_ps = 0;
+    uint64_t control_packets = 0;
+    double control_latency_sum_ps = 0, control_queueing_sum_ps = 0;
   };
   // Merges the streams' frame statistics into the phases; call once after the run.
   void finish();

@@ -17,6 +17,7 @@
 #include "platform/metrics/admission_report.h"
 #include "platform/metrics/csv.h"
 #include "platform/metrics/firmware_report.h"
+#include "platform/metrics/flit_report.h"
 #include "platform/metrics/parquet_writer.h"
 #include "platform/metrics/table.h"
 
@@ -205,6 +206,7 @@ Json write_connections(const ConnectionMetrics& cm, const std::vector<std::strin
 void write_phases(const MixMetrics& m, const std::string& dir) {
   const std::vector<MixMetrics::Phase>& ph = m.phases();
   auto seconds = [&](size_t r) { return static_cast<double>(ph[r].span.end_ps - ph[r].span.start_ps) * 1e-12; };
+  auto mean_ns = [](double sum_ps, uint64_t n) { return n ? sum_ps / static_cast<double>(n) / 1e3 : NAN; };
   Table tab(ph.size());
   tab.int64("phase", [](size_t r) { return static_cast<int64_t>(r); })
       .real("start_ns", [&](size_t r) { return static_cast<double>(ph[r].span.start_ps) / 1e3; })
@@ -230,6 +232,18 @@ void write_phases(const MixMetrics& m, const std::string& dir) {
       })
       .real("be_mean_latency_ns", [&](size_t r) {
         return ph[r].be_packets ? ph[r].be_latency_sum_ps / static_cast<double>(ph[r].be_packets) / 1e3 : NAN;
+      })
+      // Seed 003 Fig. 5: queueing before the header enters the network, and network time.
+      .real("be_mean_queueing_ns", [&](size_t r) { return mean_ns(ph[r].be_queueing_sum_ps, ph[r].be_packets); })
+      .real("be_mean_network_ns",
+            [&](size_t r) { return mean_ns(ph[r].be_latency_sum_ps - ph[r].be_queueing_sum_ps, ph[r].be_packets); })
+      .int64("control_packets", [&](size_t r) { return static_cast<int64_t>(ph[r].control_packets); })
+      .real("control_mean_latency_ns",
+            [&](size_t r) { return mean_ns(ph[r].control_latency_sum_ps, ph[r].control_packets); })
+      .real("control_mean_queueing_ns",
+            [&](size_t r) { return mean_ns(ph[r].control_queueing_sum_ps, ph[r].control_packets); })
+      .real("control_mean_network_ns", [&](size_t r) {
+        return mean_ns(ph[r].control_latency_sum_ps - ph[r].control_queueing_sum_ps, ph[r].control_packets);
       });
   write_table(dir, "phases", tab);
 }
@@ -693,6 +707,11 @@ void write_results(const Fabric& fabric, const RunResult& result, const std::str
     if (const MixMetrics* m = fabric.mix_metrics()) {
       js["mix"] = m->json();
       write_phases(*m, dir);
+    }
+    if (const flit::FlitFabric* ff = fabric.flit_fabric()) {
+      const std::vector<FlitClassRow> rows = flit_class_rows(*ff);
+      js["flit_router"] = flit_router_json(ff->network().config(), rows);
+      write_table(dir, "flit_classes", flit_classes_table(rows));
     }
     write_json(dir + "/summary.json", js);
   }

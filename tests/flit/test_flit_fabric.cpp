@@ -182,3 +182,63 @@ TEST(FlitFabric, PreemptiveRouterKeepsBestEffortMovingThroughFrameBursts) {
   EXPECT_EQ(best_effort, 4);
   std::filesystem::remove_all(o.out_dir);
 }
+
+// Seed 003 Fig. 5(a): a control message's latency is queueing outside the router (at its
+// source and the edge, before its header flit enters the router) plus network time (to its
+// tail's delivery). Per phase, the two means add up to the mean latency, and the network
+// part is at least the zero-load time of a 20-flit message through one router: 2 d + 4 +
+// 20 - 1 = 25 cycles of 80 ns (d = 1), plus the last cable's 5 ns. Control is the highest
+// class, so under P it hardly waits in the network; TR serves it with everything else.
+TEST(FlitFabric, ControlLatencySplitsIntoQueueingAndNetworkTimeThatAddUpPerPhase) {
+  std::string yaml =
+      "name: split\nseed: 3\nduration: 60ms\ntopology: {generator: single_switch, hosts: 4}\n"
+      "switch:\n  data_vls: 2\n  model: flit_wormhole\n"
+      "  flit: {variant: preemptive, class_vcs: [1, 3, 12], vl_classes: [2, 1]}\n"
+      "endpoint: {data_vls: 2}\ncontrol: {payload_bytes: 286, period: 1ms}\n"
+      "mix: {total_load: 0.5, phases: [[30, 70], [70, 30]]}\nflows:\n";
+  for (int i = 1; i <= 4; ++i) {
+    for (int k = 1; k <= 30; ++k) {
+      int d = (i + k - 1) % 4 + 1;
+      if (d == i) d = i % 4 + 1;
+      yaml += "  - {name: v" + std::to_string(i) + "_" + std::to_string(k) + ", src: h" + std::to_string(i) +
+              ", dst: h" + std::to_string(d) + ", generator: video, video_bit_rate: 20000000, payload_bytes: 592, " +
+              "sl: 1, start: " + std::to_string(k * 1000) + "us}\n";
+    }
+    yaml += "  - {name: be" + std::to_string(i) + ", src: h" + std::to_string(i) +
+            ", pattern: uniform, generator: poisson, payload_bytes: 592, sl: 0}\n";
+  }
+  const Scenario s = scenario_from_yaml(yaml, "split.yaml");
+  RunOptions o;
+  o.out_dir = temp_dir("split");
+  const RunResult r = run_scenario(s, o);
+  EXPECT_FALSE(r.deadlock);
+  std::ifstream f(o.out_dir + "/summary.json");
+  const nlohmann::json j = nlohmann::json::parse(f);
+  const auto& phases = j.at("mix").at("phases");
+  ASSERT_EQ(phases.size(), 2u);
+  const double zero_load_network_ns = 25 * 80 + 5;
+  for (const auto& ph : phases) {
+    for (const char* cls : {"control", "best_effort"}) {
+      SCOPED_TRACE(cls);
+      const auto& c = ph.at(cls);
+      const double total = c.at("mean_latency_ns").get<double>();
+      const double queueing = c.at("mean_queueing_ns").get<double>();
+      const double network = c.at("mean_network_ns").get<double>();
+      EXPECT_NEAR(queueing + network, total, 1e-6 * total);
+      EXPECT_GT(queueing, 0.0);  // at least the header's way down its first cable
+      EXPECT_GE(network, zero_load_network_ns);
+    }
+    // 4 senders, one control message each per ms, over the 30 ms of a phase.
+    EXPECT_NEAR(ph.at("control").at("packets").get<double>(), 4 * 30, 4);
+  }
+  // The flit router's counts reach summary.json and flit_classes.csv.
+  const auto& fr = j.at("flit_router");
+  EXPECT_EQ(fr.at("variant"), "preemptive");
+  EXPECT_EQ(fr.at("nic_multiplexing"), "flit");
+  ASSERT_EQ(fr.at("classes").size(), 3u);
+  uint64_t preempted = 0;
+  for (const auto& c : fr.at("classes")) preempted += c.at("preempted").get<uint64_t>();
+  EXPECT_EQ(preempted, fr.at("preemptions").get<uint64_t>());
+  EXPECT_TRUE(std::filesystem::exists(o.out_dir + "/flit_classes.csv"));
+  std::filesystem::remove_all(o.out_dir);
+}

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <numeric>
 #include <utility>
@@ -353,6 +354,144 @@ TEST(FlitRouter, SameTrafficSameResultsBitForBit) {
     EXPECT_EQ(a->messages()[i].tail_delivered, b->messages()[i].tail_delivered);
     EXPECT_EQ(a->messages()[i].preemptions, b->messages()[i].preemptions);
   }
+}
+
+}  // namespace
+}  // namespace ibvp::flit
+
+namespace ibvp::flit {
+namespace {
+
+// Sec. 3.2's events counted per class on a mesh of P routers under mixed traffic. A
+// preemption needs a lower-priority message whose header crossed and one of whose flits
+// is still buffered, so a class is preempted at most once per flit it sent through a
+// crossbar; control (class 0) is the highest and is never preempted; every preemption has
+// one preempting header of a higher class.
+TEST(FlitRouter, PreemptionAndAccelerationCountsAreConservedPerClass) {
+  for (bool accel : {true, false}) {
+    SCOPED_TRACE(accel ? "acceleration" : "no acceleration");
+    FlitConfig c = config(Variant::preemptive);
+    c.acceleration = accel;
+    auto net = mesh2x2(c);
+    offer_mixed_traffic(*net, 4, 400, 3);
+    ASSERT_TRUE(net->drain(100000));
+    uint64_t preempted = 0, preempting = 0, accelerated = 0;
+    for (uint8_t k = 0; k < c.classes(); ++k) {
+      const ClassCounts n = net->class_counts(k);
+      EXPECT_LE(n.preempted, n.flits_crossed) << "class " << int{k};
+      preempted += n.preempted;
+      preempting += n.preempting;
+      accelerated += n.accelerated_preempted + n.accelerated_blocking;
+    }
+    EXPECT_EQ(net->class_counts(0).preempted, 0u);
+    EXPECT_EQ(net->class_counts(c.classes() - 1).preempting, 0u);  // the lowest class preempts nothing
+    EXPECT_EQ(preempted, preempting);
+    EXPECT_GT(preempted, 0u);
+    // Every dummy pair is one preemption (a preemption before the header crossed makes none).
+    EXPECT_LE(net->dummies_made(), 2 * preempted);
+    if (accel) {
+      EXPECT_GT(accelerated, 0u);
+    } else {
+      EXPECT_EQ(accelerated, 0u);
+    }
+    uint64_t crossed = 0;
+    for (uint8_t k = 0; k < c.classes(); ++k) crossed += net->class_counts(k).flits_crossed;
+    // Every payload flit crosses each router on its path: at least once, at most three times here.
+    EXPECT_GE(crossed, net->payload_flits_delivered());
+    EXPECT_LE(crossed, 3 * net->payload_flits_delivered());
+  }
+}
+
+TEST(FlitRouter, NonPreemptiveAndTraditionalRoutersNeitherPreemptNorAccelerate) {
+  for (Variant v : {Variant::traditional, Variant::non_preemptive}) {
+    SCOPED_TRACE(variant_name(v));
+    auto net = FlitNetwork::single_router(config(v), 8);
+    offer_mixed_traffic(*net, 8, 300, 7);
+    ASSERT_TRUE(net->drain(100000));
+    for (uint8_t k = 0; k < 3; ++k) {
+      const ClassCounts n = net->class_counts(k);
+      EXPECT_EQ(n.preempted + n.preempting + n.accelerated_preempted + n.accelerated_blocking, 0u);
+      EXPECT_GT(n.flits_crossed, 0u);
+    }
+  }
+}
+
+// What each endpoint's wire carried, flit by flit: (departure cycle, message, kind).
+struct WireFlit {
+  Cycle at;
+  uint32_t msg;
+  FlitKind kind;
+};
+
+// Fig. 9, Sec. 3.3.1: with message-level multiplexing a source's wire carries a whole
+// message, header to tail, before any flit of the next; with flit-level multiplexing the
+// same traffic interleaves messages on the wire (a control message created while a long
+// best-effort one is sending goes at once).
+TEST(FlitEndpoint, MessageMultiplexingNeverInterleavesTwoMessagesOnASourcesWire) {
+  for (NicMultiplexing mux : {NicMultiplexing::flit, NicMultiplexing::message}) {
+    SCOPED_TRACE(nic_multiplexing_name(mux));
+    FlitConfig c = config(Variant::preemptive);
+    c.nic_multiplexing = mux;
+    auto net = FlitNetwork::single_router(c, 8);
+    std::map<uint32_t, std::vector<WireFlit>> wire;
+    net->set_flit_trace([&](uint32_t node, uint16_t, uint16_t, const Flit& f, Cycle at) {
+      if (net->is_endpoint(node)) wire[node].push_back({at, f.msg, f.kind});
+    });
+    offer_mixed_traffic(*net, 8, 300, 7);
+    ASSERT_TRUE(net->drain(200000));
+    // Then one control message into the middle of a long best-effort message from endpoint 0.
+    const Cycle t = net->now();
+    const uint32_t be = net->send(0, 1, 2, 400, t, 99, 0, true);
+    const uint32_t ctl = net->send(0, 2, 0, 20, t + 100, 98);
+    ASSERT_TRUE(net->drain(200000));
+    uint64_t interleaved = 0;
+    for (const auto& [node, flits] : wire) {
+      uint32_t open = kNone;  // the message whose header went and whose tail has not
+      for (const WireFlit& w : flits) {
+        if (open != kNone && w.msg != open) ++interleaved;
+        if (is_head(w.kind) && open == kNone) open = w.msg;
+        if (is_tail(w.kind) && w.msg == open) open = kNone;
+      }
+    }
+    const Message& b = net->message(be);
+    const Message& k = net->message(ctl);
+    if (mux == NicMultiplexing::message) {
+      EXPECT_EQ(interleaved, 0u);
+      // The control message waits for the best-effort message's tail on the wire.
+      EXPECT_GT(k.head_injected, b.tail_injected);
+    } else {
+      EXPECT_GT(interleaved, 0u);
+      EXPECT_LT(k.tail_injected, b.tail_injected);
+    }
+  }
+}
+
+// The send DMA's overhead (Sec. 5.3): with nic_dma_cycles g, each message's header leaves
+// g cycles after the message was chosen, so two 40-flit messages queued together leave
+// their source in 2 (40 + g) cycles instead of 80.
+TEST(FlitEndpoint, MessageMultiplexingIdlesTheWireForTheDmaOverheadBeforeEachMessage) {
+  for (uint32_t g : {0u, 25u}) {
+    FlitConfig c = config(Variant::preemptive);
+    c.vc_buffer_flits = 40;
+    c.nic_multiplexing = NicMultiplexing::message;
+    c.nic_dma_cycles = g;
+    auto net = FlitNetwork::single_router(c, 3);
+    const uint32_t a = net->send(0, 1, 2, 40, 0, 1, 0, true);
+    const uint32_t b = net->send(0, 2, 2, 40, 0, 2, 0, true);
+    ASSERT_TRUE(net->drain(10000));
+    EXPECT_EQ(net->message(a).head_injected, g);
+    EXPECT_EQ(net->message(a).tail_injected, g + 39);
+    EXPECT_EQ(net->message(b).head_injected, g + 40 + g);
+    EXPECT_EQ(net->message(b).tail_injected, 2 * (40 + g) - 1);
+  }
+}
+
+TEST(FlitConfig, DmaOverheadWithoutMessageMultiplexingIsRefused) {
+  FlitConfig c;
+  c.nic_dma_cycles = 10;
+  EXPECT_NE(c.problem().find("nic_multiplexing: message"), std::string::npos);
+  c.nic_multiplexing = NicMultiplexing::message;
+  EXPECT_EQ(c.problem(), "");
 }
 
 }  // namespace

@@ -482,6 +482,93 @@ def frames(out_dir: str | Path, *, out: str | Path | None = None, title: str | N
     return _save(fig, out_dir, "frames", out)
 
 
+# ---- a sweep of phased-mix runs: seed 003 Figs. 4, 5(a), 9 ---------------------------------
+
+def _sweep_phases(sweep_dir: Path, kind: str) -> "pd.DataFrame":
+    """Every finished point's phases table, with the sweep's varied keys and a label per point."""
+    import pandas as pd
+
+    path = sweep_dir / "sweep.csv"
+    if not path.exists():
+        raise FileNotFoundError(f"{sweep_dir}: no sweep.csv; {kind} plots a sweep directory of runs with a mix "
+                                "(ibvp sweep SCENARIO.yaml --vary KEY=V1,V2,... --out DIR)")
+    table = pd.read_csv(path, dtype=str)
+    keys = list(table.columns[: list(table.columns).index("point")])
+    parts = []
+    for _, r in table.iterrows():
+        if r["status"] != "ok":
+            continue
+        ph = _read(sweep_dir / str(r["point"]), "phases")
+        for k in keys:
+            ph[k] = r[k]
+        ph["label"] = ", ".join(str(r[k]) for k in keys) or str(r["point"])
+        parts.append(ph)
+    if not parts:
+        raise ValueError(f"{sweep_dir}: no point of the sweep succeeded; nothing to plot")
+    return pd.concat(parts, ignore_index=True)
+
+
+def _phase_names(ph: "pd.DataFrame") -> list[str]:
+    return [f"{int(a)}:{int(b)}" for a, b in zip(ph["real_time_percent"], ph["best_effort_percent"])]
+
+
+def control_split(sweep_dir: str | Path, *, out: str | Path | None = None, title: str | None = None) -> list[Path]:
+    """Seed 003 Fig. 5(a): the control messages' mean latency per phase, one group of bars
+    per phase and one bar per point of the sweep (a router design), each split into queueing
+    (before the header enters the router) and network time. Numbers in control-split.csv."""
+    sweep_dir = Path(sweep_dir)
+    table = _sweep_phases(sweep_dir, "control-split")
+    cols = ["label", "phase", "real_time_percent", "best_effort_percent", "control_packets",
+            "control_mean_queueing_ns", "control_mean_network_ns", "control_mean_latency_ns"]
+    missing = [c for c in cols if c not in table.columns]
+    if missing:
+        raise ValueError(f"{sweep_dir}: the phases tables lack {', '.join(missing)} (runs of an older ibvp-sim)")
+    table[cols].to_csv(sweep_dir / "control-split.csv", index=False)
+    labels = list(dict.fromkeys(table["label"]))
+    first = table[table["label"] == labels[0]]
+    names = _phase_names(first)
+    fig, ax = _figure()
+    width = 0.8 / len(labels)
+    for i, label in enumerate(labels):
+        part = table[table["label"] == label].sort_values("phase")
+        xs = [p + (i - (len(labels) - 1) / 2) * width for p in part["phase"]]
+        q = part["control_mean_queueing_ns"] / 1e3
+        n = part["control_mean_network_ns"] / 1e3
+        bars = ax.bar(xs, q, width * 0.95, label=f"{label}: queueing", hatch="//", alpha=0.6)
+        ax.bar(xs, n, width * 0.95, bottom=q, label=f"{label}: network", color=bars.patches[0].get_facecolor(),
+               alpha=1.0)
+    ax.set_xticks(range(len(names)), names)
+    ax.set_xlabel("phase (real time : best effort)")
+    ax.set_ylabel("control mean latency (us)")
+    ax.grid(alpha=0.3, axis="y")
+    ax.legend(fontsize=7, ncol=2)
+    ax.set_title(title or f"{sweep_dir.name}: control latency, queueing and network (seed 003 Fig. 5a)")
+    return _save(fig, sweep_dir, "control-split", out)
+
+
+def phase_dmp(sweep_dir: str | Path, *, out: str | Path | None = None, title: str | None = None) -> list[Path]:
+    """Seed 003 Figs. 4(a), 6, 7, 9: the real-time frames' DMP per phase, one line per point of
+    the sweep (a router, NIC or block size). Numbers in phase-dmp.csv."""
+    sweep_dir = Path(sweep_dir)
+    table = _sweep_phases(sweep_dir, "phase-dmp")
+    cols = ["label", "phase", "real_time_percent", "best_effort_percent", "rt_frames", "rt_dmp", "rt_dmt_ns",
+            "be_mean_latency_ns"]
+    table[cols].to_csv(sweep_dir / "phase-dmp.csv", index=False)
+    fig, ax = _figure()
+    names = None
+    for i, label in enumerate(dict.fromkeys(table["label"])):
+        part = table[table["label"] == label].sort_values("phase")
+        names = names or _phase_names(part)
+        ax.plot(part["phase"], part["rt_dmp"], marker="os^vD<>px*"[i % 10], label=label)
+    ax.set_xticks(range(len(names)), names)
+    ax.set_xlabel("phase (real time : best effort)")
+    ax.set_ylabel("deadline missing probability")
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=8)
+    ax.set_title(title or f"{sweep_dir.name}: DMP per phase")
+    return _save(fig, sweep_dir, "phase-dmp", out)
+
+
 # ---- shared -------------------------------------------------------------------------------
 
 def _summary(out_dir: Path) -> dict:
@@ -504,6 +591,9 @@ KINDS: dict[str, Callable[..., list[Path]]] = {
     "jitter": jitter,
     "best_worst": best_worst,
     "frames": frames,
+    # seed 003 (docs/seed003.md): sweeps of phased-mix runs
+    "control-split": control_split,
+    "phase-dmp": phase_dmp,
     # seed 001 Sec. 3.2 (ibvp.io_trace): a run fed a disk-I/O workload
     "io-latency": lambda d, **o: _io().plot_latency(d, **o),
     "io-waiting": lambda d, **o: _io().plot_waiting(d, **o),

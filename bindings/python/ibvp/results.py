@@ -22,7 +22,7 @@ if TYPE_CHECKING:
     import pandas as pd
 
 TABLES = ("flows", "ports", "packets", "rates", "admission", "connections", "service_levels", "paths",
-          "phases", "link_events")
+          "phases", "link_events", "flit_classes")
 
 # Columns whose text must stay text: a port's VL is "all" or a number, node and flow names
 # may look like numbers.
@@ -37,6 +37,7 @@ _TEXT_COLUMNS = {
     "paths": ["node", "dst"],
     "phases": [],
     "link_events": ["link", "ends", "state", "unreachable"],
+    "flit_classes": [],
 }
 
 
@@ -61,7 +62,8 @@ def read_table(out_dir: str | os.PathLike, name: str) -> "pd.DataFrame":
             if name in ("admission", "connections", "service_levels") else
             " (only runs with routing: multipath_adaptive write it)"
             if name == "paths" else
-            " (only runs with a mix section write it)" if name == "phases" else "")
+            " (only runs with a mix section write it)" if name == "phases" else
+            " (only runs with switch.model: flit_wormhole write it)" if name == "flit_classes" else "")
     raise FileNotFoundError(f"{pq_path}: the run wrote no {name} table{hint}")
 
 
@@ -171,6 +173,20 @@ class Results:
         late, within_<f>D and iat_<interval> as fractions, delay, and the best and worst
         connection (index, fraction of its packets within rank_threshold x D; seed 002 Fig. 5)."""
         return self.table("service_levels")
+
+    @cached_property
+    def flit_classes(self) -> "pd.DataFrame":
+        """flit_classes.csv (runs with switch.model: flit_wormhole, seed 003): one row per
+        traffic class (0 control, 1 real time, 2 best effort by default) with the payload flits
+        through the routers' crossbars, the preemptions it suffered and made (Sec. 3.2.1) and its
+        accelerations (Sec. 3.2.2: as a preempted message, or as one holding a wanted output VC)."""
+        return self.table("flit_classes")
+
+    @property
+    def flit_router(self) -> dict[str, Any] | None:
+        """summary.json's flit_router block (variant, acceleration, block_flits,
+        nic_multiplexing, preemptions, accelerations, classes [...]), or None."""
+        return self.summary.get("flit_router")
 
     @cached_property
     def phases(self) -> "pd.DataFrame":
