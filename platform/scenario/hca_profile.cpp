@@ -12,7 +12,7 @@ const std::vector<HcaProfile>& hca_profiles() {
       {"connectx4_edr",
        "ConnectX-4/5-class EDR HCA on PCIe Gen3 x16: BlueFlame, transport in hardware",
        {
-           {{"host_bus", "generation"}, "gen3", "ConnectX-4 EDR adapters: PCIe 3.0 x16 (vendor adapter guides)"},
+           {{"host_bus", "generation"}, "gen3", "EDR adapters of that generation are PCIe 3.0 x16 cards (vendor adapter guides)"},
            {{"host_bus", "lanes"}, "16", "as generation"},
            {{"host_bus", "max_payload_bytes"}, "256", "what servers negotiate for NICs (models/host/host_params.cpp)"},
            {{"host_bus", "max_read_request_bytes"}, "512", "Device Control reset value (host_params.cpp)"},
