@@ -478,6 +478,61 @@ def fat_tree_section(res: dict[str, dict[str, float]], runs: int) -> list[str]:
     ]
 
 
+def calibration(build: Path) -> dict[str, dict]:
+    """The perftest configs on hca.profile connectx4_edr (docs/hca.md, Hardware profiles):
+    simulated results, deterministic, so one run each (issue 15 part 1's targets)."""
+    import json
+    import tempfile
+
+    res: dict[str, dict] = {}
+    for test, sizes in (("send_lat", [32, 32768]), ("write_bw", [8388608]), ("send_bw", [8388608]),
+                        ("read_bw", [65536, 1048576, 8388608])):
+        with tempfile.TemporaryDirectory() as tmp:
+            # The committed config with a list of sizes instead of its range.
+            text = (ROOT / f"configs/perftest/{test}.yaml").read_text().splitlines()
+            text = [f"  sizes: {sizes}" if l.startswith("  min_bytes:") else l for l in text
+                    if not l.startswith("  max_bytes:")]
+            scenario = Path(tmp) / f"{test}.yaml"
+            scenario.write_text("\n".join(text) + "\n")
+            out = Path(tmp) / "out"
+            subprocess.run([str(build / "ibvp-sim"), str(scenario), "--out", str(out), "--quiet"], check=True)
+            rows = json.loads((out / "summary.json").read_text())["perftest"]["rows"]
+        res[test] = {r["bytes"]: r for r in rows}
+        print(f"BENCH case=calibration_{test} " + " ".join(
+            f"{b}={r.get('t_typical_us', r.get('bw_avg_MBps'))}" for b, r in res[test].items()), flush=True)
+    return res
+
+
+def calibration_section(res: dict[str, dict]) -> list[str]:
+    # 4X EDR: 100 Gb/s of data; an RC packet of 4096 payload bytes takes 4122 on the wire.
+    link = 12.5e9 * 4096 / 4122 / 2**20
+    lat = res["send_lat"]
+    lines = [
+        "## HCA calibration: perftest on hca.profile connectx4_edr (`bench/run_benchmarks.py --only calibration`)",
+        "",
+        "`configs/perftest/*.yaml` (two HCA hosts back to back, 4X EDR, PCIe Gen3 x16, inline up to 188 bytes in "
+        "the latency tests), simulated time, so one run each. Targets (issue 15 part 1): ib_send_lat between two "
+        "ConnectX-4 EDR HCAs back to back (RC, median) within 10 %; write_bw within 2 % of the link's payload rate "
+        f"({link:.0f} MB/s, perftest's MB = 2^20 bytes); read_bw no longer 4.5 % short.",
+        "",
+        "| case | simulated | target | off by |",
+        "|---|---:|---:|---:|",
+        f"| send_lat 32 B, t_typical | {lat[32]['t_typical_us']:.3f} us | 0.83 us | "
+        f"{100 * (lat[32]['t_typical_us'] / 0.83 - 1):+.1f} % |",
+        f"| send_lat 32 KiB, t_typical | {lat[32768]['t_typical_us']:.3f} us | 4.56 us | "
+        f"{100 * (lat[32768]['t_typical_us'] / 4.56 - 1):+.1f} % |",
+    ]
+    for test in ("write_bw", "send_bw", "read_bw"):
+        for b, r in res[test].items():
+            lines.append(f"| {test} {b} B | {r['bw_avg_MBps']:.1f} MB/s | {link:.0f} MB/s | "
+                         f"{100 * (r['bw_avg_MBps'] / link - 1):+.2f} % |")
+    lines += ["", "Before (commit b6a67c2: no inline, no BlueFlame, 100/10 firmware cycles, through one switch): "
+              "send_lat 2.132 us at 32 B and 5.331 us at 32 KiB; read_bw 11334.6 MB/s at 8 MiB (-4.3 %): the "
+              "responder read a whole READ response before its first packet left, one message time per run "
+              "(docs/hca.md).", ""]
+    return lines
+
+
 def update_section(path: Path, section: list[str]) -> None:
     """Replaces the section whose heading matches section[0]'s up to the next `## ` heading."""
     text = path.read_text().splitlines()
@@ -567,7 +622,7 @@ def main() -> int:
     ap.add_argument("--runs", type=int, default=5, help="runs per figure (the median is kept)")
     ap.add_argument("--build", type=Path, default=ROOT / "build", help="CMake build directory with ibvp-bench")
     ap.add_argument("--no-write", action="store_true", help="print only; leave bench/RESULTS.md as it is")
-    ap.add_argument("--only", choices=["memory", "connections", "hca-callgrind", "elaboration", "fat-tree"], help="measure one benchmark and update only its section")
+    ap.add_argument("--only", choices=["memory", "connections", "hca-callgrind", "elaboration", "fat-tree", "calibration"], help="measure one benchmark and update only its section")
     args = ap.parse_args()
     if args.runs < 1:
         ap.error("--runs must be at least 1")
@@ -591,6 +646,11 @@ def main() -> int:
         if not args.no_write:
             update_section(ROOT / "bench" / "RESULTS.md", fat_tree_section(res, args.runs))
         return 0
+    if args.only == "calibration":
+        res = calibration(args.build)
+        if not args.no_write:
+            update_section(ROOT / "bench" / "RESULTS.md", calibration_section(res))
+        return 0
     if args.only == "memory":
         mem = memory_growth(args.build)
         if not args.no_write:
@@ -612,6 +672,7 @@ def main() -> int:
         update_section(ROOT / "bench" / "RESULTS.md", hca_instructions_section(hca_cg))
         update_section(ROOT / "bench" / "RESULTS.md", elaboration_section(elab, max(1, args.runs // 2)))
         update_section(ROOT / "bench" / "RESULTS.md", fat_tree_section(trees, max(1, args.runs // 2)))
+        update_section(ROOT / "bench" / "RESULTS.md", calibration_section(calibration(args.build)))
     return 0
 
 

@@ -298,6 +298,12 @@ void Firmware::on_doorbells() {
   while (pick_doorbell(k, i)) {
     ibvp_doorbell db;
     hal_->doorbell_peek(c_, k, i, &db);
+    // A BlueFlame doorbell's WQE is copied before the doorbell is taken (v6).
+    bf_bytes_ = 0;
+    if (db.kind == IBVP_DB_SQ && db.wqe_bytes != 0) {
+      const uint32_t n = db.wqe_bytes < bf_wqe_.size() ? db.wqe_bytes : static_cast<uint32_t>(bf_wqe_.size());
+      if (hal_->doorbell_wqe(c_, k, i, bf_wqe_.data(), n) == 0) bf_bytes_ = n;
+    }
     hal_->doorbell_take(c_, k, i);
     hal_->counter_add(c_, IBVP_CNT_DOORBELLS, 1);
     serve(db);
@@ -317,6 +323,15 @@ void Firmware::serve(const ibvp_doorbell& db) {
   if (db.kind == IBVP_DB_RQ) {
     qp.rq_pi = db.value;
     fetch_recv_wqes(qp);
+    return;
+  }
+  // BlueFlame (v6): the doorbell carries the WQE that takes the producer index to its value;
+  // when that is the only WQE not yet fetched, no DMA read of the ring is needed.
+  if (bf_bytes_ >= IBVP_SEND_WQE_BYTES && qp.sq_ci == qp.sq_pi && db.value == qp.sq_ci + 1 &&
+      (qp.state == IBVP_QPS_RTS || qp.state == IBVP_QPS_ERR)) {
+    qp.sq_pi = db.value;
+    accept_send_wqe(db.qpn, qp, bf_wqe_.data(), bf_bytes_);
+    set_active(db.qpn, qp);
     return;
   }
   qp.sq_pi = db.value;
@@ -345,32 +360,40 @@ void Firmware::fetch_send_wqes(uint32_t qpn, Qp& qp) {
   if (qp.state != IBVP_QPS_RTS && qp.state != IBVP_QPS_ERR) return;  // kept until RTS
   // Send WQEs are fetched in runs (one DMA read per contiguous run of up to 16) into the
   // QP's send queue; the scheduler then hands their packets to the tx engine.
+  // A slot is sq_stride bytes: the WQE, then room for its inline data (v6).
   while (qp.sq_ci != qp.sq_pi) {
     const uint32_t idx = qp.sq_ci & (qp.sq_entries - 1);
     uint32_t n = qp.sq_pi - qp.sq_ci;
     if (n > qp.sq_entries - idx) n = qp.sq_entries - idx;
     if (n > kFetchBatch) n = kFetchBatch;
-    ibvp_send_wqe buf[kFetchBatch];
-    if (hal_->dma_read(c_, qp.sq_addr + uint64_t{idx} * IBVP_SEND_WQE_BYTES, buf, n * IBVP_SEND_WQE_BYTES) != 0) {
+    const uint32_t batch = kFetchBatch * IBVP_SEND_WQE_BYTES / qp.sq_stride;  // 1 KiB per read
+    if (n > batch) n = batch;
+    uint8_t buf[kFetchBatch * IBVP_SEND_WQE_BYTES];
+    if (hal_->dma_read(c_, qp.sq_addr + uint64_t{idx} * qp.sq_stride, buf, n * qp.sq_stride) != 0) {
       hal_->log(c_, IBVP_LOG_ERROR, "send WQE fetch failed");
       return;
     }
-    for (uint32_t i = 0; i < n; ++i) {
-      SendWork w;
-      w.wqe = buf[i];
-      w.wqe_counter = ++qp.sq_ci;
-      w.seq = fetch_seq_++;
-      hal_->counter_add(c_, IBVP_CNT_WQES, 1);
-      if (costs_.wqe_cycles) hal_->consume_cycles(c_, costs_.wqe_cycles);
-      if (qp.state == IBVP_QPS_ERR) {  // IBA 10.3.1: WQEs of a QP in error are flushed
-        complete_send(qpn, qp, w, IBVP_WC_WR_FLUSH_ERR, true);
-        continue;
-      }
-      w.new_flow = qp.sq.empty() && qp.tx_wait.empty();
-      qp.sq.push_back(w);
-    }
+    for (uint32_t i = 0; i < n; ++i) accept_send_wqe(qpn, qp, buf + size_t{i} * qp.sq_stride, qp.sq_stride);
   }
   set_active(qpn, qp);
+}
+
+void Firmware::accept_send_wqe(uint32_t qpn, Qp& qp, const uint8_t* slot, uint32_t bytes) {
+  SendWork w;
+  std::memcpy(&w.wqe, slot, sizeof w.wqe);
+  if ((w.wqe.flags & IBVP_SEND_INLINE) != 0 && w.wqe.sge_length <= qp.max_inline &&
+      w.wqe.sge_length <= bytes - IBVP_SEND_WQE_BYTES)
+    std::memcpy(w.inline_data.data(), slot + IBVP_SEND_WQE_BYTES, w.wqe.sge_length);
+  w.wqe_counter = ++qp.sq_ci;
+  w.seq = fetch_seq_++;
+  hal_->counter_add(c_, IBVP_CNT_WQES, 1);
+  if (costs_.wqe_cycles) hal_->consume_cycles(c_, costs_.wqe_cycles);
+  if (qp.state == IBVP_QPS_ERR) {  // IBA 10.3.1: WQEs of a QP in error are flushed
+    complete_send(qpn, qp, w, IBVP_WC_WR_FLUSH_ERR, true);
+    return;
+  }
+  w.new_flow = qp.sq.empty() && qp.tx_wait.empty();
+  qp.sq.push_back(w);
 }
 
 // ---------------------------------------------------------------------------------------
@@ -516,11 +539,13 @@ bool Firmware::start_wqe(uint32_t qpn, Qp& qp, SendWork& w) {
   const bool write_op = wqe.opcode == IBVP_WR_RDMA_WRITE || wqe.opcode == IBVP_WR_RDMA_WRITE_WITH_IMM;
   const bool read_op = wqe.opcode == IBVP_WR_RDMA_READ;
   uint8_t status = IBVP_WC_SUCCESS;
-  // IBA Table 38: UD has SEND only, UC SEND and RDMA WRITE, RC all three. Inline data is
-  // not implemented (docs/hca.md, Not yet).
-  if (!(send_op || (write_op && !ud) || (read_op && rc)) || (wqe.flags & IBVP_SEND_INLINE) != 0)
+  const bool inl = (wqe.flags & IBVP_SEND_INLINE) != 0;
+  // IBA Table 38: UD has SEND only, UC SEND and RDMA WRITE, RC all three. Inline data
+  // (libibverbs IBV_SEND_INLINE) carries a SEND's or WRITE's payload in the WQE, up to the
+  // QP's max_inline_data, with no memory key to check.
+  if (!(send_op || (write_op && !ud) || (read_op && rc)) || (inl && (read_op || wqe.sge_length > qp.max_inline)))
     status = IBVP_WC_LOC_QP_OP_ERR;
-  else if (wqe.sge_length > 0 &&
+  else if (!inl && wqe.sge_length > 0 &&
            !mr_covers(wqe.sge_lkey, qp.pdn, wqe.sge_addr, wqe.sge_length, read_op ? IBVP_ACCESS_LOCAL_WRITE : 0))
     status = IBVP_WC_LOC_PROT_ERR;
   else if (ud && wqe.sge_length > kPortMtu)
@@ -611,7 +636,8 @@ void Firmware::post_next_packet(uint32_t qpn, Qp& qp) {
   // frees, and UD/UC messages complete when their last packet has left.
   d.notify_done = 1;
   d.cookie = make_cookie(qpn, w.wqe_counter, last);
-  if (hal_->tx_post(c_, &d) != 0) {
+  const bool inl = (wqe.flags & IBVP_SEND_INLINE) != 0 && d.op != IBVP_TX_RDMA_READ_REQ;
+  if ((inl ? hal_->tx_post_inline(c_, &d, w.inline_data.data()) : hal_->tx_post(c_, &d)) != 0) {
     complete_send(qpn, qp, w, IBVP_WC_LOC_QP_OP_ERR, true);
     qp.sq.erase(qp.sq.begin() + qp.send_idx);
     enter_error(qpn, qp);
@@ -922,6 +948,8 @@ uint32_t Firmware::create_qp(uint64_t mbox, uint32_t& out) {
   if (!type_ok || !cq_ok(m.send_cqn) || !cq_ok(m.recv_cqn) || !power_of_two(m.sq_entries) ||
       !power_of_two(m.rq_entries) || m.db_class >= classes_)
     return IBVP_CMD_STATUS_BAD_PARAM;
+  // v6: a send slot holds the WQE and max_inline bytes in 64-byte units (ibvp_send_stride).
+  if (m.max_inline > IBVP_MAX_INLINE_DATA) return IBVP_CMD_STATUS_BAD_PARAM;
   for (uint32_t n = kFirstQpn; n < qps_.size(); ++n) {
     if (qps_[n].valid) continue;
     Qp& qp = qps_[n];
@@ -935,6 +963,8 @@ uint32_t Firmware::create_qp(uint64_t mbox, uint32_t& out) {
     qp.rq_addr = m.rq_addr;
     qp.sq_entries = m.sq_entries;
     qp.rq_entries = m.rq_entries;
+    qp.sq_stride = ibvp_send_stride(m.max_inline);
+    qp.max_inline = m.max_inline;
     qp.db_class = m.db_class;
     qp.ipd = m.ipd;
     qp.weight = m.weight == 0 ? 1 : m.weight;
@@ -970,6 +1000,8 @@ uint32_t Firmware::modify_qp(uint64_t mbox) {
     qp.rq_addr = fresh.rq_addr;
     qp.sq_entries = fresh.sq_entries;
     qp.rq_entries = fresh.rq_entries;
+    qp.sq_stride = fresh.sq_stride;
+    qp.max_inline = fresh.max_inline;
     qp.db_class = fresh.db_class;
     qp.ipd = fresh.ipd;
     qp.weight = fresh.weight;

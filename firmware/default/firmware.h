@@ -12,6 +12,7 @@
 #pragma once
 
 #include <cstdint>
+#include <array>
 #include <deque>
 #include <memory>
 #include <string>
@@ -121,12 +122,15 @@ class Firmware {
     // Fetched while nothing of its QP was queued or in flight: the start of a new flow for
     // cc_persist=0 (a saturated window-limited QP is never idle between its messages).
     bool new_flow = false;
+    // IBVP_SEND_INLINE: the payload came with the WQE (its slot, or a BlueFlame doorbell).
+    std::array<uint8_t, IBVP_MAX_INLINE_DATA> inline_data{};
   };
   struct Qp {
     bool valid = false;
     uint32_t type = 0, state = IBVP_QPS_RESET, pdn = 0, send_cqn = 0, recv_cqn = 0;
     uint64_t sq_addr = 0, rq_addr = 0;
     uint32_t sq_entries = 0, rq_entries = 0;
+    uint32_t sq_stride = IBVP_SEND_WQE_BYTES, max_inline = 0;  // v6: send slot bytes, inline limit
     uint32_t sq_pi = 0, sq_ci = 0;       // producer (doorbell) and consumer (WQEs fetched)
     uint32_t rq_pi = 0, rq_fetched = 0;  // receive WQEs posted and fetched into the cache
     std::deque<ibvp_recv_wqe> recv_cache;
@@ -183,6 +187,8 @@ class Firmware {
   bool pick_doorbell(uint32_t& db_class, uint32_t& index);
   void serve(const ibvp_doorbell& db);
   void fetch_send_wqes(uint32_t qpn, Qp& qp);
+  // One send WQE (its slot's or a BlueFlame doorbell's `bytes`) into the QP's send queue.
+  void accept_send_wqe(uint32_t qpn, Qp& qp, const uint8_t* slot, uint32_t bytes);
   void fetch_recv_wqes(Qp& qp);
 
   // Send scheduling and transmission.
@@ -255,6 +261,9 @@ class Firmware {
   uint32_t classes_ = 1;
   uint32_t data_vls_ = 1;
   uint64_t fetch_seq_ = 0;
+  // The WQE of the BlueFlame doorbell being served (v6): bf_bytes_ of it, 0 for a plain doorbell.
+  std::array<uint8_t, IBVP_SEND_WQE_BYTES + IBVP_MAX_INLINE_DATA> bf_wqe_{};
+  uint32_t bf_bytes_ = 0;
   std::vector<uint32_t> active_;  // QPNs with packets to send, ascending
   uint32_t rr_last_ = 0;          // round robin: the QPN served last
   uint32_t wrr_current_ = ~0u, wrr_sent_ = 0;

@@ -31,13 +31,17 @@ extern "C" {
 #endif
 
 /* Bumped on any change to this header that changes layout or meaning. */
-#define IBVP_HAL_VERSION 5u /* 2: RDMA descriptors, packet windows, RETH on rx, QP scheduling attributes;
+#define IBVP_HAL_VERSION 6u /* 2: RDMA descriptors, packet windows, RETH on rx, QP scheduling attributes;
                              3: held packets (IBVP_TXF_HOLD, tx_release);
                              4: multicast attach and detach (IBVP_CMD_ATTACH_MCAST);
                              5: QP0/QP1 in firmware: IBVP_EV_MAD, rx_read, mad_send, mad_to_host,
                                 the port's SMA registers (GUIDs, NodeDescription, LID/LMC and
                                 PortState set by firmware, SL2VL and VLArb tables, link width
-                                and speed) and its counters (IBVP_REG_PC_*) */
+                                and speed) and its counters (IBVP_REG_PC_*);
+                             6: inline data (IBVP_SEND_INLINE, ibvp_mbox_qp.max_inline in the upper
+                                half of what was db_class), BlueFlame
+                                (IBVP_REG_BF_SIZE, IBVP_REG_BF_BASE, ibvp_send_wqe.bf_pi,
+                                ibvp_doorbell.wqe_bytes, doorbell_wqe), tx_post_inline */
 
 /* ---------------------------------------------------------------------------------------
  * Register map (BAR0 byte offsets; 32-bit registers, 32-bit accesses).
@@ -59,6 +63,10 @@ extern "C" {
                                           0 with an extended speed) */
 #define IBVP_REG_LINK_SPEED_EXT 0x0028u /* RO: PortInfo:LinkSpeedExtActive (1: FDR, 2: EDR, 4: HDR,
                                            8: NDR; 0: none) */
+/* v6: BlueFlame (as mlx4/mlx5's BF registers): bytes of the write-combining buffer per QP,
+ * 0 when the device has none. The driver writes a whole send WQE (with its inline data)
+ * there instead of ringing the SQ doorbell, so the HCA has the WQE without a DMA read. */
+#define IBVP_REG_BF_SIZE 0x002Cu
 #define IBVP_REG_NODE_GUID_LO 0x0030u  /* RO: NodeGUID (NodeInfo), low 32 bits */
 #define IBVP_REG_NODE_GUID_HI 0x0034u
 #define IBVP_REG_PORT_GUID_LO 0x0038u  /* RO: PortGUID of port 1 (NodeInfo, PortInfo's GID) */
@@ -106,7 +114,13 @@ enum { IBVP_PORT_DOWN = 1, IBVP_PORT_INIT = 2, IBVP_PORT_ARMED = 3, IBVP_PORT_AC
 #define IBVP_QP_DB_STRIDE 8u            /* per QPN: SQ doorbell at +0, RQ doorbell at +4 */
 #define IBVP_REG_CQ_DB_BASE 0x30000u
 #define IBVP_CQ_DB_STRIDE 4u
-#define IBVP_BAR_BYTES 0x40000u
+/* v6: BlueFlame buffers, write only, one per QPN: a write of one send WQE (64 bytes, plus its
+ * inline data rounded up to 8 bytes; at most IBVP_REG_BF_SIZE bytes) at offset 0 acts as an SQ
+ * doorbell with producer index ibvp_send_wqe.bf_pi that carries the WQE. The CPU writes it
+ * through a write-combining mapping, so it crosses PCIe as one posted TLP. */
+#define IBVP_REG_BF_BASE 0x100000u
+#define IBVP_BF_STRIDE 0x100u
+#define IBVP_BAR_BYTES (IBVP_REG_BF_BASE + 0x4000u * IBVP_BF_STRIDE)
 
 #define IBVP_DEVICE_ID 0x49425650u /* "IBVP" */
 
@@ -147,7 +161,10 @@ struct ibvp_mbox_qp {
   uint64_t rq_addr;      /* 24: receive ring, rq_entries * IBVP_RECV_WQE_BYTES */
   uint32_t sq_entries;   /* 32: a power of two */
   uint32_t rq_entries;   /* 36: a power of two */
-  uint32_t db_class;     /* 40: doorbell priority class (seed 003 Sec. 3.3.1), 0 = lowest */
+  uint16_t db_class;     /* 40: doorbell priority class (seed 003 Sec. 3.3.1), 0 = lowest */
+  uint16_t max_inline;   /* 42: v6: inline bytes a send WQE may carry (0..IBVP_MAX_INLINE_DATA); a
+                            send slot is then IBVP_SEND_WQE_BYTES plus max_inline rounded up to 64
+                            (the inline data follows the WQE in its slot): ibvp_send_stride() */
   uint32_t ipd;          /* 44: static inter-packet delay in packet times (IBA 9.11.2) */
   uint32_t weight;       /* 48: weighted round robin: packets per turn (0 counts as 1) */
   uint32_t rate_mbps;    /* 52: VirtualClock reserved rate, Mb/s (0: the port's rate) */
@@ -223,18 +240,25 @@ enum { IBVP_WC_GRH = 1, IBVP_WC_WITH_IMM = 2 };
 #define IBVP_SEND_WQE_BYTES 64u
 #define IBVP_RECV_WQE_BYTES 32u
 #define IBVP_CQE_BYTES 32u
+/* v6: the most inline data a send WQE carries: with its 64-byte WQE, 256 bytes, one
+ * BlueFlame buffer (mlx5's BF buffers are 256 bytes too). */
+#define IBVP_MAX_INLINE_DATA 192u
+/* v6: bytes of one send ring slot of a QP created with `max_inline`. */
+static inline uint32_t ibvp_send_stride(uint32_t max_inline) {
+  return IBVP_SEND_WQE_BYTES + (max_inline + IBVP_SEND_WQE_BYTES - 1) / IBVP_SEND_WQE_BYTES * IBVP_SEND_WQE_BYTES;
+}
 /* UD receive buffers start with room for a GRH (libibverbs semantics): the payload lands
  * 40 bytes in, and byte_len counts those 40 bytes. */
 #define IBVP_UD_GRH_BYTES 40u
 
 struct ibvp_send_wqe {
   uint8_t opcode;       /* 0: IBVP_WR_* */
-  uint8_t flags;        /* 1: IBVP_SEND_* (FENCE, SIGNALED, SOLICITED; INLINE is refused) */
+  uint8_t flags;        /* 1: IBVP_SEND_* (FENCE, SIGNALED, SOLICITED, INLINE) */
   uint16_t reserved0;   /* 2 */
   uint32_t imm_data;    /* 4: sent as ImmDt, big-endian on the wire, as the host stored it */
   uint64_t wr_id;       /* 8 */
-  uint64_t sge_addr;    /* 16: one scatter/gather element */
-  uint32_t sge_length;  /* 24 */
+  uint64_t sge_addr;    /* 16: one scatter/gather element (INLINE: unused) */
+  uint32_t sge_length;  /* 24 (INLINE: the inline bytes, which follow the WQE at byte 64) */
   uint32_t sge_lkey;    /* 28 */
   uint64_t remote_addr; /* 32: RDMA */
   uint32_t rkey;        /* 40: RDMA */
@@ -243,7 +267,8 @@ struct ibvp_send_wqe {
   uint16_t dlid;        /* 52: UD address vector */
   uint8_t sl;           /* 54: UD address vector */
   uint8_t reserved1;    /* 55 */
-  uint64_t reserved2;   /* 56 */
+  uint32_t bf_pi;       /* 56: v6, BlueFlame: the SQ producer index after this WQE (the doorbell) */
+  uint32_t reserved2;   /* 60 */
 };
 struct ibvp_recv_wqe {
   uint64_t wr_id;    /* 0 */
@@ -279,7 +304,7 @@ struct ibvp_doorbell {
   uint32_t qpn;
   uint32_t kind; /* IBVP_DB_SQ, IBVP_DB_RQ, IBVP_DB_CQ_ARM (qpn then holds the CQN) */
   uint32_t value;
-  uint32_t reserved;
+  uint32_t wqe_bytes; /* v6: bytes of send WQE a BlueFlame doorbell carries (doorbell_wqe); 0: none */
   uint64_t arrival_ps;
 };
 enum { IBVP_DB_SQ = 0, IBVP_DB_RQ = 1, IBVP_DB_CQ_ARM = 2 };
@@ -486,6 +511,13 @@ struct ibvp_hal {
   /* Hands a MAD to the host's management software (its QP0/QP1: an SM, a umad client);
    * fails when the host has none listening. */
   int (*mad_to_host)(void* ctx, const struct ibvp_mad* m);
+  /* v6. Copies the send WQE (and its inline data) a BlueFlame doorbell carries: at most
+   * `len` of its wqe_bytes. Fails for a doorbell without one. */
+  int (*doorbell_wqe)(void* ctx, uint32_t db_class, uint32_t index, void* buf, uint32_t len);
+  /* v6. As tx_post, but the payload_len bytes come from firmware memory (a WQE's inline data):
+   * no DMA read; the packets are ready tx_pipeline_delay after the call. payload_addr is
+   * ignored; at most IBVP_MAX_INLINE_DATA bytes. */
+  int (*tx_post_inline)(void* ctx, const struct ibvp_tx_desc* desc, const void* payload);
 };
 
 /* What an image exports. */
@@ -499,6 +531,7 @@ static_assert(sizeof(struct ibvp_send_wqe) == IBVP_SEND_WQE_BYTES, "send WQE lay
 static_assert(sizeof(struct ibvp_recv_wqe) == IBVP_RECV_WQE_BYTES, "receive WQE layout");
 static_assert(sizeof(struct ibvp_cqe) == IBVP_CQE_BYTES, "CQE layout");
 static_assert(sizeof(struct ibvp_mbox_modify_qp) == 48, "MODIFY_QP mailbox layout");
+static_assert(sizeof(struct ibvp_mbox_qp) == 56, "CREATE_QP mailbox layout");
 static_assert(sizeof(struct ibvp_mbox_mcast) == 8, "ATTACH_MCAST mailbox layout");
 static_assert(sizeof(struct ibvp_mad) == 24 + IBVP_MAD_BYTES, "MAD layout");
 #else

@@ -68,6 +68,10 @@ struct HcaConfig {
   uint32_t dma_max_outstanding_reads = 8;  // tx engine payload reads in flight
   sc_core::sc_time tx_pipeline_delay = sc_core::sc_time(50, sc_core::SC_NS);  // header build, ICRC/VCRC
   sc_core::sc_time rx_pipeline_delay = sc_core::sc_time(50, sc_core::SC_NS);  // CRC check, header parse
+  // BlueFlame buffer per QP (IBVP_REG_BF_SIZE): 0, none (every send WQE is fetched by DMA),
+  // or 64..256 bytes: the driver writes a lone WQE there with its inline data, and the
+  // firmware takes it from the doorbell (docs/hca.md, "Inline data and BlueFlame").
+  uint32_t blueflame_bytes = 0;
   uint32_t max_qps = 1024;         // QPNs with doorbells
   uint32_t doorbell_classes = 4;   // priority classes of doorbell queues
 
@@ -136,7 +140,9 @@ class Hca : public sc_core::sc_module {
   const link::PortCounters& counters() const { return counters_; }
   uint64_t fw_counter(uint32_t counter) const { return counter < fw_counters_.size() ? fw_counters_[counter] : 0; }
   uint64_t firmware_events() const { return fw_events_; }
-  uint64_t rx_dropped() const { return rx_dropped_; }  // by the rx engine (CRC, length, DLID, VL15)
+  uint64_t rx_dropped() const { return rx_dropped_; }
+  // Payload bytes the tx engine has read from host memory by DMA (inline data is not read).
+  uint64_t tx_payload_read_bytes() const { return tx_payload_read_bytes_; }  // by the rx engine (CRC, length, DLID, VL15)
   // Packets of the fabric's pool this HCA holds that are not in flight: built and not yet
   // handed to the wire (the transmit VL queues), and delivered but still in the rx buffer
   // until the firmware's handler returns. The Fabric subtracts them from the pool's live
@@ -249,6 +255,18 @@ class Hca : public sc_core::sc_module {
   struct TxJob {
     ibvp_tx_desc desc;
     uint32_t wire_bytes;  // all its packets, reserved in the VL's tx buffer
+    bool inline_data = false;  // tx_post_inline: the payload is here, no DMA read
+    std::array<uint8_t, IBVP_MAX_INLINE_DATA> payload{};
+  };
+  // A doorbell as filed, with the WQE a BlueFlame write carried (db.wqe_bytes of it).
+  struct FiledDoorbell {
+    ibvp_doorbell db;
+    std::array<uint8_t, IBVP_BF_STRIDE> wqe;
+  };
+  struct BfWrite {  // a BlueFlame write on its way to being filed (kBfWrite)
+    uint32_t qpn;
+    uint32_t bytes;
+    std::array<uint8_t, IBVP_BF_STRIDE> wqe;
   };
   // A built packet in a VL queue. Its own copies of the VL and size: once sent, the
   // Packet belongs to the fabric.
@@ -265,14 +283,17 @@ class Hca : public sc_core::sc_module {
     uint64_t cookie;
     bool held;    // IBVP_TXF_HOLD: waits for a tx_release of src_qp
   };
-  enum ActionKind : uint16_t { kRegWrite, kTxEnqueue, kWake, kTxEnd, kRxHead, kRxReady, kTimer };
+  enum ActionKind : uint16_t { kRegWrite, kTxEnqueue, kWake, kTxEnd, kRxHead, kRxReady, kTimer, kBfWrite };
 
   // Register interface.
   void reg_b_transport(tlm::tlm_generic_payload& trans, sc_core::sc_time& delay);
+  unsigned int reg_transport_dbg(tlm::tlm_generic_payload& trans);  // register reads without time
   bool reg_writable_by_host(uint32_t offset) const;
   uint32_t reg_value(uint32_t offset) const;
   void apply_reg_write(uint32_t offset, uint32_t value);
-  void file_doorbell(uint32_t db_class, uint32_t qpn, uint32_t kind, uint32_t value);
+  void file_doorbell(uint32_t db_class, uint32_t qpn, uint32_t kind, uint32_t value, const BfWrite* bf = nullptr);
+  // A BlueFlame write: a whole send WQE at IBVP_REG_BF_BASE + qpn * IBVP_BF_STRIDE.
+  bool accept_bf_write(uint64_t off, tlm::tlm_generic_payload& trans, const sc_core::sc_time& delay);
   void raise(uint32_t kind, uint32_t arg = 0, uint64_t cookie = 0, RxItem* rx = nullptr);
 
   // Agenda.
@@ -313,6 +334,8 @@ class Hca : public sc_core::sc_module {
   int hal_doorbell_set_class(uint32_t qpn, uint32_t db_class);
   uint32_t hal_tx_space(uint32_t vl);
   int hal_tx_post(const ibvp_tx_desc* d);
+  int hal_tx_post_inline(const ibvp_tx_desc* d, const void* payload);
+  int hal_doorbell_wqe(uint32_t db_class, uint32_t index, void* buf, uint32_t len);
   int hal_tx_release(uint32_t src_qp, uint32_t packets);
   int hal_rx_read(uint32_t offset, void* buf, uint32_t len);
   int hal_mad_send(const ibvp_mad* m);
@@ -358,7 +381,8 @@ class Hca : public sc_core::sc_module {
   // Registers.
   uint32_t cmd_mailbox_lo_ = 0, cmd_mailbox_hi_ = 0, cmd_opcode_ = 0, cmd_go_ = 0, cmd_status_ = 0, cmd_out_ = 0;
   std::deque<std::pair<uint32_t, uint32_t>> reg_writes_;  // (offset, value) in arrival order
-  std::vector<std::deque<ibvp_doorbell>> doorbells_;       // per class
+  std::vector<std::deque<FiledDoorbell>> doorbells_;       // per class
+  std::deque<BfWrite> bf_writes_;                          // BlueFlame writes in arrival order
   std::vector<uint8_t> qp_class_;
 
   // Core.
@@ -380,8 +404,10 @@ class Hca : public sc_core::sc_module {
   std::deque<TxJob> tx_jobs_;
   sc_core::sc_event tx_wake_;
   std::deque<uint64_t> dma_reads_done_ps_;  // completion times of payload reads in flight
+  uint64_t tx_last_ready_ps_ = 0;  // payload of the last job ready: an inline job's packets follow it
   std::array<uint32_t, ib::kMaxVls> tx_reserved_{};  // bytes in each VL's tx buffer
   uint64_t tx_dma_errors_ = 0;
+  uint64_t tx_payload_read_bytes_ = 0;
 
   // Port.
   std::array<std::deque<TxPacket*>, ib::kMaxVls> txq_;

@@ -48,6 +48,10 @@ const sim::ParamGroup& hca_params() {
     b.time("rx_pipeline_delay", &HcaConfig::rx_pipeline_delay,
            "From a packet's tail arrival to the firmware's rx event (CRC check, header parse; at most 1 ms).")
         .real_range(0, 1e9);
+    b.integer("blueflame_bytes", &HcaConfig::blueflame_bytes, "bytes",
+              "BlueFlame buffer per QP: the driver writes a lone send WQE with its inline data there by MMIO "
+              "(no DMA read of the WQE); 0: none, else 64..256, a multiple of 64.")
+        .range(0, IBVP_BF_STRIDE);
     b.integer("max_qps", &HcaConfig::max_qps, "QPs", "QP numbers with doorbells (0 .. max_qps-1).")
         .range(2, (IBVP_REG_CQ_DB_BASE - IBVP_REG_QP_DB_BASE) / IBVP_QP_DB_STRIDE);
     b.integer("doorbell_classes", &HcaConfig::doorbell_classes, "classes",
@@ -84,6 +88,9 @@ void check_hca(const HcaConfig& cfg) {
   if (cfg.max_qps < 2 || cfg.max_qps > (IBVP_REG_CQ_DB_BASE - IBVP_REG_QP_DB_BASE) / IBVP_QP_DB_STRIDE)
     throw sim::ParamError("max_qps", std::to_string(cfg.max_qps) + " QPs do not fit the doorbell space",
                           "use 2.." + std::to_string((IBVP_REG_CQ_DB_BASE - IBVP_REG_QP_DB_BASE) / IBVP_QP_DB_STRIDE));
+  if (cfg.blueflame_bytes % 64 != 0 || cfg.blueflame_bytes > IBVP_BF_STRIDE)
+    throw sim::ParamError("blueflame_bytes", std::to_string(cfg.blueflame_bytes) + " bytes",
+                          "use 0 (no BlueFlame) or 64, 128, 192, 256");
   if (cfg.dma_max_outstanding_reads < 1)
     throw sim::ParamError("dma_max_outstanding_reads", "no payload read could be issued", "use 1 or more");
   link::check_vlarb(cfg.vlarb, cfg.data_vls);

@@ -75,6 +75,34 @@ uint32_t HostCpu::mmio_read32(uint64_t offset) {
   return v;
 }
 
+void HostCpu::mmio_write_wc(uint64_t offset, const void* data, uint32_t bytes) {
+  tlm::tlm_generic_payload t;
+  t.set_command(tlm::TLM_WRITE_COMMAND);
+  t.set_address(offset);
+  t.set_data_ptr(static_cast<uint8_t*>(const_cast<void*>(data)));
+  t.set_data_length(bytes);
+  t.set_streaming_width(bytes);
+  t.set_response_status(tlm::TLM_INCOMPLETE_RESPONSE);
+  sc_core::sc_time delay = sc_core::SC_ZERO_TIME;
+  mmio->b_transport(t, delay);
+  sc_assert(t.is_response_ok() && "write-combining store to an address the device refuses");
+  spend(delay);
+}
+
+uint32_t HostCpu::mmio_read32_dbg(uint64_t offset) {
+  tlm::tlm_generic_payload t;
+  uint8_t bytes[4] = {};
+  t.set_command(tlm::TLM_READ_COMMAND);
+  t.set_address(offset);
+  t.set_data_ptr(bytes);
+  t.set_data_length(4);
+  t.set_streaming_width(4);
+  if (mmio->transport_dbg(t) != 4) return 0;
+  uint32_t v;
+  std::memcpy(&v, bytes, 4);
+  return v;
+}
+
 std::shared_ptr<HostCpu::Monitor> HostCpu::arm_monitor(uint64_t address, uint64_t bytes) {
   auto m = std::make_shared<Monitor>();
   m->address_ = address;

@@ -62,6 +62,12 @@ class HostCpu : public sc_core::sc_module {
   void mmio_write32(uint64_t offset, uint32_t value);
   // A 32-bit load from a device register: waits for the completion.
   uint32_t mmio_read32(uint64_t offset);
+  // A store of `bytes` through a write-combining mapping (BlueFlame, docs/hca.md): one posted
+  // write of all the bytes; the core goes on once it has left.
+  void mmio_write_wc(uint64_t offset, const void* data, uint32_t bytes);
+  // A device register read without time (transport_dbg): what a driver learns from the kernel
+  // at open time (mlx5's BlueFlame size comes in the alloc_ucontext answer), outside any run's timing.
+  uint32_t mmio_read32_dbg(uint64_t offset);
 
   // Monitor/wait on host memory: arm before checking the condition, then wait; a DMA write
   // overlapping [address, address+bytes) that lands after arming wakes the waiter.

@@ -18,6 +18,11 @@ uint64_t now_ps() { return sc_core::sc_time_stamp().value(); }
 
 }  // namespace
 
+uint32_t Perftest::inline_flag(WrOpcode op, uint64_t bytes) const {
+  // perftest -I: SENDs and WRITEs up to the inline size carry their data in the WQE.
+  return op != WrOpcode::rdma_read && bytes <= cfg_.inline_size ? uint32_t{SEND_INLINE} : 0u;
+}
+
 HostMemoryPlan Perftest::plan(const PerftestConfig& cfg) {
   // The objects setup() creates, in its order.
   HostMemoryPlan p;
@@ -27,6 +32,7 @@ HostMemoryPlan Perftest::plan(const PerftestConfig& cfg) {
   QpCap cap;
   cap.max_send_wr = sends;
   cap.max_recv_wr = cfg.iterations;
+  cap.max_inline_data = cfg.inline_size;
   p.qp(cap);
   uint64_t largest = 0;
   for (uint64_t b : cfg.sizes) largest = std::max(largest, b);
@@ -77,6 +83,7 @@ bool Perftest::setup(Side& s) {
   a.qp_type = cfg_.qp_type == PerftestQpType::ud ? QpType::ud : QpType::rc;
   a.cap.max_send_wr = sends;
   a.cap.max_recv_wr = cfg_.iterations;
+  a.cap.max_inline_data = cfg_.inline_size;
   s.qp = create_qp(s.pd, a);
   if (!s.qp) return fail("cannot create the QP"), false;
   return true;
@@ -201,6 +208,7 @@ void Perftest::client_bw(uint64_t bytes) {
       w.opcode = op;
       w.sg = {buffer_, static_cast<uint32_t>(bytes), s.mr->lkey};
       w.send_flags = ((posted + 1) % cq_mod == 0 || posted + 1 == n) ? uint32_t{SEND_SIGNALED} : 0u;
+      w.send_flags |= inline_flag(op, bytes);
       w.rdma.remote_addr = buffer_;
       w.rdma.rkey = server_.mr->rkey;
       if (s.ah) {
@@ -276,7 +284,7 @@ void Perftest::client_send_lat(uint64_t bytes) {
     SendWr w;
     w.wr_id = i;
     w.sg = {buffer_, static_cast<uint32_t>(bytes), s.mr->lkey};
-    w.send_flags = SEND_SIGNALED;
+    w.send_flags = SEND_SIGNALED | inline_flag(w.opcode, bytes);
     if (s.ah) {
       w.ud.ah = s.ah;
       w.ud.remote_qpn = server_.qp->qp_num;
@@ -307,7 +315,7 @@ void Perftest::server_send_lat(uint64_t bytes) {
     SendWr w;
     w.wr_id = i;
     w.sg = {buffer_, static_cast<uint32_t>(bytes), s.mr->lkey};
-    w.send_flags = SEND_SIGNALED;
+    w.send_flags = SEND_SIGNALED | inline_flag(w.opcode, bytes);
     if (s.ah) {
       w.ud.ah = s.ah;
       w.ud.remote_qpn = client_.qp->qp_num;
@@ -351,7 +359,7 @@ void Perftest::client_write_lat(uint64_t bytes) {
     SendWr w;
     w.opcode = WrOpcode::rdma_write;
     w.sg = {buffer_, static_cast<uint32_t>(bytes), s.mr->lkey};
-    w.send_flags = SEND_SIGNALED;
+    w.send_flags = SEND_SIGNALED | inline_flag(w.opcode, bytes);
     w.rdma.remote_addr = buffer_;
     w.rdma.rkey = server_.mr->rkey;
     const uint64_t t0 = now_ps();
@@ -397,7 +405,7 @@ void Perftest::server_write_lat(uint64_t bytes) {
     SendWr w;
     w.opcode = WrOpcode::rdma_write;
     w.sg = {buffer_, static_cast<uint32_t>(bytes), s.mr->lkey};
-    w.send_flags = SEND_SIGNALED;
+    w.send_flags = SEND_SIGNALED | inline_flag(w.opcode, bytes);
     w.rdma.remote_addr = buffer_;
     w.rdma.rkey = client_.mr->rkey;
     if (const int err = post_send(s.qp, &w); err != 0)

@@ -76,6 +76,7 @@ class Perftest {
   bool post_recvs(Side& s, uint64_t bytes, uint32_t count);
   bool check(const verbs::Wc& wc, const char* what, uint64_t bytes);
   void fail(const std::string& why);
+  uint32_t inline_flag(verbs::WrOpcode op, uint64_t bytes) const;  // SEND_INLINE or 0
 
   void client_bw(uint64_t bytes);
   void server_bw(uint64_t bytes);

@@ -77,6 +77,7 @@ bool modify_qp_is_ok(QpType type, QpState cur, QpState next, uint32_t mask) {
 
 namespace {
 constexpr uint64_t kMailboxBytes = 256;
+
 constexpr uint64_t kRingAlign = 4096;
 constexpr uint64_t kEventAlign = 64;
 uint64_t align_up(uint64_t v, uint64_t a) { return (v + a - 1) / a * a; }
@@ -92,7 +93,7 @@ void HostMemoryPlan::cq(int cqe) {
 }
 
 void HostMemoryPlan::qp(const QpCap& cap) {
-  alloc(uint64_t{round_up_pow2(cap.max_send_wr)} * IBVP_SEND_WQE_BYTES, kRingAlign);
+  alloc(uint64_t{round_up_pow2(cap.max_send_wr)} * ibvp_send_stride(cap.max_inline_data), kRingAlign);
   alloc(uint64_t{round_up_pow2(cap.max_recv_wr)} * IBVP_RECV_WQE_BYTES, kRingAlign);
 }
 
@@ -140,7 +141,9 @@ std::unique_ptr<Context> open_device(host::HostCpu& cpu, uint64_t dma_base, uint
   if (cpu.mmio_read32(IBVP_REG_DEVICE_ID) != IBVP_DEVICE_ID) return nullptr;
   if (cpu.mmio_read32(IBVP_REG_HAL_VERSION) != IBVP_HAL_VERSION) return nullptr;
   try {
-    return std::make_unique<Context>(cpu, dma_base, dma_bytes);
+    auto ctx = std::make_unique<Context>(cpu, dma_base, dma_bytes);
+    ctx->bf_bytes = cpu.mmio_read32_dbg(IBVP_REG_BF_SIZE);
+    return ctx;
   } catch (const std::bad_alloc&) {
     return nullptr;  // the driver area does not hold the mailbox
   }
@@ -212,7 +215,8 @@ QueuePair* create_qp(ProtectionDomain* pd, const QpInitAttr& attr) {
   Context& ctx = *pd->context;
   ctx.cpu().spend_call();
   if (attr.send_cq == nullptr || attr.recv_cq == nullptr || attr.cap.max_send_sge > 1 || attr.cap.max_recv_sge > 1 ||
-      attr.cap.max_send_wr == 0 || attr.cap.max_recv_wr == 0)
+      attr.cap.max_send_wr == 0 || attr.cap.max_recv_wr == 0 || attr.cap.max_inline_data > IBVP_MAX_INLINE_DATA ||
+      attr.doorbell_class > 0xFFFF)  // the mailbox's 16-bit field; the firmware refuses any class it lacks
     return nullptr;
   auto qp = std::make_unique<QueuePair>();
   qp->context = &ctx;
@@ -223,8 +227,10 @@ QueuePair* create_qp(ProtectionDomain* pd, const QpInitAttr& attr) {
   qp->sq_sig_all = attr.sq_sig_all;
   qp->sq_entries = round_up_pow2(attr.cap.max_send_wr);
   qp->rq_entries = round_up_pow2(attr.cap.max_recv_wr);
+  qp->max_inline = attr.cap.max_inline_data;
+  qp->sq_stride = ibvp_send_stride(qp->max_inline);
   try {
-    qp->sq_addr = ctx.alloc(uint64_t{qp->sq_entries} * IBVP_SEND_WQE_BYTES, kRingAlign);
+    qp->sq_addr = ctx.alloc(uint64_t{qp->sq_entries} * qp->sq_stride, kRingAlign);
     qp->rq_addr = ctx.alloc(uint64_t{qp->rq_entries} * IBVP_RECV_WQE_BYTES, kRingAlign);
   } catch (const std::bad_alloc&) {
     return nullptr;  // ENOMEM
@@ -238,10 +244,11 @@ QueuePair* create_qp(ProtectionDomain* pd, const QpInitAttr& attr) {
   m.rq_addr = qp->rq_addr;
   m.sq_entries = qp->sq_entries;
   m.rq_entries = qp->rq_entries;
-  m.db_class = attr.doorbell_class;
+  m.db_class = static_cast<uint16_t>(attr.doorbell_class);
   m.ipd = attr.ipd;
   m.weight = attr.weight;
   m.rate_mbps = attr.reserved_rate_mbps;
+  m.max_inline = static_cast<uint16_t>(qp->max_inline);
   uint32_t qpn = 0;
   if (ctx.command(IBVP_CMD_CREATE_QP, &m, sizeof m, qpn) != IBVP_CMD_STATUS_OK) return nullptr;
   qp->qp_num = qpn;
@@ -320,9 +327,16 @@ int post_send(QueuePair* qp, SendWr* wr, SendWr** bad_wr) {
   const bool state_ok = qp->state == QpState::rts || qp->state == QpState::err || qp->state == QpState::sqd;
   int err = 0;
   uint32_t posted = 0;
+  // The slot of the last WQE written: a lone WQE goes by BlueFlame when the device has it.
+  uint8_t slot[IBVP_SEND_WQE_BYTES + IBVP_MAX_INLINE_DATA];
+  uint32_t slot_bytes = 0;
   for (SendWr* w = wr; w != nullptr; w = w->next) {
+    const bool inl = (w->send_flags & SEND_INLINE) != 0;
+    const uint32_t inline_len = inl && w->num_sge == 1 ? w->sg.length : 0;
     if (!state_ok || w->num_sge < 0 || w->num_sge > 1) err = EINVAL;
     else if (qp->qp_type == QpType::ud && w->ud.ah == nullptr) err = EINVAL;
+    // libibverbs (mlx5): inline data beyond the QP's max_inline_data, or on a READ, is EINVAL.
+    else if (inl && (inline_len > qp->max_inline || w->opcode == WrOpcode::rdma_read)) err = EINVAL;
     else if (qp->sq_head - qp->sq_tail >= qp->sq_entries) err = ENOMEM;
     if (err != 0) {
       if (bad_wr) *bad_wr = w;
@@ -347,14 +361,32 @@ int post_send(QueuePair* qp, SendWr* wr, SendWr** bad_wr) {
       e.sl = w->ud.ah->attr.sl;
     }
     const uint32_t idx = qp->sq_head & (qp->sq_entries - 1);
-    ctx.memory().write(qp->sq_addr + uint64_t{idx} * IBVP_SEND_WQE_BYTES, &e, sizeof e);
-    if (ctx.observer()) ctx.observer()->on_post_send(ctx.node(), qp->qp_num, qp->sq_head, w->wr_id, called_ps);
     qp->sq_head++;
+    e.bf_pi = qp->sq_head;  // BlueFlame: the doorbell inside the WQE
+    std::memcpy(slot, &e, sizeof e);
+    slot_bytes = IBVP_SEND_WQE_BYTES;
+    if (inl) {
+      // The CPU copies the data into the WQE: the HCA reads no payload (IBV_SEND_INLINE).
+      e.sge_addr = 0;
+      e.sge_lkey = 0;
+      std::memcpy(slot, &e, sizeof e);
+      if (inline_len > 0) ctx.memory().read(w->sg.addr, slot + IBVP_SEND_WQE_BYTES, inline_len);
+      slot_bytes += (inline_len + 7) / 8 * 8;
+    }
+    ctx.memory().write(qp->sq_addr + uint64_t{idx} * qp->sq_stride, slot, slot_bytes);
+    if (ctx.observer()) ctx.observer()->on_post_send(ctx.node(), qp->qp_num, qp->sq_head - 1, w->wr_id, called_ps);
     posted++;
   }
-  // One doorbell for the chain: the new producer index.
-  if (posted > 0)
+  if (posted == 1 && slot_bytes <= ctx.bf_bytes) {
+    // BlueFlame (mlx5_bf_copy): a lone WQE is written, with its inline data, through the
+    // write-combining buffer; the HCA gets the WQE and the doorbell in one posted TLP.
+    ctx.cpu().mmio_write_wc(IBVP_REG_BF_BASE + uint64_t{qp->qp_num} * IBVP_BF_STRIDE, slot, slot_bytes);
+    ctx.bf_posts++;
+  } else if (posted > 0) {
+    // One doorbell for the chain: the new producer index.
     ctx.cpu().mmio_write32(IBVP_REG_QP_DB_BASE + qp->qp_num * IBVP_QP_DB_STRIDE, qp->sq_head);
+    ctx.doorbell_posts++;
+  }
   return err;
 }
 

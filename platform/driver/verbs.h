@@ -120,6 +120,9 @@ struct QpCap {
   uint32_t max_recv_wr = 64;
   uint32_t max_send_sge = 1;
   uint32_t max_recv_sge = 1;
+  // Bytes a send WQE may carry inline (IBV_SEND_INLINE); at most IBVP_MAX_INLINE_DATA. Each
+  // send slot grows by this, rounded up to 64 bytes (the data follows the WQE, as in mlx5).
+  uint32_t max_inline_data = 0;
 };
 struct QpInitAttr {
   CompletionQueue* send_cq = nullptr;
@@ -182,6 +185,8 @@ struct QueuePair {
   uint64_t sq_addr, rq_addr;
   uint32_t sq_entries, rq_entries;
   uint32_t sq_head = 0, sq_tail = 0;  // WQEs posted; WQEs known completed (CQE wqe counter)
+  uint32_t max_inline = 0;            // QpCap::max_inline_data
+  uint32_t sq_stride = IBVP_SEND_WQE_BYTES;  // bytes per send slot: the WQE and its inline room
   uint32_t rq_head = 0, rq_tail = 0;  // receive WQEs posted; completed
 };
 
@@ -232,6 +237,10 @@ class Context {
   }
   hca::HcaObserver* observer() const { return observer_; }
   uint32_t node() const { return node_; }
+  // The device's BlueFlame buffer per QP (IBVP_REG_BF_SIZE, read at open); 0: none.
+  uint32_t bf_bytes = 0;
+  // Posts of one WQE that went by BlueFlame, and posts that rang the SQ doorbell.
+  uint64_t bf_posts = 0, doorbell_posts = 0;
 
   std::vector<std::unique_ptr<ProtectionDomain>> pds;
   std::vector<std::unique_ptr<MemoryRegion>> mrs;

@@ -153,6 +153,9 @@ struct HcaHostConfig {
   FlowTransport flow_transport = FlowTransport::rc;
   uint32_t flow_depth = 16;   // messages a saturating flow keeps posted
   uint32_t flow_mtu = 2048;   // path MTU of the flows' QPs, bytes
+  // A named hardware profile (platform/scenario/hca_profile.h): its values were merged into
+  // the section where it wrote none; "" for none.
+  std::string profile;
 };
 
 enum class PerftestKind : uint8_t { send_bw, write_bw, read_bw, send_lat, write_lat };
@@ -176,6 +179,7 @@ struct PerftestConfig {
   uint32_t cq_mod = 100;          // bandwidth tests: one signaled send WR every cq_mod
   uint32_t mtu = 4096;            // path MTU, bytes
   uint8_t sl = 0;
+  uint32_t inline_size = 0;       // SENDs and WRITEs up to this many bytes go inline (perftest -I)
 };
 
 

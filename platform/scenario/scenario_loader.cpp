@@ -21,6 +21,7 @@
 #include "platform/params/validate.h"
 #include "platform/scenario/output_paths.h"
 #include "platform/scenario/deadlock_timeout.h"
+#include "platform/scenario/hca_profile.h"
 #include "platform/topology/generators.h"
 #include "platform/workload/mix.h"
 #include "platform/workload/video_frames.h"
@@ -907,9 +908,34 @@ void refuse_old_crossbar_value(const Document& doc) {
            "now `switch.request_order: " + old + "`; leave crossbar out for the non-multiplexed crossbar");
 }
 
+// hca.profile (docs/hca.md, "Hardware profiles"): the profile's values go into the hca
+// section wherever the document (or --set) does not write the key itself, before validation,
+// so a profile value is checked like a written one and a written value always wins.
+void merge_hca_profile(const Document& doc) {
+  YAML::Node name;
+  const Path at = key("hca", "profile");
+  if (!doc.find(at, name)) return;
+  const HcaProfile* profile = name.IsScalar() ? find_hca_profile(name.Scalar()) : nullptr;
+  if (profile == nullptr)
+    doc.fail(at, "unknown HCA profile " + (name.IsScalar() ? quoted(name.Scalar()) : std::string("(not a name)")),
+             "use one of: " + hca_profile_names() + " (docs/hca.md, Hardware profiles), or leave profile out");
+  YAML::Node hca;
+  doc.find(key("hca"), hca);
+  for (const HcaProfileValue& v : profile->values) {
+    YAML::Node node = hca;  // handles: assigning through them changes the document
+    for (size_t i = 0; i + 1 < v.path.size(); ++i) {
+      if (!node[v.path[i]]) node[v.path[i]] = YAML::Node(YAML::NodeType::Map);
+      node.reset(node[v.path[i]]);  // re-point the handle (operator= would overwrite the node)
+    }
+    if (!node.IsMap()) break;  // a section written as something else: validation reports it
+    if (!node[v.path.back()]) node[v.path.back()] = v.value;
+  }
+}
+
 ScenarioDocument read_document(const Document& doc) {
   refuse_old_crossbar_value(doc);
   merge_flow_defaults(doc);
+  merge_hca_profile(doc);
   ScenarioDocument sd;
   params::apply(scenario_params(), doc, {}, sd);
   check_name(sd, doc);

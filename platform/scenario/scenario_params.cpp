@@ -412,6 +412,9 @@ const sim::ParamGroup& hca_host_params() {
       g.params.push_back(std::move(w));
     }
     GroupBuilder<HcaHostConfig> more("hca", "");
+    more.string("profile", &HcaHostConfig::profile,
+                "A named hardware profile whose values apply to every key of this section the scenario does not "
+                "write (docs/hca.md, \"Hardware profiles\"): connectx4_edr.");
     more.object("host_bus", &HcaHostConfig::bus, host::host_bus_params(), "The PCIe link between HCA and host.");
     more.object("host_memory", &HcaHostConfig::memory, host::host_memory_params(), "Host DRAM.");
     // Real calls take tens of ns; 1 ms bounds typos (a unit off by 10^6) without limiting studies.
@@ -470,6 +473,10 @@ const sim::ParamGroup& perftest_params() {
              {{"256", 256u}, {"512", 512u}, {"1024", 1024u}, {"2048", 2048u}, {"4096", 4096u}},
              "Path MTU in bytes (perftest -m); UD messages are at most one MTU.");
     b.integer("sl", &PerftestConfig::sl, "", "Service level of the QPs (perftest -S).").range(0, 15);
+    b.integer("inline_size", &PerftestConfig::inline_size, "bytes",
+              "SENDs and WRITEs up to this size carry their data inline in the WQE (perftest -I; perftest's "
+              "default on ConnectX is 188 for the send tests); 0: none, at most 192.")
+        .range(0, IBVP_MAX_INLINE_DATA);
     b.on_begin([](PerftestConfig& c) { c.enabled = true; });
     b.rule("client and server are two different endpoints; the scenario has endpoint_model: hca.");
     b.rule("min_bytes <= max_bytes; sizes and min_bytes/max_bytes are not both given; UD sizes are at most mtu.");
