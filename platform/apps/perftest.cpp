@@ -450,6 +450,7 @@ std::string Perftest::table() const {
   const uint32_t sq = client_.qp ? client_.qp->sq_entries : cfg_.tx_depth;
   setup.tx_depth = bw ? std::min(cfg_.tx_depth, sq) : 1;
   setup.cq_mod = std::min(cfg_.cq_mod, setup.tx_depth);
+  setup.max_inline_bytes = cfg_.inline_size;  // perftest prints the QP's max_inline_data
   // connect(): PSNs start at 0, 16 RDMA READs outstanding; the buffer is at buffer_ on both.
   auto address = [&](const Side& side) {
     PerftestAddress a;
