@@ -41,20 +41,9 @@ void HostCpu::spend(const sc_core::sc_time& t) {
 }
 
 void HostCpu::mmio_write32(uint64_t offset, uint32_t value) {
-  tlm::tlm_generic_payload t;
   uint8_t bytes[4];
   std::memcpy(bytes, &value, 4);  // little-endian register access, as PCIe carries it
-  t.set_command(tlm::TLM_WRITE_COMMAND);
-  t.set_address(offset);
-  t.set_data_ptr(bytes);
-  t.set_data_length(4);
-  t.set_streaming_width(4);
-  t.set_response_status(tlm::TLM_INCOMPLETE_RESPONSE);
-  sc_core::sc_time delay = sc_core::SC_ZERO_TIME;
-  mmio->b_transport(t, delay);
-  sc_assert(t.is_response_ok() && "MMIO write to an address the device refuses");
-  // Posted: the core's store buffer drains when the TLP has left.
-  spend(delay);
+  mmio_write_wc(offset, bytes, 4);
 }
 
 uint32_t HostCpu::mmio_read32(uint64_t offset) {
@@ -85,7 +74,8 @@ void HostCpu::mmio_write_wc(uint64_t offset, const void* data, uint32_t bytes) {
   t.set_response_status(tlm::TLM_INCOMPLETE_RESPONSE);
   sc_core::sc_time delay = sc_core::SC_ZERO_TIME;
   mmio->b_transport(t, delay);
-  sc_assert(t.is_response_ok() && "write-combining store to an address the device refuses");
+  sc_assert(t.is_response_ok() && "MMIO store to an address the device refuses");
+  // Posted: the core's store buffer drains when the TLP has left.
   spend(delay);
 }
 

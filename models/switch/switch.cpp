@@ -548,6 +548,35 @@ void Switch::offer_input(uint16_t in_port) {
   rr_start_ = static_cast<uint16_t>(rr_start_ % n + 1);
 }
 
+// The packet leaves on `out_port`'s cable from `start` to `end`: the output is busy, the
+// port counters (IBA 16.1.3.5) and the probe see it, and the link takes it. Shared by the
+// crossbar's direct path and the output buffer's.
+void Switch::put_on_wire(uint16_t out_port, uint8_t vl, ib::Packet* p, uint32_t bytes, uint64_t start,
+                         uint64_t end) {
+  Port& out = ports_[out_port];
+  out.busy_until = end;
+  out.credit_blocked = false;
+  p->hops++;
+
+  link::VlCounters& vc = out.counters.vl[vl];
+  vc.packets_tx++;
+  vc.bytes_tx += bytes;
+  out.counters.packets_tx++;
+  out.counters.bytes_tx += bytes;
+  out.counters.busy_ps += end - start;
+  probe_.transmit(node_, out_port, *p, start, end);
+
+  tlm::tlm_generic_payload* gp = payloads_.acquire();
+  link::FabricExt& e = link::PayloadPool::ext(*gp);
+  e.kind = link::FabricExt::Kind::packet;
+  e.packet = p;
+  e.duration = sc_core::sc_time::from_value(end - start);
+  tlm::tlm_phase phase = tlm::BEGIN_REQ;
+  sc_core::sc_time delay = sc_core::SC_ZERO_TIME;
+  (*out.tx)->nb_transport_fw(*gp, phase, delay);
+  gp->release();
+}
+
 void Switch::start_transmit(uint16_t out_port, uint8_t vl, int index) {
   Port& out = ports_[out_port];
   RequestQueue& q = out.requests[vl];
@@ -592,27 +621,7 @@ void Switch::start_transmit(uint16_t out_port, uint8_t vl, int index) {
   // multiplexed crossbar leaves it free (feeding_until stays 0), so candidate() never finds
   // an input busy and the hot path needs no test of the crossbar kind.
   if (!multiplexed_ && r.mc != McKind::central_copy) in.feeding_until = end;
-  out.busy_until = end;
-  out.credit_blocked = false;
-  p->hops++;
-
-  link::VlCounters& vc = out.counters.vl[vl];
-  vc.packets_tx++;
-  vc.bytes_tx += bytes;
-  out.counters.packets_tx++;
-  out.counters.bytes_tx += bytes;
-  out.counters.busy_ps += end - start;
-  probe_.transmit(node_, out_port, *p, start, end);
-
-  tlm::tlm_generic_payload* gp = payloads_.acquire();
-  link::FabricExt& e = link::PayloadPool::ext(*gp);
-  e.kind = link::FabricExt::Kind::packet;
-  e.packet = p;
-  e.duration = sc_core::sc_time::from_value(end - start);
-  tlm::tlm_phase phase = tlm::BEGIN_REQ;
-  sc_core::sc_time delay = sc_core::SC_ZERO_TIME;
-  (*out.tx)->nb_transport_fw(*gp, phase, delay);
-  gp->release();
+  put_on_wire(out_port, vl, p, bytes, start, end);
 
   // The input's space frees, and its credit reaches upstream a cable later, when the tail
   // has left. Nothing else happens at `end` unless someone waits for this output or input.

@@ -459,6 +459,7 @@ class Switch : public sc_core::sc_module {
   template <class OnBusyInput, class Fits>
   int candidate(const Port& out, uint8_t vl, bool& credit_blocked, OnBusyInput&& on_busy_input, Fits&& fits) const;
   void start_transmit(uint16_t out_port, uint8_t vl, int index);
+  void put_on_wire(uint16_t out_port, uint8_t vl, ib::Packet* p, uint32_t bytes, uint64_t start, uint64_t end);
   // Rate schedulers (seed 003 Sec. 3.1): the connection slot of a packet; a request joins
   // or leaves an output's scheduler (charged when `sent`); the request the scheduler serves
   // among requests[vl] (inputs that feed another output passed over, unless

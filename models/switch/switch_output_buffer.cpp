@@ -158,27 +158,7 @@ void Switch::ob_send(uint16_t out_port) {
   out.credits.consume(vl, b.blocks);
   out.credit_wait.sample(vl, false, start, out.counters);
   out.credit_wait.sample_port(false, start, out.counters);
-  out.busy_until = end;
-  out.credit_blocked = false;
-  p->hops++;
-
-  link::VlCounters& vc = out.counters.vl[vl];
-  vc.packets_tx++;
-  vc.bytes_tx += bytes;
-  out.counters.packets_tx++;
-  out.counters.bytes_tx += bytes;
-  out.counters.busy_ps += end - start;
-  probe_.transmit(node_, out_port, *p, start, end);
-
-  tlm::tlm_generic_payload* gp = payloads_.acquire();
-  link::FabricExt& e = link::PayloadPool::ext(*gp);
-  e.kind = link::FabricExt::Kind::packet;
-  e.packet = p;
-  e.duration = sc_core::sc_time::from_value(end - start);
-  tlm::tlm_phase phase = tlm::BEGIN_REQ;
-  sc_core::sc_time delay = sc_core::SC_ZERO_TIME;
-  (*out.tx)->nb_transport_fw(*gp, phase, delay);
-  gp->release();
+  put_on_wire(out_port, vl, p, bytes, start, end);
 
   ob.space.release_at(vl, b.blocks, end);
   // At the end the link is free for the next packet and the crossbar has the room back.
