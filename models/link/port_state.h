@@ -19,36 +19,38 @@ struct VlCounters {
   uint32_t buffer_hwm_blocks = 0;  // receive buffer high-water mark
 };
 
-struct PortCounters {
+struct alignas(64) PortCounters {
+  // Laid out for the packet path: a transmission's counters and VL 0's share the first
+  // cache line (issue 17: lines touched per hop set the wall time on large fabrics).
   uint64_t packets_tx = 0;
   uint64_t bytes_tx = 0;
   uint64_t busy_ps = 0;            // time the port's transmitter was sending
-  uint64_t credit_blocked_ps = 0;  // idle with packets waiting, none sendable for lack of credits
   uint64_t packets_rx = 0;
+  std::array<VlCounters, ib::kMaxVls> vl{};
   uint64_t bytes_rx = 0;
+  uint64_t credit_blocked_ps = 0;  // idle with packets waiting, none sendable for lack of credits
   uint64_t vl15_dropped = 0;
   uint64_t xmit_discards = 0;  // IBA PortXmitDiscards: packets this output dropped (lifetimes expired)
   uint64_t fecn_marked = 0;  // packets this port's switch marked (FECN): at the input that
                              // filled (naive), at the output they left by (triggered policies)
-  std::array<VlCounters, ib::kMaxVls> vl{};
 };
 
 // Receive side: buffer space per VL in 64-byte blocks. The sender tracks the same numbers as
 // credits, so `admit` failing for a data VL means a sender broke flow control: a model bug.
 class RxBuffers {
  public:
-  void set_capacity(uint8_t vl, uint32_t bytes) { cap_[vl] = bytes / ib::kCreditBlockBytes; }
-  uint32_t capacity_blocks(uint8_t vl) const { return cap_[vl]; }
-  uint32_t used_blocks(uint8_t vl) const { return used_[vl]; }
-  bool fits(uint8_t vl, uint32_t blocks) const { return used_[vl] + blocks <= cap_[vl]; }
+  void set_capacity(uint8_t vl, uint32_t bytes) { vl_[vl].cap = bytes / ib::kCreditBlockBytes; }
+  uint32_t capacity_blocks(uint8_t vl) const { return vl_[vl].cap; }
+  uint32_t used_blocks(uint8_t vl) const { return vl_[vl].used; }
+  bool fits(uint8_t vl, uint32_t blocks) const { return vl_[vl].used + blocks <= vl_[vl].cap; }
   void admit(uint8_t vl, uint32_t blocks, PortCounters& c) {
     assert(fits(vl, blocks) && "packet exceeds the receive buffer: credit flow control violated");
-    used_[vl] += blocks;
-    if (used_[vl] > c.vl[vl].buffer_hwm_blocks) c.vl[vl].buffer_hwm_blocks = used_[vl];
+    vl_[vl].used += blocks;
+    if (vl_[vl].used > c.vl[vl].buffer_hwm_blocks) c.vl[vl].buffer_hwm_blocks = vl_[vl].used;
   }
   void release(uint8_t vl, uint32_t blocks) {
-    assert(used_[vl] >= blocks);
-    used_[vl] -= blocks;
+    assert(vl_[vl].used >= blocks);
+    vl_[vl].used -= blocks;
   }
   // Space that frees at a known future time (a tail leaving through the crossbar): counted
   // as used until then. Through a non-multiplexed crossbar the releases of one input come in
@@ -86,7 +88,7 @@ class RxBuffers {
   }
   uint32_t total_used() const {
     uint32_t s = 0;
-    for (uint32_t u : used_) s += u;
+    for (const Vl& v : vl_) s += v.used;
     return s;
   }
 
@@ -96,10 +98,15 @@ class RxBuffers {
     uint8_t vl;
     uint32_t blocks;
   };
-  std::array<uint32_t, ib::kMaxVls> cap_{};
-  std::array<uint32_t, ib::kMaxVls> used_{};
+  // A VL's capacity and use side by side: a packet reads both (one cache line for VL 0).
+  struct Vl {
+    uint32_t cap = 0;
+    uint32_t used = 0;
+  };
+  // The pending list's header before the VLs: it and VL 0 share a cache line.
   std::vector<Release> pending_;
   size_t head_ = 0;
+  std::array<Vl, ib::kMaxVls> vl_{};
 };
 
 // Transmit side: credits per data VL, never below zero nor above what the receiver
@@ -131,18 +138,18 @@ class TxCredits {
       head_ = 0;
     }
   }
-  void set_limit(uint8_t vl, uint32_t blocks) { limit_[vl] = credits_[vl] = blocks; }
-  bool can_send(uint8_t vl, uint32_t blocks) const { return vl == ib::kVl15 || credits_[vl] >= blocks; }
+  void set_limit(uint8_t vl, uint32_t blocks) { vl_[vl].limit = vl_[vl].credits = blocks; }
+  bool can_send(uint8_t vl, uint32_t blocks) const { return vl == ib::kVl15 || vl_[vl].credits >= blocks; }
   void consume(uint8_t vl, uint32_t blocks) {
     if (vl == ib::kVl15) return;
-    assert(credits_[vl] >= blocks && "credits would go negative");
-    credits_[vl] -= blocks;
+    assert(vl_[vl].credits >= blocks && "credits would go negative");
+    vl_[vl].credits -= blocks;
   }
   void restore(uint8_t vl, uint32_t blocks) {
-    credits_[vl] += blocks;
-    assert(credits_[vl] <= limit_[vl] && "credits above the receiver's buffer size");
+    vl_[vl].credits += blocks;
+    assert(vl_[vl].credits <= vl_[vl].limit && "credits above the receiver's buffer size");
   }
-  uint32_t available(uint8_t vl) const { return credits_[vl]; }
+  uint32_t available(uint8_t vl) const { return vl_[vl].credits; }
   // Blocks of `vl` announced and not yet absorbed, whether arrived or still on their way.
   uint32_t announced(uint8_t vl) const {
     uint32_t n = 0;
@@ -150,7 +157,7 @@ class TxCredits {
       if (pending_[i].vl == vl) n += pending_[i].blocks;
     return n;
   }
-  uint32_t limit(uint8_t vl) const { return limit_[vl]; }
+  uint32_t limit(uint8_t vl) const { return vl_[vl].limit; }
 
  private:
   struct Update {
@@ -158,10 +165,15 @@ class TxCredits {
     uint8_t vl;
     uint32_t blocks;
   };
-  std::array<uint32_t, ib::kMaxVls> limit_{};
-  std::array<uint32_t, ib::kMaxVls> credits_{};
+  // A VL's limit and credits side by side (one cache line for VL 0).
+  struct Vl {
+    uint32_t limit = 0;
+    uint32_t credits = 0;
+  };
+  // The pending list's header before the VLs: it and VL 0 share a cache line.
   std::vector<Update> pending_;
   size_t head_ = 0;
+  std::array<Vl, ib::kMaxVls> vl_{};
 };
 
 // Accumulates "waiting for credits" time per VL and per port from state samples.

@@ -49,7 +49,7 @@ void Switch::replicate(uint16_t in_port, ib::Packet* p) {
   uint32_t k = 0;
   for (uint16_t o = 1; o <= cfg_.num_ports && o < Mft::kPortMaskBits; ++o) {
     if (!mask.test(o) || o == in_port || !attached(o)) continue;
-    const uint8_t vl = sl2vl_[in_port][o][p->lrh.sl];
+    const uint8_t vl = sl2vl_at(in_port, o)[p->lrh.sl];
     if (vl >= cfg_.data_vls) return drop(in_port, p, ib::DropReason::sl2vl);
     outs[k] = o;
     vls[k] = vl;
@@ -109,8 +109,8 @@ void Switch::enqueue_copy(uint16_t out_port, const Request& r) {
   assert(!rate_ && "multicast copies under a rate scheduler");
   const uint8_t vl = r.packet->lrh.vl;
   const uint64_t now = agenda_.now_ps();
-  if (!(out.requested_vls & (1u << vl))) out.progress_ps[vl] = out.head_since_ps[vl] = now;
-  RequestQueue& q = out.requests[vl];
+  if (!(out.requested_vls & (1u << vl))) out.vls[vl].progress_ps = out.vls[vl].head_since_ps = now;
+  RequestQueue& q = out.vls[vl].requests;
   if (r.mc == McKind::async_copy && !cfg_.multicast_priority) {
     q.push_back(r);
   } else {
@@ -123,10 +123,10 @@ void Switch::enqueue_copy(uint16_t out_port, const Request& r) {
            (it->mc != McKind::async_copy || cfg_.multicast_priority))
       ++it;
     // A copy put before the head is the head from now (its HOQ lifetime counts from here).
-    if (it == q.begin()) out.head_since_ps[vl] = now;
+    if (it == q.begin()) out.vls[vl].head_since_ps = now;
     q.insert(it, r);
   }
-  out.waiting_blocks[vl] += r.blocks;
+  out.vls[vl].waiting_blocks += r.blocks;
   requests_from_[r.in_port * ports_.size() + out_port]++;
   ports_[r.in_port].queued++;
   out.requested_vls |= static_cast<uint16_t>(1u << vl);
@@ -252,7 +252,7 @@ uint32_t Switch::first_sync_at(const Port& po) const {
   uint32_t best = kNoHold;
   for (uint32_t pending = po.requested_vls; pending; pending &= pending - 1) {
     const uint8_t vl = static_cast<uint8_t>(__builtin_ctz(pending));
-    for (const Request& r : po.requests[vl]) {
+    for (const Request& r : po.vls[vl].requests) {
       if (r.mc != McKind::sync_copy) break;  // they are at the front
       if (best == kNoHold || mc_before(r.hold, best)) best = r.hold;
     }
@@ -268,7 +268,7 @@ bool Switch::sync_gate(uint16_t out_port) {
   auto locate = [&](const Port& po, uint32_t h, uint8_t& vl_out) {
     for (uint32_t pending = po.requested_vls; pending; pending &= pending - 1) {
       const uint8_t vl = static_cast<uint8_t>(__builtin_ctz(pending));
-      const RequestQueue& q = po.requests[vl];
+      const RequestQueue& q = po.vls[vl].requests;
       for (size_t i = 0; i < q.size() && q[i].mc == McKind::sync_copy; ++i)
         if (q[i].hold == h) {
           vl_out = vl;

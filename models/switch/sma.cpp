@@ -172,7 +172,7 @@ mad::PortInfo Sma::current_port_info(uint16_t port, uint16_t in_port) const {
       if (pi.link_speed_enabled == 0) pi.link_speed_enabled = pi.link_speed_supported;
       pi.vl_high_limit = sp.arbiter->config().high_limit;
     }
-    pi.hoq_life = lifetime_code(sp.hoq_life_ps[0]);
+    pi.hoq_life = lifetime_code(sp.vls[0].hoq_life_ps);
   } else {
     pi.port_phys_state = mad::kPhysLinkUp;  // base port 0 is always up (IBA 17.2.1.3)
   }
@@ -310,7 +310,7 @@ uint16_t Sma::sl2vl(bool set, uint32_t modifier, Data& d) {
       for (uint16_t o = all_out ? 0 : out; o <= (all_out ? n : out); ++o) sw_.set_sl2vl(i, o, table);
   }
   mad::SlToVlTable t;
-  const Sl2VlTable& now = sw_.sl2vl_[in][out];
+  const Sl2VlTable& now = sw_.sl2vl_at(in, out);
   std::copy(now.begin(), now.end(), t.vl.begin());
   t.encode(d);
   return mad::kStatusOk;

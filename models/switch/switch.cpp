@@ -59,7 +59,7 @@ Switch::Switch(sc_core::sc_module_name name, uint32_t node, const SwitchConfig& 
       probe_(probe),
       agenda_("agenda", [this](const sim::Action& a) { dispatch(a); }),
       ports_(cfg.num_ports + 1u),
-      sl2vl_(cfg.num_ports + 1u, std::vector<Sl2VlTable>(cfg.num_ports + 1u, cfg.sl2vl)),
+      sl2vl_((cfg.num_ports + 1u) * (cfg.num_ports + 1u), cfg.sl2vl),
       requests_from_((cfg.num_ports + 1u) * (cfg.num_ports + 1u), 0),
       multiplexed_(cfg.crossbar == Crossbar::multiplexed),
       ecn_(cfg.ecn, cfg.num_ports),
@@ -93,7 +93,7 @@ void Switch::attach_port(uint16_t port, const link::LinkRate& rate) {
     for (uint8_t vl = 0; vl < cfg_.data_vls; ++vl) p.ob->space.set_capacity(vl, cfg_.output_buffer_bytes);
     p.ob->space.set_capacity(ib::kVl15, cfg_.vl15_buffer_bytes);
   }
-  p.hoq_life_ps.fill(lifetime_ps(cfg_.hoq_life));
+  for (VlState& v : p.vls) v.hoq_life_ps = lifetime_ps(cfg_.hoq_life);
   lifetimes_ |= cfg_.hoq_life < kLifetimeInfinite;
   if (cfg_.scheduling != Scheduling::fifo) {
     p.sched = std::make_unique<RateState>();
@@ -108,7 +108,8 @@ void Switch::set_peer_buffer(uint16_t port, uint8_t vl, uint32_t bytes) {
 }
 
 void Switch::set_sl2vl(uint16_t in_port, uint16_t out_port, const Sl2VlTable& table) {
-  sl2vl_.at(in_port).at(out_port) = table;
+  if (in_port > cfg_.num_ports || out_port > cfg_.num_ports) throw std::out_of_range("Switch::set_sl2vl: no such port");
+  sl2vl_at(in_port, out_port) = table;
 }
 
 void Switch::set_vlarb(uint16_t out_port, const link::VlArbConfig& cfg) {
@@ -138,7 +139,7 @@ tlm::tlm_sync_enum Switch::on_rx(int port, tlm::tlm_generic_payload& gp, tlm::tl
     if (ecn_.watches_input_buffers()) {
       const uint8_t vl = p->lrh.vl;
       const uint32_t blocks = ib::blocks_for(p->size);
-      ports_[port].arriving_blocks[vl] += blocks;
+      ports_[port].vls[vl].arriving_blocks += blocks;
       agenda_.push_at(p->hop_tail_ps, kTailIn, static_cast<uint16_t>(port), (blocks << 4) | vl);
     }
   }
@@ -241,10 +242,10 @@ uint8_t Switch::select_output(uint16_t in_port, ib::Packet& p) {
     const uint8_t i = selector_.choose(*e, p, node_, [&](uint8_t port) -> int64_t {
       // max_credit: credits of the packet's next VL there, less what queued requests will take.
       Port& out = ports_[port];
-      const uint8_t vl = sl2vl_[in_port][port][p.lrh.sl];
+      const uint8_t vl = sl2vl_at(in_port, port)[p.lrh.sl];
       if (vl >= cfg_.data_vls) return INT64_MIN;
       out.credits.absorb(agenda_.now_ps());
-      return int64_t{out.credits.available(vl)} - int64_t{out.waiting_blocks[vl]};
+      return int64_t{out.credits.available(vl)} - int64_t{out.vls[vl].waiting_blocks};
     });
     out_port = e->port[i];
     selector_.count_use(p.lrh.dlid, i);
@@ -279,7 +280,7 @@ void Switch::routed(uint16_t in_port, ib::Packet* p) {
 void Switch::request_output(uint16_t in_port, ib::Packet* p, uint8_t out_port) {
   const bool smp = p->lrh.vl == ib::kVl15;
   // An SL that maps to VL15 is dropped like one beyond the operational VLs (IBA 7.6.6).
-  const uint8_t out_vl = smp ? ib::kVl15 : sl2vl_[in_port][out_port][p->lrh.sl];
+  const uint8_t out_vl = smp ? ib::kVl15 : sl2vl_at(in_port, out_port)[p->lrh.sl];
   if (!smp && out_vl >= cfg_.data_vls) return drop(in_port, p, ib::DropReason::sl2vl);
   // IBA 7.2: data enters through Armed or Active ports and leaves through Active ones only;
   // SMPs pass any port whose link is up. Port 0 (the SMA's responses) is always up.
@@ -300,10 +301,10 @@ void Switch::request_output(uint16_t in_port, ib::Packet* p, uint8_t out_port) {
   // A VL that had nothing to send starts waiting now, not at its last transmission (nor in
   // its output buffer, which is part of the output VL).
   if (!((out.ob ? out.requested_vls | out.ob->vls : out.requested_vls) & (1u << out_vl)))
-    out.progress_ps[out_vl] = out.head_since_ps[out_vl] = agenda_.now_ps();
+    out.vls[out_vl].progress_ps = out.vls[out_vl].head_since_ps = agenda_.now_ps();
   if (rate_) rate_enqueue(out, r);
-  out.requests[out_vl].push_back(r);
-  out.waiting_blocks[out_vl] += r.blocks;
+  out.vls[out_vl].requests.push_back(r);
+  out.vls[out_vl].waiting_blocks += r.blocks;
   requests_from_[in_port * ports_.size() + out_port]++;
   ports_[in_port].queued++;
   out.requested_vls |= static_cast<uint16_t>(1u << out_vl);
@@ -326,11 +327,11 @@ void Switch::drop(uint16_t in_port, ib::Packet* p, ib::DropReason why) {
 // it, and the triggered policies make every output its packets wait for congested.
 void Switch::tail_in(uint16_t in_port, uint8_t vl, uint32_t blocks) {
   Port& in = ports_[in_port];
-  assert(in.arriving_blocks[vl] >= blocks);
-  in.arriving_blocks[vl] -= blocks;
+  assert(in.vls[vl].arriving_blocks >= blocks);
+  in.vls[vl].arriving_blocks -= blocks;
   in.buffers.absorb(agenda_.now_ps());
   // Packets behind this one have taken their space as they were sent but are not here yet.
-  const uint32_t resident = in.buffers.used_blocks(vl) - in.arriving_blocks[vl];
+  const uint32_t resident = in.buffers.used_blocks(vl) - in.vls[vl].arriving_blocks;
   if (resident + ib::blocks_for(cfg_.ecn.max_packet_bytes) <= in.buffers.capacity_blocks(vl)) return;
   const size_t n = ports_.size();
   for (uint16_t out = 1; out < n; ++out) {
@@ -341,8 +342,8 @@ void Switch::tail_in(uint16_t in_port, uint8_t vl, uint32_t blocks) {
     }
     // The packets of this buffer still waiting here (one already leaving cannot be marked;
     // one still in the pipeline has not asked for its output yet and is not seen).
-    for (RequestQueue& q : ports_[out].requests)
-      for (Request& r : q)
+    for (VlState& v : ports_[out].vls)
+      for (Request& r : v.requests)
         if (r.in_port == in_port && r.in_vl == vl && !r.packet->bth.fecn) {
           r.packet->bth.fecn = true;
           in.counters.fecn_marked++;
@@ -379,7 +380,7 @@ void Switch::return_credit(uint16_t in_port, uint8_t vl, uint32_t blocks, uint64
 template <class OnBusyInput, class Fits>
 int Switch::candidate(const Port& out, uint8_t vl, bool& credit_blocked, OnBusyInput&& on_busy_input,
                       Fits&& fits) const {
-  const RequestQueue& q = out.requests[vl];
+  const RequestQueue& q = out.vls[vl].requests;
   const uint64_t now = agenda_.now_ps();
   auto feeding = [&](uint16_t in) {
     const uint64_t until = ports_[in].feeding_until;
@@ -426,7 +427,7 @@ int Switch::candidate(const Port& out, uint8_t vl, bool& credit_blocked, OnBusyI
 
 template <class OnBusyInput>
 int Switch::rate_candidate(const Port& out, uint8_t vl, bool ignore_busy, OnBusyInput&& on_busy_input) const {
-  const RequestQueue& q = out.requests[vl];
+  const RequestQueue& q = out.vls[vl].requests;
   const uint64_t now = agenda_.now_ps();
   // Only a connection's oldest request here is its candidate: its packets keep their order
   // (IBA 9.5: in order per path). Later ones of a connection whose oldest waits for a busy
@@ -507,9 +508,9 @@ void Switch::arbitrate(uint16_t out_port) {
   }
   const int vl = rate_ && cfg_.scheduling_scope == SchedulingScope::across_vls
                      ? rate_choose_vl(out, ready, pick)
-                     : out.arbiter->choose(ready, [&](uint8_t v) { return out.requests[v][pick[v]].packet->size; });
+                     : out.arbiter->choose(ready, [&](uint8_t v) { return out.vls[v].requests[pick[v]].packet->size; });
   assert(vl >= 0);
-  if (out.requests[vl][pick[vl]].mc == McKind::sync_copy) {
+  if (out.vls[vl].requests[pick[vl]].mc == McKind::sync_copy) {
     // Seed 000 Sec. 5.2: multicast on VLs of its own "uses the limited number of VLs": its
     // turn comes from the VLArb table, like any VL's; on its turn it reserves the output.
     out.mc.reserved = true;
@@ -579,9 +580,9 @@ void Switch::put_on_wire(uint16_t out_port, uint8_t vl, ib::Packet* p, uint32_t 
 
 void Switch::start_transmit(uint16_t out_port, uint8_t vl, int index) {
   Port& out = ports_[out_port];
-  RequestQueue& q = out.requests[vl];
+  RequestQueue& q = out.vls[vl].requests;
   if (index > 0) q.front().bypassed++;
-  else out.head_since_ps[vl] = agenda_.now_ps();  // the next request is the head from now
+  else out.vls[vl].head_since_ps = agenda_.now_ps();  // the next request is the head from now
   const Request r = q[static_cast<size_t>(index)];
   if (rate_) rate_dequeue(out, r, true);
   if (index == 0)
@@ -591,8 +592,8 @@ void Switch::start_transmit(uint16_t out_port, uint8_t vl, int index) {
   requests_from_[r.in_port * ports_.size() + out_port]--;
   ports_[r.in_port].queued--;
   if (q.empty()) out.requested_vls = static_cast<uint16_t>(out.requested_vls & ~(1u << vl));
-  assert(out.waiting_blocks[vl] >= r.blocks);
-  out.waiting_blocks[vl] -= r.blocks;
+  assert(out.vls[vl].waiting_blocks >= r.blocks);
+  out.vls[vl].waiting_blocks -= r.blocks;
 
   ib::Packet* p = r.packet;
   const uint32_t bytes = p->size;
@@ -600,7 +601,7 @@ void Switch::start_transmit(uint16_t out_port, uint8_t vl, int index) {
   if (ecn_.enabled()) {
     // The annex compares the queue behind this packet with what one input VL buffer holds.
     // The annex marks data packets only (a MAD on VL15 carries no BTH to mark).
-    const bool mark = ecn_.annex() ? vl != ib::kVl15 && ecn_.annex_transmit(out_port, out.waiting_blocks[vl],
+    const bool mark = ecn_.annex() ? vl != ib::kVl15 && ecn_.annex_transmit(out_port, out.vls[vl].waiting_blocks,
                                                                              ib::blocks_for(cfg_.vl_buffer_bytes),
                                                                              r.blocks, out.credit_starved)
                                    : ecn_.transmit(out_port);
@@ -610,7 +611,7 @@ void Switch::start_transmit(uint16_t out_port, uint8_t vl, int index) {
     }
   }
   out.credit_starved = false;
-  out.progress_ps[vl] = start;
+  out.vls[vl].progress_ps = start;
   // Cut-through: the tail cannot leave before it has arrived (a faster output waits).
   const uint64_t end = std::max(start + out.rate.serialization_ps(bytes), r.tail_ps);
   out.credits.consume(vl, r.blocks);
@@ -650,9 +651,9 @@ void Switch::start_transmit(uint16_t out_port, uint8_t vl, int index) {
 bool Switch::vl_waits_for_credits(uint16_t port, uint8_t vl) const {
   if (obuf_) return ob_vl_stuck(port, vl);
   const Port& out = ports_.at(port);
-  if (vl == ib::kVl15 || out.requests[vl].empty()) return false;
+  if (vl == ib::kVl15 || out.vls[vl].requests.empty()) return false;
   if (lifetimes_ && vl_drains_by_lifetime(port, vl)) return false;
-  const RequestQueue& q = out.requests[vl];
+  const RequestQueue& q = out.vls[vl].requests;
   const uint32_t credits = out.credits.available(vl) + out.credits.announced(vl);
   if (rate_) {
     // The request the rate scheduler serves once the inputs now busy free (they free after

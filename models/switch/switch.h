@@ -25,6 +25,7 @@
 // delay; the crossbar runs at the output link's rate; flow-control packets are
 // instantaneous credit messages delayed by the cable (they take no link bandwidth).
 #include <array>
+#include <stdexcept>
 #include <bitset>
 #include <deque>
 #include <memory>
@@ -217,7 +218,10 @@ class Switch : public sc_core::sc_module {
   void set_mft(const Mft& mft) { mft_ = mft; }
   const Mft& mft() const { return mft_; }
   void set_sl2vl(uint16_t in_port, uint16_t out_port, const Sl2VlTable& table);
-  const Sl2VlTable& sl2vl(uint16_t in_port, uint16_t out_port) const { return sl2vl_.at(in_port).at(out_port); }
+  const Sl2VlTable& sl2vl(uint16_t in_port, uint16_t out_port) const {
+    if (in_port > cfg_.num_ports || out_port > cfg_.num_ports) throw std::out_of_range("Switch::sl2vl: no such port");
+    return sl2vl_at(in_port, out_port);
+  }
   // Also mid-run (a subnet manager reprograms a port when connections end): the port's next
   // choice follows the new table from its first entry; nothing holds the old arbiter.
   void set_vlarb(uint16_t out_port, const link::VlArbConfig& cfg);
@@ -250,7 +254,7 @@ class Switch : public sc_core::sc_module {
   }
   // Requests and output-buffered packets waiting at output `port` on VL `vl`.
   uint32_t requests_waiting(uint16_t port, uint8_t vl) const {
-    return static_cast<uint32_t>(ports_.at(port).requests[vl].size()) + output_buffered(port, vl);
+    return static_cast<uint32_t>(ports_.at(port).vls[vl].requests.size()) + output_buffered(port, vl);
   }
   // Output buffers: packets in output `port`'s buffer of `vl` now, and the most 64-byte
   // blocks that buffer ever held (reserved from a crossbar transfer's start to the tail's
@@ -265,7 +269,7 @@ class Switch : public sc_core::sc_module {
   }
   // When VL `vl` of output `port` last made progress: its last transmission start, or when
   // requests came to it while it had none, whichever is later.
-  uint64_t vl_progress_ps(uint16_t port, uint8_t vl) const { return ports_.at(port).progress_ps[vl]; }
+  uint64_t vl_progress_ps(uint16_t port, uint8_t vl) const { return ports_.at(port).vls[vl].progress_ps; }
   // Whether VL `vl` of output `port` can send nothing until credits come that are not on
   // their way: its head needs more credits than the output holds and has been announced,
   // and (with bypass) so does every request behind it. With output buffers: the buffer's
@@ -285,7 +289,7 @@ class Switch : public sc_core::sc_module {
       if (requests_from_[in_port * n + o] == 0) continue;
       for (uint32_t pending = ports_[o].requested_vls; pending; pending &= pending - 1) {
         const uint8_t vl = static_cast<uint8_t>(__builtin_ctz(pending));
-        for (const Request& r : ports_[o].requests[vl])
+        for (const Request& r : ports_[o].vls[vl].requests)
           if (r.in_port == in_port && r.in_vl == in_vl) f(o, vl, r.blocks, r.hold);
       }
     }
@@ -302,7 +306,7 @@ class Switch : public sc_core::sc_module {
     for (uint16_t o = 1; o < ports_.size(); ++o)
       for (uint32_t pending = ports_[o].requested_vls; pending; pending &= pending - 1) {
         const uint8_t vl = static_cast<uint8_t>(__builtin_ctz(pending));
-        for (const Request& r : ports_[o].requests[vl])
+        for (const Request& r : ports_[o].vls[vl].requests)
           if (r.hold == hold) f(o, vl, r.packet->lrh.dlid);
       }
   }
@@ -360,47 +364,55 @@ class Switch : public sc_core::sc_module {
     std::unique_ptr<sched::FairQueueing> fq;
     std::vector<uint32_t> queued;  // per connection slot: its requests waiting here
   };
+  // An output VL's per-packet state in one cache line: a hop touches its VL's line, not
+  // one line of each of six arrays of 16 (issue 17: at 1,024 hosts the fabric's state is
+  // far beyond the L2 cache, and wall time per hop follows the lines a hop touches).
+  struct alignas(64) VlState {
+    RequestQueue requests;        // this output VL's requests in arrival order
+    uint32_t waiting_blocks = 0;  // blocks of those requests
+    // Input side, per VL: blocks admitted (a data packet takes its space as it is sent) whose
+    // tail is not in yet: the buffer's content as a receiver sees it is used - arriving.
+    uint32_t arriving_blocks = 0;
+    // The last transmission start, or when requests came to it empty. One store per
+    // packet; the deadlock watch reads it (vl_progress_ps).
+    uint64_t progress_ps = 0;
+    // HOQLife in ps (kNoLifetime: infinite) and since when its head request has been the
+    // head (seed 000 Sec. 3.5's HQLifetime register).
+    uint64_t hoq_life_ps = kNoLifetime;
+    uint64_t head_since_ps = 0;
+  };
   struct Port {
-    std::unique_ptr<InSocket> rx;
-    std::unique_ptr<OutSocket> tx;
-    link::LinkRate rate{link::LinkConfig{}};
-    // Input side.
-    link::RxBuffers buffers;
-    // Blocks admitted (a data packet takes its space as it is sent) whose tail is not in yet,
-    // per VL: the buffer's content as a receiver sees it is used - arriving.
-    std::array<uint32_t, ib::kMaxVls> arriving_blocks{};
+    // Read or written by every packet through the port: kept together at the front.
+    uint64_t busy_until = 0;     // the transmitter sends until then
+    uint64_t retry_at = ~uint64_t{0};  // a pending kRetry for this output, if any
     // The crossbar connects this input to an output until then (non-multiplexed; stays 0
     // with the multiplexed crossbar, whose inputs are never busy).
     uint64_t feeding_until = 0;
-    uint32_t queued = 0;   // requests of packets from this input, at any output
     uint64_t offer_at = ~uint64_t{0};  // a pending offer of this input to its outputs
-    // Output side.
-    std::array<RequestQueue, ib::kMaxVls> requests;
-    uint16_t requested_vls = 0;  // bit v set when requests[v] is not empty
-    std::unique_ptr<link::VlArbiter> arbiter;
-    link::TxCredits credits;
-    link::CreditWaitClock credit_wait;
-    uint64_t busy_until = 0;     // the transmitter sends until then
-    uint64_t retry_at = ~uint64_t{0};  // a pending kRetry for this output, if any
-    bool credit_blocked = false;  // idle with requests that wait for credits
-    bool credit_starved = false;  // credit_blocked at some time since the last transmission
-    std::array<uint32_t, ib::kMaxVls> waiting_blocks{};  // per output VL: blocks of its requests
-    // Per output VL: the last transmission start, or when requests came to it empty. One
-    // store per packet; the deadlock watch reads it (vl_progress_ps).
-    std::array<uint64_t, ib::kMaxVls> progress_ps{};
-    // Per output VL: HOQLife in ps (kNoLifetime: infinite) and since when its head request
-    // has been the head (seed 000 Sec. 3.5's HQLifetime register).
-    std::array<uint64_t, ib::kMaxVls> hoq_life_ps = infinite_lifetimes();
-    std::array<uint64_t, ib::kMaxVls> head_since_ps{};
-    link::PortCounters counters;
+    uint32_t queued = 0;   // requests of packets from this input, at any output
+    uint16_t requested_vls = 0;  // bit v set when vls[v].requests is not empty
     uint8_t port_state = ib::mad::kPortActive;  // PortInfo:PortState (sma.h)
     bool link_down = false;  // a link event took the cable down (set_link)
+    bool credit_blocked = false;  // idle with requests that wait for credits
+    bool credit_starved = false;  // credit_blocked at some time since the last transmission
+    std::unique_ptr<OutSocket> tx;
+    std::unique_ptr<InSocket> rx;  // (the first line ends here)
+    std::unique_ptr<link::VlArbiter> arbiter;
+    link::LinkRate rate{link::LinkConfig{}};
+    // Input side.
+    link::RxBuffers buffers;
+    // Output side.
+    link::TxCredits credits;
+    link::CreditWaitClock credit_wait;
+    std::array<VlState, ib::kMaxVls> vls;
+    link::PortCounters counters;
     McPort mc;  // multicast replication state of this output (replication.cpp)
     std::unique_ptr<RateState> sched;  // switch.scheduling other than fifo
     // Output buffer (switch.output_buffer_bytes; switch_output_buffer.cpp), null without:
     // allocated only when used, so ports without one keep their size.
     std::unique_ptr<OutputBuffer> ob;
   };
+
   // kTxEnd: a transmission ends while its output or its input has requests waiting;
   // kRetry: arbitrate an output again (it frees, or credits land); kOffer: an input's
   // crossbar connection frees while requests of it wait at other outputs.
@@ -533,7 +545,11 @@ class Switch : public sc_core::sc_module {
   uint64_t mc_seq_ = 0;
   uint16_t mc_rr_ = 1;               // synchronous round robin: the input port served first
   std::vector<Port> ports_;                 // index = port number; 0 is the management port
-  std::vector<std::vector<Sl2VlTable>> sl2vl_;  // [in][out]
+  // [in * (num_ports + 1) + out]: one flat table, read once per packet (a vector of vectors
+  // cost a second cache line per lookup).
+  std::vector<Sl2VlTable> sl2vl_;
+  Sl2VlTable& sl2vl_at(uint16_t in, uint16_t out) { return sl2vl_[in * (cfg_.num_ports + 1u) + out]; }
+  const Sl2VlTable& sl2vl_at(uint16_t in, uint16_t out) const { return sl2vl_[in * (cfg_.num_ports + 1u) + out]; }
   std::vector<uint32_t> requests_from_;     // [in * (ports + 1) + out]: requests queued
   uint16_t rr_start_ = 1;                   // rotates which output is offered a freed input first
   bool multiplexed_;                        // cfg_.crossbar == Crossbar::multiplexed

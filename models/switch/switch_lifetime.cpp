@@ -20,7 +20,7 @@ const char* drop_policy_name(DropPolicy p) {
 
 void Switch::set_hoq_life(uint16_t port, uint8_t vl, uint8_t code) {
   assert(vl < ib::kMaxVls);
-  ports_.at(port).hoq_life_ps[vl] = lifetime_ps(code);
+  ports_.at(port).vls[vl].hoq_life_ps = lifetime_ps(code);
   lifetimes_ |= code < kLifetimeInfinite;
 }
 
@@ -35,7 +35,7 @@ void Switch::expire(uint16_t out_port) {
   uint64_t next = kNoLifetime;
   for (uint32_t pending = out.requested_vls; pending; pending &= pending - 1) {
     const uint8_t vl = static_cast<uint8_t>(__builtin_ctz(pending));
-    RequestQueue& q = out.requests[vl];
+    RequestQueue& q = out.vls[vl].requests;
     if (switch_life_ps_ != kNoLifetime) {
       // Unicast requests join a VL's queue in arrival order, but synchronous and central-buffer
       // copies go ahead of them (replication.cpp), so the whole queue is looked at.
@@ -50,13 +50,13 @@ void Switch::expire(uint16_t out_port) {
         }
       }
     }
-    const uint64_t hoq = out.hoq_life_ps[vl];
+    const uint64_t hoq = out.vls[vl].hoq_life_ps;
     if (hoq != kNoLifetime && !q.empty() && eligible(q.front())) {
       // seed 000 Sec. 3.5: "When the sum of the value stored in HQLifetime and HLL becomes
       // less than the current clock value, the packet is removed from the queue." The next
       // request is the head from the drop on, so at most one goes per VL and instant.
-      if (now - out.head_since_ps[vl] >= hoq) discard(out_port, vl, 0, ib::DropReason::hoq_lifetime);
-      if (!q.empty() && eligible(q.front())) next = std::min(next, out.head_since_ps[vl] + hoq);
+      if (now - out.vls[vl].head_since_ps >= hoq) discard(out_port, vl, 0, ib::DropReason::hoq_lifetime);
+      if (!q.empty() && eligible(q.front())) next = std::min(next, out.vls[vl].head_since_ps + hoq);
     }
   }
   if (next != kNoLifetime) schedule_retry(out_port, next);
@@ -64,19 +64,19 @@ void Switch::expire(uint16_t out_port) {
 
 void Switch::discard(uint16_t out_port, uint8_t vl, size_t index, ib::DropReason why) {
   Port& out = ports_[out_port];
-  RequestQueue& q = out.requests[vl];
+  RequestQueue& q = out.vls[vl].requests;
   const Request r = q[index];
   if (rate_) rate_dequeue(out, r, false);
   q.erase(q.begin() + static_cast<std::ptrdiff_t>(index));
   requests_from_[r.in_port * ports_.size() + out_port]--;
   ports_[r.in_port].queued--;
   if (q.empty()) out.requested_vls = static_cast<uint16_t>(out.requested_vls & ~(1u << vl));
-  assert(out.waiting_blocks[vl] >= r.blocks);
-  out.waiting_blocks[vl] -= r.blocks;
+  assert(out.vls[vl].waiting_blocks >= r.blocks);
+  out.vls[vl].waiting_blocks -= r.blocks;
   const uint64_t now = agenda_.now_ps();
-  if (index == 0) out.head_since_ps[vl] = now;
+  if (index == 0) out.vls[vl].head_since_ps = now;
   // A drop moves the VL on as a transmission would: the deadlock watch counts it as progress.
-  out.progress_ps[vl] = now;
+  out.vls[vl].progress_ps = now;
   out.counters.xmit_discards++;  // IBA PortXmitDiscards counts them at the output
   if (ecn_.watches_input_buffers()) ecn_.discarded(out_port);
   // A multicast copy shares its input space with its siblings (replication.cpp).
@@ -89,9 +89,9 @@ void Switch::discard(uint16_t out_port, uint8_t vl, size_t index, ib::DropReason
 
 bool Switch::vl_drains_by_lifetime(uint16_t port, uint8_t vl) const {
   const Port& out = ports_.at(port);
-  const RequestQueue& q = out.requests[vl];
+  const RequestQueue& q = out.vls[vl].requests;
   if (q.empty()) return false;
-  if (out.hoq_life_ps[vl] != kNoLifetime && eligible(q.front())) return true;
+  if (out.vls[vl].hoq_life_ps != kNoLifetime && eligible(q.front())) return true;
   if (switch_life_ps_ != kNoLifetime)
     for (const Request& r : q)
       if (eligible(r)) return true;

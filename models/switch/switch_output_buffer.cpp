@@ -54,8 +54,8 @@ bool Switch::ob_cross(uint16_t out_port) {
     const int i = ob_candidate(out_port, vl);
     if (i < 0) continue;
     // Oldest first across VLs; equal times to the lower VL.
-    if (best_vl < 0 || out.requests[vl][static_cast<size_t>(i)].arrived_ps <
-                           out.requests[static_cast<size_t>(best_vl)][static_cast<size_t>(best)].arrived_ps) {
+    if (best_vl < 0 || out.vls[vl].requests[static_cast<size_t>(i)].arrived_ps <
+                           out.vls[static_cast<size_t>(best_vl)].requests[static_cast<size_t>(best)].arrived_ps) {
       best_vl = vl;
       best = i;
     }
@@ -70,20 +70,20 @@ bool Switch::ob_cross(uint16_t out_port) {
 void Switch::ob_enter(uint16_t out_port, uint8_t vl, int index) {
   Port& out = ports_[out_port];
   OutputBuffer& ob = *out.ob;
-  RequestQueue& q = out.requests[vl];
+  RequestQueue& q = out.vls[vl].requests;
   if (index > 0) q.front().bypassed++;
   const Request r = q[static_cast<size_t>(index)];
   q.erase(q.begin() + index);
   requests_from_[r.in_port * ports_.size() + out_port]--;
   ports_[r.in_port].queued--;
   if (q.empty()) out.requested_vls = static_cast<uint16_t>(out.requested_vls & ~(1u << vl));
-  assert(out.waiting_blocks[vl] >= r.blocks);
-  out.waiting_blocks[vl] -= r.blocks;
+  assert(out.vls[vl].waiting_blocks >= r.blocks);
+  out.vls[vl].waiting_blocks -= r.blocks;
 
   const uint64_t start = agenda_.now_ps();
   // The crossbar runs at the output link's rate; the tail cannot cross before it is in.
   const uint64_t end = std::max(start + out.rate.serialization_ps(r.packet->size), r.tail_ps);
-  out.progress_ps[vl] = start;
+  out.vls[vl].progress_ps = start;
   Port& in = ports_[r.in_port];
   if (!multiplexed_) in.feeding_until = end;
   ob.xbar_until = end;
@@ -154,7 +154,7 @@ void Switch::ob_send(uint16_t out_port) {
   const uint32_t bytes = p->size;
   const uint64_t start = now;
   const uint64_t end = std::max(start + out.rate.serialization_ps(bytes), b.tail_ps);
-  out.progress_ps[vl] = start;
+  out.vls[vl].progress_ps = start;
   out.credits.consume(vl, b.blocks);
   out.credit_wait.sample(vl, false, start, out.counters);
   out.credit_wait.sample_port(false, start, out.counters);
@@ -176,7 +176,7 @@ bool Switch::ob_vl_stuck(uint16_t port, uint8_t vl) const {
   if (vl == ib::kVl15 || ob.q[vl].empty()) return false;
   const uint32_t credits = out.credits.available(vl) + out.credits.announced(vl);
   if (ob.q[vl].front().blocks <= credits) return false;
-  const RequestQueue& q = out.requests[vl];
+  const RequestQueue& q = out.vls[vl].requests;
   if (q.empty()) return true;
   const uint32_t room = ob.space.capacity_blocks(vl) - ob.queued_blocks[vl];
   if (q.front().blocks <= room) return false;

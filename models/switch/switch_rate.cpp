@@ -74,9 +74,9 @@ int Switch::rate_choose_vl(const Port& out, uint16_t ready, const std::array<int
   int best = -1;
   for (uint32_t r = ready; r; r &= r - 1) {
     const int vl = __builtin_ctz(r);
-    const Request& c = out.requests[vl][static_cast<size_t>(pick[vl])];
+    const Request& c = out.vls[vl].requests[static_cast<size_t>(pick[vl])];
     // Ties go to the lower VL (the loop runs upwards and only a smaller stamp replaces).
-    if (best < 0 || rate_before(out, c, out.requests[best][static_cast<size_t>(pick[best])])) best = vl;
+    if (best < 0 || rate_before(out, c, out.vls[best].requests[static_cast<size_t>(pick[best])])) best = vl;
   }
   return best;
 }

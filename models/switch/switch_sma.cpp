@@ -167,7 +167,7 @@ void Switch::set_link(uint16_t port, bool up, uint8_t state_when_up) {
     // IBA 7.2: a port that leaves Active discards the packets queued for it; each frees its
     // input space and returns its credit upstream as a lifetime drop does (discard()).
     for (uint8_t vl = 0; vl < ib::kMaxVls; ++vl)
-      while (!p.requests[vl].empty()) discard(port, vl, 0, ib::DropReason::link_down);
+      while (!p.vls[vl].requests.empty()) discard(port, vl, 0, ib::DropReason::link_down);
     p.mc.reserved = false;
   }
   sma_.note_port_state_change();
