@@ -21,7 +21,7 @@ Scheduler::Scheduler() : event_("ibvp_scheduler_wake") {
 
 void Scheduler::push(const Action& a, TimedQueue* owner) {
   Entry e{a, owner};
-  e.action.seq = seq_++;
+  e.action.seq = canonical_ ? canonical_key(owner) : seq_++;
   heap_.push(e);
   // While running, run() picks up what is due now and re-arms for the rest when it finishes.
   if (running_ || a.when_ps >= armed_ps_) return;
@@ -39,8 +39,10 @@ void Scheduler::run() {
     const Entry e = heap_.top();
     heap_.pop();
     ++TimedQueue::served_total_;
+    dispatching_ = e.owner;
     e.owner->dispatch_(e.action);
   }
+  dispatching_ = nullptr;
   TimedQueue::serving_now_ps_ = kNever;
   running_ = false;
   if (heap_.empty()) return;

@@ -13,6 +13,16 @@
 //  - with an event name only, through its own sc_event, for an SC_METHOD made sensitive to
 //    event(): a model that also waits on other SystemC events can keep that pattern.
 // Both serve equal times first-in first-out and give the same results run after run.
+//
+// Equal times in the Scheduler are served in one of two orders (scenario key event_order):
+//  - fifo: global push order. A fabric split across processes cannot reproduce it, since
+//    no process sees the others' pushes.
+//  - canonical: by (source id, source's own push count), where the source is the agenda
+//    being dispatched when the push happens (the agenda pushed to, for a push from outside
+//    the Scheduler). Every agenda gets a stable id from the fabric builder; an agenda's
+//    pushes then depend only on the actions it was handed, so each process of a split run
+//    serves its agendas' actions in the same order as one process would (docs/parallel.md).
+#include <cassert>
 #include <cstdint>
 #include <functional>
 #include <queue>
@@ -23,7 +33,7 @@ namespace ibvp::sim {
 
 struct Action {
   uint64_t when_ps = 0;  // absolute simulated time
-  uint64_t seq = 0;      // insertion order: equal times are served first-in first-out
+  uint64_t seq = 0;      // tie-break among equal times: insertion order, or the canonical key
   uint16_t kind = 0;     // meaning is the owning model's
   uint16_t port = 0;
   uint32_t arg = 0;
@@ -39,6 +49,15 @@ class Scheduler {
  public:
   static Scheduler& instance();
   void push(const Action& a, TimedQueue* owner);
+
+  // The canonical key packs the source's id (24 bits) above its push count (40 bits).
+  static constexpr unsigned kCounterBits = 40;
+  static constexpr uint32_t kMaxSourceId = (1u << 24) - 1;
+  // Chosen before the first push (the fabric builder sets it from event_order).
+  static void set_canonical(bool on) { canonical_ = on; }
+  static bool canonical() { return canonical_; }
+  // The key the next push made now would carry (for a message that crosses processes).
+  static uint64_t canonical_key(TimedQueue* owner);
 
  private:
   Scheduler();
@@ -59,6 +78,8 @@ class Scheduler {
   uint64_t seq_ = 0;
   uint64_t armed_ps_ = kNever;
   bool running_ = false;
+  TimedQueue* dispatching_ = nullptr;  // the agenda whose action run() is handing out
+  static inline bool canonical_ = false;
 };
 
 class TimedQueue {
@@ -73,6 +94,14 @@ class TimedQueue {
   }
 
   const sc_core::sc_event& event() const { return event_; }
+
+  // Canonical order (Scheduler): this agenda's id, the same in every process of a split run.
+  // Agendas the builder does not number keep a process-local id above the builder's range.
+  void set_source_id(uint32_t id) {
+    assert(id <= Scheduler::kMaxSourceId && "agenda id beyond the canonical key's 24 bits");
+    source_id_ = id;
+  }
+  uint32_t source_id() const { return source_id_; }
 
   void push_at(uint64_t when_ps, uint16_t kind, uint16_t port = 0, uint32_t arg = 0, void* ptr = nullptr) {
     if (dispatch_) {
@@ -137,6 +166,17 @@ class TimedQueue {
   uint64_t armed_ps_ = kNever;
   bool serving_ = false;
   static inline uint64_t served_total_ = 0;
+  // Canonical order: this agenda's id and the pushes it has made as a source.
+  static inline uint32_t next_local_id_ = 1u << 23;
+  uint32_t source_id_ = next_local_id_++;
+  uint64_t pushes_ = 0;
 };
+
+inline uint64_t Scheduler::canonical_key(TimedQueue* owner) {
+  Scheduler& s = instance();
+  TimedQueue* source = s.running_ && s.dispatching_ ? s.dispatching_ : owner;
+  assert(source->pushes_ < (uint64_t{1} << kCounterBits) && "canonical push count overflows its 40 bits");
+  return (uint64_t{source->source_id_} << kCounterBits) | source->pushes_++;
+}
 
 }  // namespace ibvp::sim
