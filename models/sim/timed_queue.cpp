@@ -2,6 +2,9 @@
 #define SC_INCLUDE_DYNAMIC_PROCESSES
 #include "models/sim/timed_queue.h"
 
+#include <stdexcept>
+#include <string>
+
 namespace ibvp::sim {
 
 Scheduler& Scheduler::instance() {
@@ -20,14 +23,36 @@ Scheduler::Scheduler() : event_("ibvp_scheduler_wake") {
 }
 
 void Scheduler::push(const Action& a, TimedQueue* owner) {
+  if (owner->remote_) {
+    if (!(running_ && dispatching_)) return;  // made by its own process too
+    assert(remote_sink_ && canonical_ && "a split run needs a remote sink and the canonical order");
+    Action m = a;
+    m.seq = canonical_key(owner);
+    remote_sink_->send(m, *owner);
+    return;
+  }
   Entry e{a, owner};
   e.action.seq = canonical_ ? canonical_key(owner) : seq_++;
+  insert(e);
+}
+
+void Scheduler::push_keyed(const Action& a, TimedQueue* owner) {
+  const uint64_t now = TimedQueue::now_ps();
+  if (a.when_ps < now)
+    throw std::logic_error("split run: an action for agenda " + std::to_string(owner->source_id_) + " at " +
+                           std::to_string(a.when_ps) + " ps arrived at " + std::to_string(now) +
+                           " ps, in its past (the synchronization window is longer than the lookahead)");
+  insert(Entry{a, owner});
+}
+
+void Scheduler::insert(const Entry& e) {
   heap_.push(e);
   // While running, run() picks up what is due now and re-arms for the rest when it finishes.
-  if (running_ || a.when_ps >= armed_ps_) return;
-  armed_ps_ = a.when_ps;
+  const uint64_t when = e.action.when_ps;
+  if (running_ || when >= armed_ps_) return;
+  armed_ps_ = when;
   const uint64_t now = TimedQueue::now_ps();
-  event_.notify(a.when_ps <= now ? sc_core::SC_ZERO_TIME : sc_core::sc_time::from_value(a.when_ps - now));
+  event_.notify(when <= now ? sc_core::SC_ZERO_TIME : sc_core::sc_time::from_value(when - now));
 }
 
 void Scheduler::run() {

@@ -42,6 +42,14 @@ struct Action {
 
 class TimedQueue;
 
+// A run split across processes (docs/parallel.md): where actions for agendas that another
+// process runs go (a delivery across a cut cable). `a.seq` is its canonical key.
+class RemoteSink {
+ public:
+  virtual ~RemoteSink() = default;
+  virtual void send(const Action& a, TimedQueue& to) = 0;
+};
+
 // The actions of every scheduler-driven TimedQueue of this process (one SystemC kernel per
 // process) in one heap, served in time order, equal times first-in first-out across the
 // whole fabric, by one SC_METHOD that hands each action to its agenda's owner.
@@ -59,6 +67,18 @@ class Scheduler {
   // The key the next push made now would carry (for a message that crosses processes).
   static uint64_t canonical_key(TimedQueue* owner);
 
+  // Split runs: actions for remote agendas (TimedQueue::set_remote) pushed while an action
+  // is dispatched go to `sink`, keyed. Pushes made from outside the scheduler (elaboration)
+  // every process makes alike; only the agenda's own process keeps them.
+  void set_remote_sink(RemoteSink* sink) { remote_sink_ = sink; }
+  // An action another process sent to a local agenda, keyed there. Conservative
+  // synchronization guarantees it is never in this process's past; if it were, the run's
+  // results would be wrong, so that is a hard error, not an assertion.
+  void push_keyed(const Action& a, TimedQueue* owner);
+  // The earliest pending action's time (kNever: none).
+  uint64_t next_ps() const { return heap_.empty() ? kNever : heap_.top().action.when_ps; }
+  static constexpr uint64_t kNever = ~uint64_t{0};
+
  private:
   Scheduler();
   void run();
@@ -72,13 +92,14 @@ class Scheduler {
                                                   : a.action.seq > b.action.seq;
     }
   };
-  static constexpr uint64_t kNever = ~uint64_t{0};
+  void insert(const Entry& e);
   sc_core::sc_event event_;
   std::priority_queue<Entry, std::vector<Entry>, Later> heap_;
   uint64_t seq_ = 0;
   uint64_t armed_ps_ = kNever;
   bool running_ = false;
   TimedQueue* dispatching_ = nullptr;  // the agenda whose action run() is handing out
+  RemoteSink* remote_sink_ = nullptr;
   static inline bool canonical_ = false;
 };
 
@@ -102,6 +123,9 @@ class TimedQueue {
     source_id_ = id;
   }
   uint32_t source_id() const { return source_id_; }
+  // Split runs: this agenda's model runs in another process (Scheduler::set_remote_sink).
+  void set_remote(bool remote) { remote_ = remote; }
+  bool remote() const { return remote_; }
 
   void push_at(uint64_t when_ps, uint16_t kind, uint16_t port = 0, uint32_t arg = 0, void* ptr = nullptr) {
     if (dispatch_) {
@@ -170,6 +194,7 @@ class TimedQueue {
   static inline uint32_t next_local_id_ = 1u << 23;
   uint32_t source_id_ = next_local_id_++;
   uint64_t pushes_ = 0;
+  bool remote_ = false;
 };
 
 inline uint64_t Scheduler::canonical_key(TimedQueue* owner) {

@@ -96,3 +96,73 @@ TEST(EventOrder, FifoDeliveryAtEqualTimesFollowsPushTime) {
   sc_core::sc_start();
   EXPECT_EQ(joined(b.served), "e0 l0 r1 r9 r3");
 }
+
+// ---- split runs: remote agendas (docs/parallel.md) --------------------------------------
+
+namespace {
+struct CapturingSink : ibvp::sim::RemoteSink {
+  std::vector<std::pair<Action, uint32_t>> sent;  // action, target agenda id
+  void send(const Action& a, TimedQueue& to) override { sent.emplace_back(a, to.source_id()); }
+};
+}  // namespace
+
+TEST(SplitRun, PushToARemoteAgendaDuringDispatchGoesToTheSinkKeyedByTheSender) {
+  Scheduler::set_canonical(true);
+  CapturingSink sink;
+  Scheduler::instance().set_remote_sink(&sink);
+  Bench b;
+  TimedQueue& sender = b.add("s", 4);
+  TimedQueue& far = b.add("f", 6);
+  far.set_remote(true);
+  b.hooks[0] = [&](const Action&) {
+    far.push_at(900, 1, 2, 3);
+    far.push_at(950, 1, 2, 4);
+  };
+  sender.push_at(100, 0, 0, 0);  // key (4, 0): the sender's first push
+  sc_core::sc_start();
+  EXPECT_EQ(joined(b.served), "s0");  // nothing of the remote agenda runs here
+  ASSERT_EQ(sink.sent.size(), 2u);
+  EXPECT_EQ(sink.sent[0].second, 6u);
+  EXPECT_EQ(sink.sent[0].first.when_ps, 900u);
+  EXPECT_EQ(sink.sent[0].first.seq, (uint64_t{4} << Scheduler::kCounterBits) | 1u);
+  EXPECT_EQ(sink.sent[1].first.seq, (uint64_t{4} << Scheduler::kCounterBits) | 2u);
+}
+
+TEST(SplitRun, ElaborationPushesToARemoteAgendaAreLeftToItsOwnProcess) {
+  Scheduler::set_canonical(true);
+  CapturingSink sink;
+  Scheduler::instance().set_remote_sink(&sink);
+  Bench b;
+  TimedQueue& far = b.add("f", 6);
+  far.set_remote(true);
+  far.push_at(100, 0, 0, 1);  // every process builds every model and makes this push
+  sc_core::sc_start();
+  EXPECT_TRUE(b.served.empty());
+  EXPECT_TRUE(sink.sent.empty());
+}
+
+TEST(SplitRun, AKeyedMessageTakesItsPlaceAmongLocalActionsByKey) {
+  Scheduler::set_canonical(true);
+  Bench b;
+  TimedQueue& r = b.add("r", 5);
+  r.push_at(1000, 0, 0, 1);  // key (5, 0)
+  // From agendas 3 and 8 of another process, as the exchange at a window's end delivers them.
+  Action low{1000, (uint64_t{3} << Scheduler::kCounterBits) | 7, 0, 0, 3, nullptr};
+  Action high{1000, (uint64_t{8} << Scheduler::kCounterBits) | 0, 0, 0, 8, nullptr};
+  Scheduler::instance().push_keyed(high, &r);
+  Scheduler::instance().push_keyed(low, &r);
+  sc_core::sc_start();
+  EXPECT_EQ(joined(b.served), "r3 r1 r8");
+}
+
+TEST(SplitRun, AMessageInTheReceiversPastIsRefused) {
+  Scheduler::set_canonical(true);
+  Bench b;
+  TimedQueue& r = b.add("r", 5);
+  r.push_at(0, 0, 0, 1);
+  sc_core::sc_start(sc_core::sc_time::from_value(2000));
+  Action late{1500, uint64_t{3} << Scheduler::kCounterBits, 0, 0, 3, nullptr};
+  EXPECT_THROW(Scheduler::instance().push_keyed(late, &r), std::logic_error);
+  Action on_time{2000, uint64_t{3} << Scheduler::kCounterBits, 0, 0, 4, nullptr};
+  EXPECT_NO_THROW(Scheduler::instance().push_keyed(on_time, &r));
+}
