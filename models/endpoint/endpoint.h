@@ -47,6 +47,9 @@ class Endpoint : public sc_core::sc_module {
   void set_peer_buffer(uint8_t vl, uint32_t bytes) { credits_.set_limit(vl, bytes / ib::kCreditBlockBytes); }
   // Its agenda's id in the canonical event order (sim::Scheduler): the fabric builder's.
   void set_order_id(uint32_t id) { agenda_.set_source_id(id); }
+  // Split runs (docs/parallel.md): the process that does not run this model marks it
+  // remote; the one that does hands it the actions other processes send it.
+  sim::TimedQueue& agenda() { return agenda_; }
   // Reprograms the CA port's VL arbitration table (IBA 7.6.9; the subnet manager may do so
   // at any time): the next choice follows the new table, from its first entry.
   void set_vlarb(const link::VlArbConfig& cfg) { arbiter_ = link::VlArbiter(cfg); }

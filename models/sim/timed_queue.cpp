@@ -38,11 +38,23 @@ void Scheduler::push(const Action& a, TimedQueue* owner) {
 
 void Scheduler::push_keyed(const Action& a, TimedQueue* owner) {
   const uint64_t now = TimedQueue::now_ps();
-  if (a.when_ps < now)
+  // Not before anything already served: a message at the time of actions served here would
+  // also be out of order among them.
+  if (a.when_ps < now || (served_any_ && a.when_ps <= last_served_ps_))
     throw std::logic_error("split run: an action for agenda " + std::to_string(owner->source_id_) + " at " +
                            std::to_string(a.when_ps) + " ps arrived at " + std::to_string(now) +
                            " ps, in its past (the synchronization window is longer than the lookahead)");
   insert(Entry{a, owner});
+}
+
+void Scheduler::drop_remote_actions() {
+  std::vector<Entry> keep;
+  keep.reserve(heap_.size());
+  while (!heap_.empty()) {
+    if (!heap_.top().owner->remote_) keep.push_back(heap_.top());
+    heap_.pop();
+  }
+  for (const Entry& e : keep) heap_.push(e);
 }
 
 void Scheduler::insert(const Entry& e) {
@@ -60,6 +72,10 @@ void Scheduler::run() {
   running_ = true;
   const uint64_t now = sc_core::sc_time_stamp().value();
   TimedQueue::serving_now_ps_ = now;
+  if (!heap_.empty() && heap_.top().action.when_ps <= now) {
+    served_any_ = true;
+    last_served_ps_ = now;
+  }
   while (!heap_.empty() && heap_.top().action.when_ps <= now) {
     const Entry e = heap_.top();
     heap_.pop();

@@ -71,6 +71,9 @@ class Scheduler {
   // is dispatched go to `sink`, keyed. Pushes made from outside the scheduler (elaboration)
   // every process makes alike; only the agenda's own process keeps them.
   void set_remote_sink(RemoteSink* sink) { remote_sink_ = sink; }
+  // Forgets the actions of agendas marked remote after they were pushed (at elaboration,
+  // before the split was known): their own process has them.
+  void drop_remote_actions();
   // An action another process sent to a local agenda, keyed there. Conservative
   // synchronization guarantees it is never in this process's past; if it were, the run's
   // results would be wrong, so that is a hard error, not an assertion.
@@ -100,6 +103,8 @@ class Scheduler {
   bool running_ = false;
   TimedQueue* dispatching_ = nullptr;  // the agenda whose action run() is handing out
   RemoteSink* remote_sink_ = nullptr;
+  bool served_any_ = false;
+  uint64_t last_served_ps_ = 0;  // the time of the last step that served an action
   static inline bool canonical_ = false;
 };
 

@@ -169,6 +169,9 @@ class Switch : public sc_core::sc_module {
   void set_peer_buffer(uint16_t port, uint8_t vl, uint32_t bytes);
   // Its agenda's id in the canonical event order (sim::Scheduler): the fabric builder's.
   void set_order_id(uint32_t id) { agenda_.set_source_id(id); }
+  // Split runs (docs/parallel.md): the process that does not run this model marks it
+  // remote; the one that does hands it the actions other processes send it.
+  sim::TimedQueue& agenda() { return agenda_; }
 
   // Subnet manager programming, out of band. In band, SMPs to port 0 reach the switch's
   // SMA (sma.h), which reads and writes these same tables.
