@@ -166,3 +166,24 @@ TEST(SplitRun, AMessageInTheReceiversPastIsRefused) {
   Action on_time{2000, uint64_t{3} << Scheduler::kCounterBits, 0, 0, 4, nullptr};
   EXPECT_NO_THROW(Scheduler::instance().push_keyed(on_time, &r));
 }
+
+// A message at the time of a step already served would be out of order among that step's
+// actions even though it is not before now.
+TEST(SplitRun, AMessageAtAStepAlreadyServedIsRefused) {
+  Scheduler::set_canonical(true);
+  Bench b;
+  TimedQueue& r = b.add("r", 5);
+  bool refused = false;
+  b.hooks[0] = [&](const Action&) {
+    Action same_step{1000, uint64_t{3} << Scheduler::kCounterBits, 0, 0, 3, nullptr};
+    try {
+      Scheduler::instance().push_keyed(same_step, &r);
+    } catch (const std::logic_error&) {
+      refused = true;
+    }
+  };
+  r.push_at(1000, 0, 0, 1);
+  sc_core::sc_start();
+  EXPECT_TRUE(refused);
+  EXPECT_EQ(joined(b.served), "r1");
+}
