@@ -533,6 +533,70 @@ def calibration_section(res: dict[str, dict]) -> list[str]:
     return lines
 
 
+MPI_TREE = (4, 5, "20us")  # issue 17: the 1,024-host fat tree at 50 % load
+MPI_RANKS = (1, 2, 4)
+
+
+def mpi_split(build: Path, runs: int) -> dict[int, dict[str, float]] | None:
+    """Issue 17's split runs: `mpirun -n N ibvp-split-bench` (bench/split_bench.cpp) on the
+    4-ary 5-tree at 50 % load, event_order canonical, 1, 2 and 4 ranks. Per rank count: the
+    slowest rank's simulation wall time (median of `runs`), windows, actions per rank and
+    messages across the cut, and whether the totals equal the one-rank run's."""
+    import shutil
+
+    bench = build / "ibvp-split-bench"
+    if shutil.which("mpirun") is None or not bench.exists():
+        print("mpi: skipped (no mpirun, or ibvp-split-bench not built: MPI not found)", flush=True)
+        return None
+    k, n, span = MPI_TREE
+    env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
+    result = {}
+    with tempfile.TemporaryDirectory() as tmp:
+        scenario = Path(tmp) / "tree.yaml"
+        scenario.write_text(f"name: tree\nseed: 1\nduration: {span}\nevent_order: canonical\n"
+                            f"topology: {{generator: fat_tree, k: {k}, n: {n}}}\nrouting: minhop\n"
+                            "traffic: {generator: poisson, load: 0.5, payload_bytes: 256}\n"
+                            "outputs: {packets_csv: false}\n")
+        for ranks in MPI_RANKS:
+            walls, last = [], None
+            for _ in range(runs):
+                done = subprocess.run(["mpirun", "-n", str(ranks), "--oversubscribe", str(bench), str(scenario)],
+                                      env=env, capture_output=True, text=True, check=True)
+                total = dict(re.findall(r"(\w+)=([\d.]+)", next(l for l in done.stdout.splitlines()
+                                                                  if l.startswith("SPLIT ranks="))))
+                per_rank = [dict(re.findall(r"(\w+)=([\d.]+)", l)) for l in done.stderr.splitlines()
+                            if l.startswith("SPLIT rank=")]
+                walls.append(float(total["wall_s"]))
+                last = (total, per_rank)
+            total, per_rank = last
+            result[ranks] = {"wall_s": statistics.median(walls), "windows": int(per_rank[0]["windows"]),
+                             "events": "/".join(r["events"] for r in sorted(per_rank, key=lambda r: int(r["rank"]))),
+                             "sent": sum(int(r["sent"]) for r in per_rank), "packet_hops": int(total["packet_hops"]),
+                             "delivered": int(total["delivered"])}
+            print(f"BENCH case=mpi_{k}_{n}_ranks{ranks} " + " ".join(f"{a}={b}" for a, b in result[ranks].items()),
+                  flush=True)
+    return result
+
+
+def mpi_section(res: dict[int, dict[str, float]] | None, runs: int) -> list[str]:
+    head = "## Runs split across processes (`bench/run_benchmarks.py --only mpi`)"
+    if res is None:
+        return [head, "", "Not measured: no mpirun or no MPI build.", ""]
+    m = machine()
+    one = res[min(res)]["wall_s"]
+    return [
+        head, "",
+        f"`mpirun -n N ibvp-split-bench` on the {4 ** 5:,}-host 4-ary 5-tree, uniform Poisson load 0.5, 256-byte "
+        f"payloads, event_order canonical, {MPI_TREE[2]} simulated; slowest rank's wall time, median of {runs}; "
+        f"machine: {m.get('cpu', '?')}. Issue 17's target: 1.7x on 2 ranks.", "",
+        "| ranks | wall s | speed-up | windows | actions per rank | messages across the cut | packet-hops | delivered |",
+        "|---:|---:|---:|---:|---|---:|---:|---:|",
+        *[f"| {n} | {r['wall_s']:.2f} | {one / r['wall_s']:.2f}x | {r['windows']:,} | {r['events']} | {r['sent']:,} | "
+          f"{r['packet_hops']:,} | {r['delivered']:,} |" for n, r in res.items()],
+        "",
+    ]
+
+
 def update_section(path: Path, section: list[str]) -> None:
     """Replaces the section whose heading matches section[0]'s up to the next `## ` heading."""
     text = path.read_text().splitlines()
@@ -622,7 +686,7 @@ def main() -> int:
     ap.add_argument("--runs", type=int, default=5, help="runs per figure (the median is kept)")
     ap.add_argument("--build", type=Path, default=ROOT / "build", help="CMake build directory with ibvp-bench")
     ap.add_argument("--no-write", action="store_true", help="print only; leave bench/RESULTS.md as it is")
-    ap.add_argument("--only", choices=["memory", "connections", "hca-callgrind", "elaboration", "fat-tree", "calibration"], help="measure one benchmark and update only its section")
+    ap.add_argument("--only", choices=["memory", "connections", "hca-callgrind", "elaboration", "fat-tree", "calibration", "mpi"], help="measure one benchmark and update only its section")
     args = ap.parse_args()
     if args.runs < 1:
         ap.error("--runs must be at least 1")
@@ -645,6 +709,11 @@ def main() -> int:
         res = fat_trees(args.build, args.runs)
         if not args.no_write:
             update_section(ROOT / "bench" / "RESULTS.md", fat_tree_section(res, args.runs))
+        return 0
+    if args.only == "mpi":
+        res = mpi_split(args.build, args.runs)
+        if not args.no_write:
+            update_section(ROOT / "bench" / "RESULTS.md", mpi_section(res, args.runs))
         return 0
     if args.only == "calibration":
         res = calibration(args.build)

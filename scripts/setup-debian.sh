@@ -6,7 +6,9 @@ packages=(build-essential cmake ninja-build ccache pkg-config
           libsystemc-dev libgtest-dev libyaml-cpp-dev nlohmann-json3-dev
           python3 python3-venv python3-dev python3-yaml tshark  # python3-yaml: tests/fuzz
           # issue 16: real management software against ibvp-sim --serve-umad (tests/python/test_umad_tools.py)
-          ibsim-utils libumad2sim0 infiniband-diags opensm)
+          ibsim-utils libumad2sim0 infiniband-diags opensm
+          # issue 17: runs split across processes (mpirun -n N ibvp-sim; docs/parallel.md)
+          libopenmpi-dev openmpi-bin)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -46,8 +46,10 @@ tlm::tlm_sync_enum Endpoint::on_rx(tlm::tlm_generic_payload& gp, tlm::tlm_phase&
   assert(e.kind == link::FabricExt::Kind::packet);
   const uint64_t head_ps = agenda_.now_ps() + delay.value();
   e.packet->hop_tail_ps = head_ps + e.duration.value();
-  if (e.packet->lrh.vl == ib::kVl15) {
-    // Uncredited: whether it fits is decided when its head arrives.
+  if (e.packet->lrh.vl == ib::kVl15 || sim::Scheduler::canonical()) {
+    // Uncredited: whether it fits is decided when its head arrives. In canonical event order
+    // every packet is: the sender's event touches none of this endpoint's state, and the
+    // delivery is one action of this endpoint, keyed by the sender (timed_queue.h).
     agenda_.push_at(head_ps, kHead, 0, 0, e.packet);
   } else {
     // As in the switch: a data packet is admitted as it is sent (the sender held credits,
@@ -78,10 +80,17 @@ tlm::tlm_sync_enum Endpoint::on_tx_bw(tlm::tlm_generic_payload& gp, tlm::tlm_pha
   const link::FabricExt& e = link::PayloadPool::ext(gp);
   assert(e.kind == link::FabricExt::Kind::credit);
   const uint64_t at = agenda_.now_ps() + delay.value();
-  credits_.arrive(e.vl, e.blocks, at);
-  // Only a port waiting for credits needs to look again when these land.
-  if (credit_blocked_) schedule_wake(at);
+  if (sim::Scheduler::canonical())
+    agenda_.push_at(at, kCredit, 0, (e.blocks << 4) | e.vl);
+  else
+    credit_arrived(e.vl, e.blocks, at);
   return tlm::TLM_COMPLETED;
+}
+
+void Endpoint::credit_arrived(uint8_t vl, uint32_t blocks, uint64_t at_ps) {
+  credits_.arrive(vl, blocks, at_ps);
+  // Only a port waiting for credits needs to look again when these land.
+  if (credit_blocked_) schedule_wake(at_ps);
 }
 
 void Endpoint::dispatch(const sim::Action& a) {
@@ -92,6 +101,7 @@ void Endpoint::dispatch(const sim::Action& a) {
       break;
     case kHead: head_arrived(static_cast<ib::Packet*>(a.ptr)); break;
     case kDeliver: deliver(static_cast<ib::Packet*>(a.ptr)); break;
+    case kCredit: credit_arrived(static_cast<uint8_t>(a.arg & 0xF), a.arg >> 4, a.when_ps); break;
     default: assert(false && "unknown endpoint action");
   }
 }

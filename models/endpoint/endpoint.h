@@ -45,6 +45,11 @@ class Endpoint : public sc_core::sc_module {
            const link::LinkRate& rate, ib::PacketPool& packets, link::PayloadPool& payloads, sim::Probe& probe);
 
   void set_peer_buffer(uint8_t vl, uint32_t bytes) { credits_.set_limit(vl, bytes / ib::kCreditBlockBytes); }
+  // Its agenda's id in the canonical event order (sim::Scheduler): the fabric builder's.
+  void set_order_id(uint32_t id) { agenda_.set_source_id(id); }
+  // Split runs (docs/parallel.md): the process that does not run this model marks it
+  // remote; the one that does hands it the actions other processes send it.
+  sim::TimedQueue& agenda() { return agenda_; }
   // Reprograms the CA port's VL arbitration table (IBA 7.6.9; the subnet manager may do so
   // at any time): the next choice follows the new table, from its first entry.
   void set_vlarb(const link::VlArbConfig& cfg) { arbiter_ = link::VlArbiter(cfg); }
@@ -68,7 +73,8 @@ class Endpoint : public sc_core::sc_module {
     uint64_t next_allowed_ps = 0;  // static rate: earliest start of its next packet
     uint32_t psn = 0;
   };
-  enum ActionKind : uint16_t { kWake, kHead, kDeliver };
+  // kCredit (canonical event order only): a credit update arrives from the cable.
+  enum ActionKind : uint16_t { kWake, kHead, kDeliver, kCredit };
 
   tlm::tlm_sync_enum on_rx(tlm::tlm_generic_payload& gp, tlm::tlm_phase& phase, sc_core::sc_time& delay);
   tlm::tlm_sync_enum on_tx_bw(tlm::tlm_generic_payload& gp, tlm::tlm_phase& phase, sc_core::sc_time& delay);
@@ -79,6 +85,7 @@ class Endpoint : public sc_core::sc_module {
   void send(size_t source_index, uint32_t payload_bytes);
   static uint32_t wire_bytes(const SourceState& s, uint32_t payload) { return s.header_bytes + payload + (4 - payload % 4) % 4; }
   void head_arrived(ib::Packet* p);
+  void credit_arrived(uint8_t vl, uint32_t blocks, uint64_t at_ps);
   void deliver(ib::Packet* p);
   void schedule_wake(uint64_t when_ps);
   uint8_t vl_of(const TrafficSource& s, uint8_t sl) const;

@@ -13,6 +13,16 @@
 //  - with an event name only, through its own sc_event, for an SC_METHOD made sensitive to
 //    event(): a model that also waits on other SystemC events can keep that pattern.
 // Both serve equal times first-in first-out and give the same results run after run.
+//
+// Equal times in the Scheduler are served in one of two orders (scenario key event_order):
+//  - fifo: global push order. A fabric split across processes cannot reproduce it, since
+//    no process sees the others' pushes.
+//  - canonical: by (source id, source's own push count), where the source is the agenda
+//    being dispatched when the push happens (the agenda pushed to, for a push from outside
+//    the Scheduler). Every agenda gets a stable id from the fabric builder; an agenda's
+//    pushes then depend only on the actions it was handed, so each process of a split run
+//    serves its agendas' actions in the same order as one process would (docs/parallel.md).
+#include <cassert>
 #include <cstdint>
 #include <functional>
 #include <queue>
@@ -23,7 +33,7 @@ namespace ibvp::sim {
 
 struct Action {
   uint64_t when_ps = 0;  // absolute simulated time
-  uint64_t seq = 0;      // insertion order: equal times are served first-in first-out
+  uint64_t seq = 0;      // tie-break among equal times: insertion order, or the canonical key
   uint16_t kind = 0;     // meaning is the owning model's
   uint16_t port = 0;
   uint32_t arg = 0;
@@ -32,6 +42,14 @@ struct Action {
 
 class TimedQueue;
 
+// A run split across processes (docs/parallel.md): where actions for agendas that another
+// process runs go (a delivery across a cut cable). `a.seq` is its canonical key.
+class RemoteSink {
+ public:
+  virtual ~RemoteSink() = default;
+  virtual void send(const Action& a, TimedQueue& to) = 0;
+};
+
 // The actions of every scheduler-driven TimedQueue of this process (one SystemC kernel per
 // process) in one heap, served in time order, equal times first-in first-out across the
 // whole fabric, by one SC_METHOD that hands each action to its agenda's owner.
@@ -39,6 +57,30 @@ class Scheduler {
  public:
   static Scheduler& instance();
   void push(const Action& a, TimedQueue* owner);
+
+  // The canonical key packs the source's id (24 bits) above its push count (40 bits).
+  static constexpr unsigned kCounterBits = 40;
+  static constexpr uint32_t kMaxSourceId = (1u << 24) - 1;
+  // Chosen before the first push (the fabric builder sets it from event_order).
+  static void set_canonical(bool on) { canonical_ = on; }
+  static bool canonical() { return canonical_; }
+  // The key the next push made now would carry (for a message that crosses processes).
+  static uint64_t canonical_key(TimedQueue* owner);
+
+  // Split runs: actions for remote agendas (TimedQueue::set_remote) pushed while an action
+  // is dispatched go to `sink`, keyed. Pushes made from outside the scheduler (elaboration)
+  // every process makes alike; only the agenda's own process keeps them.
+  void set_remote_sink(RemoteSink* sink) { remote_sink_ = sink; }
+  // Forgets the actions of agendas marked remote after they were pushed (at elaboration,
+  // before the split was known): their own process has them.
+  void drop_remote_actions();
+  // An action another process sent to a local agenda, keyed there. Conservative
+  // synchronization guarantees it is never in this process's past; if it were, the run's
+  // results would be wrong, so that is a hard error, not an assertion.
+  void push_keyed(const Action& a, TimedQueue* owner);
+  // The earliest pending action's time (kNever: none).
+  uint64_t next_ps() const { return heap_.empty() ? kNever : heap_.top().action.when_ps; }
+  static constexpr uint64_t kNever = ~uint64_t{0};
 
  private:
   Scheduler();
@@ -53,12 +95,17 @@ class Scheduler {
                                                   : a.action.seq > b.action.seq;
     }
   };
-  static constexpr uint64_t kNever = ~uint64_t{0};
+  void insert(const Entry& e);
   sc_core::sc_event event_;
   std::priority_queue<Entry, std::vector<Entry>, Later> heap_;
   uint64_t seq_ = 0;
   uint64_t armed_ps_ = kNever;
   bool running_ = false;
+  TimedQueue* dispatching_ = nullptr;  // the agenda whose action run() is handing out
+  RemoteSink* remote_sink_ = nullptr;
+  bool served_any_ = false;
+  uint64_t last_served_ps_ = 0;  // the time of the last step that served an action
+  static inline bool canonical_ = false;
 };
 
 class TimedQueue {
@@ -73,6 +120,17 @@ class TimedQueue {
   }
 
   const sc_core::sc_event& event() const { return event_; }
+
+  // Canonical order (Scheduler): this agenda's id, the same in every process of a split run.
+  // Agendas the builder does not number keep a process-local id above the builder's range.
+  void set_source_id(uint32_t id) {
+    assert(id <= Scheduler::kMaxSourceId && "agenda id beyond the canonical key's 24 bits");
+    source_id_ = id;
+  }
+  uint32_t source_id() const { return source_id_; }
+  // Split runs: this agenda's model runs in another process (Scheduler::set_remote_sink).
+  void set_remote(bool remote) { remote_ = remote; }
+  bool remote() const { return remote_; }
 
   void push_at(uint64_t when_ps, uint16_t kind, uint16_t port = 0, uint32_t arg = 0, void* ptr = nullptr) {
     if (dispatch_) {
@@ -137,6 +195,18 @@ class TimedQueue {
   uint64_t armed_ps_ = kNever;
   bool serving_ = false;
   static inline uint64_t served_total_ = 0;
+  // Canonical order: this agenda's id and the pushes it has made as a source.
+  static inline uint32_t next_local_id_ = 1u << 23;
+  uint32_t source_id_ = next_local_id_++;
+  uint64_t pushes_ = 0;
+  bool remote_ = false;
 };
+
+inline uint64_t Scheduler::canonical_key(TimedQueue* owner) {
+  Scheduler& s = instance();
+  TimedQueue* source = s.running_ && s.dispatching_ ? s.dispatching_ : owner;
+  assert(source->pushes_ < (uint64_t{1} << kCounterBits) && "canonical push count overflows its 40 bits");
+  return (uint64_t{source->source_id_} << kCounterBits) | source->pushes_++;
+}
 
 }  // namespace ibvp::sim

@@ -130,20 +130,29 @@ tlm::tlm_sync_enum Switch::on_rx(int port, tlm::tlm_generic_payload& gp, tlm::tl
   if (p->lrh.vl == ib::kVl15) {
     // Uncredited: whether it fits is decided when its head arrives.
     agenda_.push_at(head_ps, kHead, static_cast<uint16_t>(port), 0, p);
+  } else if (sim::Scheduler::canonical()) {
+    // Canonical event order: the sender's event touches none of this switch's state; the
+    // delivery is one action of this switch at the head's arrival, keyed by the sender.
+    agenda_.push_at(head_ps, kArrive, static_cast<uint16_t>(port), 0, p);
   } else {
-    // A data packet is admitted as it is sent: the sender held credits for it, so its space
-    // was freed at least a cable's delay before now, and waking at the head would only
-    // cost an event per hop. It requests its output after the pipeline delay.
-    admit(static_cast<uint16_t>(port), p);
-    agenda_.push_at(head_ps + cfg_.pipeline_delay.value(), kRouted, static_cast<uint16_t>(port), 0, p);
-    if (ecn_.watches_input_buffers()) {
-      const uint8_t vl = p->lrh.vl;
-      const uint32_t blocks = ib::blocks_for(p->size);
-      ports_[port].vls[vl].arriving_blocks += blocks;
-      agenda_.push_at(p->hop_tail_ps, kTailIn, static_cast<uint16_t>(port), (blocks << 4) | vl);
-    }
+    arrived(static_cast<uint16_t>(port), p, head_ps);
   }
   return tlm::TLM_COMPLETED;
+}
+
+void Switch::arrived(uint16_t port, ib::Packet* p, uint64_t head_ps) {
+  // A data packet is admitted as it is sent (fifo order) or as its head arrives (canonical):
+  // the sender held credits for it, so its space was freed at least a cable's delay before,
+  // and waking at the head would only cost an event per hop. It requests its output after
+  // the pipeline delay.
+  admit(port, p);
+  agenda_.push_at(head_ps + cfg_.pipeline_delay.value(), kRouted, port, 0, p);
+  if (ecn_.watches_input_buffers()) {
+    const uint8_t vl = p->lrh.vl;
+    const uint32_t blocks = ib::blocks_for(p->size);
+    ports_[port].vls[vl].arriving_blocks += blocks;
+    agenda_.push_at(p->hop_tail_ps, kTailIn, port, (blocks << 4) | vl);
+  }
 }
 
 tlm::tlm_sync_enum Switch::on_tx_bw(int port, tlm::tlm_generic_payload& gp, tlm::tlm_phase& phase,
@@ -152,18 +161,27 @@ tlm::tlm_sync_enum Switch::on_tx_bw(int port, tlm::tlm_generic_payload& gp, tlm:
   const link::FabricExt& e = link::PayloadPool::ext(gp);
   assert(e.kind == link::FabricExt::Kind::credit);
   const uint64_t at = agenda_.now_ps() + delay.value();
+  if (sim::Scheduler::canonical())
+    agenda_.push_at(at, kCredit, static_cast<uint16_t>(port), (e.blocks << 4) | e.vl);
+  else
+    credit_arrived(static_cast<uint16_t>(port), e.vl, e.blocks, at);
+  return tlm::TLM_COMPLETED;
+}
+
+void Switch::credit_arrived(uint16_t port, uint8_t vl, uint32_t blocks, uint64_t at_ps) {
   Port& out = ports_[port];
-  out.credits.arrive(e.vl, e.blocks, at);
+  out.credits.arrive(vl, blocks, at_ps);
   // Only an output waiting for credits needs to look again when these land; any other looks
   // at them the next time it arbitrates.
-  if (out.credit_blocked) schedule_retry(static_cast<uint16_t>(port), at);
-  return tlm::TLM_COMPLETED;
+  if (out.credit_blocked) schedule_retry(port, at_ps);
 }
 
 void Switch::dispatch(const sim::Action& a) {
   switch (a.kind) {
     case kHead: head_arrived(a.port, static_cast<ib::Packet*>(a.ptr)); break;
     case kRouted: routed(a.port, static_cast<ib::Packet*>(a.ptr)); break;
+    case kArrive: arrived(a.port, static_cast<ib::Packet*>(a.ptr), a.when_ps); break;
+    case kCredit: credit_arrived(a.port, static_cast<uint8_t>(a.arg & 0xF), a.arg >> 4, a.when_ps); break;
     case kTxEnd:
       if (ports_[a.port].retry_at == a.when_ps) ports_[a.port].retry_at = ~uint64_t{0};
       if (ports_[a.arg].offer_at == a.when_ps) ports_[a.arg].offer_at = ~uint64_t{0};

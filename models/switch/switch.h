@@ -168,6 +168,11 @@ class Switch : public sc_core::sc_module {
   OutSocket& tx(uint16_t port) { return *ports_.at(port).tx; }
   // Credits the next hop advertises on `port` (its receive buffer), per VL, in bytes.
   void set_peer_buffer(uint16_t port, uint8_t vl, uint32_t bytes);
+  // Its agenda's id in the canonical event order (sim::Scheduler): the fabric builder's.
+  void set_order_id(uint32_t id) { agenda_.set_source_id(id); }
+  // Split runs (docs/parallel.md): the process that does not run this model marks it
+  // remote; the one that does hands it the actions other processes send it.
+  sim::TimedQueue& agenda() { return agenda_; }
 
   // Subnet manager programming, out of band. In band, SMPs to port 0 reach the switch's
   // SMA (sma.h), which reads and writes these same tables.
@@ -420,8 +425,10 @@ class Switch : public sc_core::sc_module {
   // whether the input buffer is full).
   // kSmaIn: an SMP's tail is in: it moves to the management processor's queue. kSmi: the
   // SMP at the head of that queue has had its sma_delay (switch_sma.cpp).
+  // kArrive, kCredit (canonical event order only): a data packet's head, or a credit update,
+  // arrives from the cable (on_rx / on_tx_bw act at once in fifo order).
   enum ActionKind : uint16_t { kHead, kRouted, kTxEnd, kRetry, kOffer, kFreeInput, kDeliverLocal, kTailIn,
-                                 kCentralFree, kSmi, kSmaIn, kTrap };
+                                 kCentralFree, kSmi, kSmaIn, kTrap, kArrive, kCredit };
   friend class Sma;  // the switch's own management agent reads and writes its tables
   // SMPs waiting for the management processor, with the port each came in by.
   std::deque<std::pair<uint16_t, ib::Packet*>> sma_queue_;
@@ -434,6 +441,8 @@ class Switch : public sc_core::sc_module {
   void dispatch(const sim::Action& a);
 
   void head_arrived(uint16_t in_port, ib::Packet* p);  // VL15 only
+  void arrived(uint16_t in_port, ib::Packet* p, uint64_t head_ps);  // a data packet from the cable
+  void credit_arrived(uint16_t out_port, uint8_t vl, uint32_t blocks, uint64_t at_ps);
   void admit(uint16_t in_port, ib::Packet* p);
   void routed(uint16_t in_port, ib::Packet* p);
   // The output for `p`: the LFT's, or one of the DLID's alternatives (path_select.h).

@@ -26,6 +26,8 @@
 #include "platform/builder/runner.h"
 #include "platform/params/config_error.h"
 #include "platform/params/validate.h"
+#include "platform/parallel/partition.h"
+#include "platform/parallel/split_check.h"
 #include "platform/scenario/scenario_loader.h"
 #include "platform/umad/serve.h"
 #include "models/sim/params.h"
@@ -125,6 +127,27 @@ int sc_main(int argc, char** argv) {
   if (!serve_umad && (serve.serve_for_s > 0 || !serve.host.empty() || serve.server.udp_port ||
                       serve.server.socket_name != "sim")) {
     std::fprintf(stderr, "ibvp-sim: command line: --serve-for and --umad-* options need --serve-umad\n");
+    return 2;
+  }
+  // Started by mpirun or srun among several processes (docs/parallel.md): refused before any
+  // process claims the output directory, which they would all clear and write at once.
+  if (const ibvp::parallel::Launch launch = ibvp::parallel::launched_ranks(); launch.ranks > 1) {
+    try {
+      const ibvp::Scenario scenario = ibvp::load_scenario(scenario_path, overrides);
+      ibvp::parallel::check_splittable(scenario, ibvp::parallel::partition_fabric(scenario.topology, launch.ranks));
+#ifdef IBVP_HAVE_MPI
+      if (launch.rank == 0)
+        std::fprintf(stderr, "ibvp-sim: started as %u processes: a run split across processes is not available yet "
+                             "(issue 17: the windowed runner and the merge of results are missing); run it as one "
+                             "process (without mpirun) with the same scenario\n", launch.ranks);
+#else
+      if (launch.rank == 0)
+        std::fprintf(stderr, "ibvp-sim: started as %u processes, but this ibvp-sim was built without MPI; install "
+                             "Open MPI (libopenmpi-dev) and rebuild, or run it as one process\n", launch.ranks);
+#endif
+    } catch (const ibvp::ConfigError& e) {
+      if (launch.rank == 0) std::fprintf(stderr, "ibvp-sim: %s\n", e.what());
+    }
     return 2;
   }
   try {

@@ -132,6 +132,8 @@ Fabric::Fabric(const Scenario& scenario, const std::string& out_dir) : scenario_
                                  {o.deadline_thresholds, o.jitter_bins, o.rank_threshold, o.rank_min_packets,
                                   scenario_.connections.stop_after_packets});
   }
+  // Before any model pushes its first action (timed_queue.h).
+  sim::Scheduler::set_canonical(scenario_.event_order == EventOrder::canonical);
   build_nodes();
   build_links();
   program_switches();
@@ -539,6 +541,8 @@ void Fabric::build_nodes() {
         if (l >= 0) cables.push_back({p, link::LinkRate(t.links[static_cast<size_t>(l)].cfg)});
       }
       switches_[n] = std::make_unique<sw::Switch>(name.c_str(), n, cfg, cables, packets_, payloads_, probe_);
+      // Canonical event order: the agenda's id is its node index, the same in every process.
+      switches_[n]->set_order_id(n);
       // What its SMA answers to NodeInfo, NodeDescription and PortInfo of port 0. In band, the
       // switch has no LID until the SM gives it one, and its cabled ports wait in Init.
       switches_[n]->set_identity(
@@ -575,6 +579,7 @@ void Fabric::build_nodes() {
       const link::LinkRate rate(t.links.at(static_cast<size_t>(l)).cfg);
       endpoints_[n] = std::make_unique<ep::Endpoint>(name.c_str(), n, node.lid, scenario_.endpoint_cfg, rate,
                                                      packets_, payloads_, probe_);
+      endpoints_[n]->set_order_id(n);
     }
   }
 }

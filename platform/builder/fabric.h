@@ -87,6 +87,8 @@ class Fabric {
   // Packets injected and neither delivered nor dropped: the pool's live packets less those
   // HCAs hold off the wire (Hca::packets_held).
   uint64_t packets_in_flight() const;
+  // The run's packet pool (split runs take packets out of it and put them in).
+  ib::PacketPool& packet_pool() { return packets_; }
   uint64_t packets_buffered_in_switches() const;
   // Closes the models' time accumulators; call once after the last sc_start.
   void finish();

@@ -138,6 +138,11 @@ struct OutputConfig {
 // or a host with memory, CPU, PCIe bus and a programmable HCA (driver::HostNode).
 enum class EndpointModel : uint8_t { fabric, hca };
 
+// How the fabric's scheduler orders actions due at the same time (models/sim/timed_queue.h):
+// fifo, in push order; canonical, by the pushing model and its own push count, the order a
+// run split across processes reproduces (docs/parallel.md).
+enum class EventOrder : uint8_t { fifo, canonical };
+
 // The `hca:` section: every HCA host's HCA (its CA port tables, data VLs and buffers come
 // from the endpoint section, as a subnet manager programs every CA port alike), host bus,
 // host memory and CPU.
@@ -303,6 +308,7 @@ struct Scenario {
   sc_core::sc_time duration = sc_core::sc_time(10, sc_core::SC_MS);
   sc_core::sc_time warmup = sc_core::SC_ZERO_TIME;  // statistics ignore packets created before
   sc_core::sc_time deadlock_timeout = sc_core::sc_time(1, sc_core::SC_MS);  // no progress this long = deadlock
+  EventOrder event_order = EventOrder::fifo;
   sw::SwitchConfig switch_cfg;
   ep::EndpointConfig endpoint_cfg;
   std::vector<FlowConfig> flows;

@@ -827,6 +827,11 @@ const sim::ParamGroup& scenario_params() {
            "never send again (docs/architecture.md, Deadlock), and packets stuck this long at the end of a run "
            "in summary.json's stuck. At least twice the largest packet's serialization time on the slowest link.")
         .real_range(0, 3600e12, true);
+    b.choice("event_order", &Scenario::event_order, {{"fifo", EventOrder::fifo}, {"canonical", EventOrder::canonical}},
+             "Order of the fabric's events due at the same time: fifo (the order they were scheduled in) or "
+             "canonical (by the model that scheduled them and its own count; a delivery across a cable is an "
+             "event of the receiver). A run split across processes needs canonical and gives the same results "
+             "as one process with it (docs/parallel.md); results differ between the two orders.");
     b.object("topology", &ScenarioDocument::topology_spec, topology_params(), "The fabric.").require();
     b.choice_with("routing", sm::routing_engine_names(), [](ScenarioDocument& d, const std::string& v) { d.routing = v; },
                   Scenario{}.routing, "Routing engine that fills the switches' forwarding tables.");
