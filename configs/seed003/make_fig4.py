@@ -2,8 +2,9 @@
 """Writes seed 003's router studies on the flit router (switch.model flit_wormhole;
 docs/seed003.md): configs/seed003/fig4_{traditional,non_preemptive,preemptive}.yaml (Figs. 4
 and 5, one 8-port router), fig8_{non_preemptive,preemptive}.yaml (Fig. 8, the 2x2 mesh of
-5-port routers), fig5a.yaml (Fig. 5(a), swept over the variant) and fig9.yaml (Fig. 9, swept
-over the NIC's multiplexing). Run from anywhere: python3 make_fig4.py."""
+5-port routers), fig5a.yaml (Fig. 5(a), swept over the variant), fig9.yaml (Fig. 9(a): the routers with
+the traditional and the QoS NIC at load 0.6) and fig9b.yaml (Fig. 9(b): load 0.8, the QoS
+NIC's flit- and message-level multiplexing). Run from anywhere: python3 make_fig4.py."""
 from pathlib import Path
 
 STREAMS, RATE = 52, 20_000_000  # streams per host of RATE b/s (80 % of 0.8 x 1.6 Gb/s is 51.2)
@@ -20,8 +21,8 @@ HEADER = """# Seed 003 {figure} on the flit router (docs/seed003.md), written by
 # control on VL15 (class 0), one 20-flit message per host every 33.3 ms. Each host has
 # {streams} synthetic MPEG-2 streams of {mbps} Mb/s to the other hosts in turn, started over a
 # GOP; a stream reserves its mean rate, best effort is charged at switch.unreserved_rate (1
-# Gb/s). A message is one IBA packet of 592 payload bytes (626 wire bytes: 40 flits). Not the
-# paper's NIC: fabric-only endpoints.{note}
+# Gb/s). A message is one IBA packet of 592 payload bytes (626 wire bytes: 40 flits). The NIC
+# is the flit fabric's edge (switch.flit.nic_scheduler {nic}).{note}
 name: {name}
 seed: 3
 duration: {duration_ms}ms
@@ -54,10 +55,12 @@ routing: updn
 
 
 def write(name: str, variant: str, hosts: list, topology: str, figure: str, fabric: str, duration_ms: int,
-          load: float = 0.8, streams: int = STREAMS, note: str = "", flit_extra: str = "") -> None:
+          load: float = 0.8, streams: int = STREAMS, note: str = "", flit_extra: str = "",
+          nic: str = "priority") -> None:
+    flit_extra = f", nic_scheduler: {nic}" + flit_extra
     lines = [HEADER.format(name=name, figure=figure, fabric=fabric, variant=variant, topology=topology,
                            streams=streams, mbps=RATE // 1_000_000, duration_ms=duration_ms, load=load,
-                           note=note, flit_extra=flit_extra)]
+                           note=note, flit_extra=flit_extra, nic=nic)]
     n = len(hosts)
     for i, src in enumerate(hosts):
         for k in range(streams):
@@ -83,9 +86,19 @@ write("fig5a", "preemptive", single_hosts, SINGLE, "Fig. 5(a)", "one 8-port rout
       note="\n# Fig. 5(a): ibvp sweep configs/seed003/fig5a.yaml --vary\n"
            "# switch.flit.variant=traditional,non_preemptive,preemptive --out out/seed003/fig5a, then\n"
            "# ibvp plot out/seed003/fig5a --kind control-split.")
-# Fig. 9: the NIC's multiplexing to the wire, flit or message (Sec. 3.3.1, 5.3), on the P router at
-# the load of Fig. 9(a), 0.6 (39 streams per host: 80 % of 0.6 x 1.6 Gb/s is 38.4 streams).
-write("fig9", "preemptive", single_hosts, SINGLE, "Fig. 9", "one 8-port router and 8 hosts", 1000, load=0.6,
-      streams=39, flit_extra=", nic_multiplexing: flit",
-      note="\n# Fig. 9: ibvp sweep configs/seed003/fig9.yaml --vary switch.flit.nic_multiplexing=flit,message\n"
-           "# --out out/seed003/fig9, then ibvp plot out/seed003/fig9 --kind control-split (or phase-dmp).")
+# Fig. 9 (Sec. 5.3): the NICs. Fig. 9(a) at load 0.6 (39 streams per host: 80 % of 0.6 x 1.6
+# Gb/s is 38.4 streams): each router with the traditional NIC (fcfs) and the QoS NIC
+# (virtual_clock), flit-level multiplexing (Sec. 5: "All the results are reported for
+# flit-level multiplexing"). Fig. 9(b) at 0.8: P and NP with the QoS NIC, and P with the QoS
+# NIC's message-level multiplexing ("the VirtualClock scheduler selects and injects one message
+# at a time").
+write("fig9", "preemptive", single_hosts, SINGLE, "Fig. 9(a)", "one 8-port router and 8 hosts", 1000, load=0.6,
+      streams=39, nic="virtual_clock", flit_extra=", nic_multiplexing: flit",
+      note="\n# Fig. 9(a): ibvp sweep configs/seed003/fig9.yaml --vary\n"
+           "# switch.flit.variant=traditional,non_preemptive,preemptive --vary\n"
+           "# switch.flit.nic_scheduler=fcfs,virtual_clock --out out/seed003/fig9, then\n"
+           "# ibvp plot out/seed003/fig9 --kind phase-dmp (scripts/seed003_figures.sh fig9).")
+write("fig9b", "preemptive", single_hosts, SINGLE, "Fig. 9(b)", "one 8-port router and 8 hosts", 1000,
+      nic="virtual_clock", flit_extra=", nic_multiplexing: flit",
+      note="\n# Fig. 9(b): QoS NIC + P (this file), QoS NIC + NP (--set switch.flit.variant=non_preemptive)\n"
+           "# and QoS NIC + P/msg (--set switch.flit.nic_multiplexing=message); scripts/seed003_figures.sh fig9b.")

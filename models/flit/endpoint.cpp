@@ -1,7 +1,6 @@
 #include "models/flit/endpoint.h"
 
 #include <algorithm>
-#include <tuple>
 
 #include "models/flit/vc_allocator.h"
 
@@ -30,9 +29,44 @@ void FlitEndpoint::receive(uint16_t vc, const Flit& f, Cycle now, Wire& wire) {
   }
 }
 
+// Sec. 3.3.1: the QoS NIC's "hardware-implemented VirtualClock algorithm for transferring
+// flits from different VCs in the NIC buffer": the flit with the smallest auxVC + Vtick of
+// its connection goes (best effort after every reservation with unreserved: last, as in the
+// router); equal stamps go by class, then age. The other two NICs have no rates.
+std::tuple<uint64_t, uint8_t, Cycle, uint32_t> FlitEndpoint::key(const Sending& s) const {
+  const Message& m = msgs_[s.msg];
+  switch (cfg_.nic_scheduler) {
+    case NicScheduler::virtual_clock: {
+      // Stamps are ps of simulated time (2^62 ps is 53 days): unreserved flits rank above them all.
+      constexpr uint64_t kUnreservedTier = uint64_t{1} << 62;
+      const bool last = m.unreserved && cfg_.unreserved == Unreserved::last;
+      return {vclock_.stamp(m.connection, m.vtick_ps) + (last ? kUnreservedTier : 0), m.cls, m.created, s.msg};
+    }
+    case NicScheduler::priority: return {0, m.cls, m.created, s.msg};
+    case NicScheduler::fcfs: return {0, 0, m.created, s.msg};
+  }
+  return {};
+}
+
+void FlitEndpoint::start_sending(uint32_t msg, uint16_t vc, Pool pool, Cycle now) {
+  (pool == Pool::extra ? vcs_[vc].extra_owner : vcs_[vc].owner) = msg;
+  sending_.push_back({msg, vc, pool, 0});
+  if (cfg_.nic_scheduler != NicScheduler::virtual_clock) return;
+  // A connection with no message in the NIC's VC buffers gets work: Zhang's auxVC <- max(auxVC,
+  // now), so a connection earns no credit while it has nothing to send.
+  const uint32_t k = msgs_[msg].connection;
+  if (in_buffers_.size() <= k) in_buffers_.resize(k + 1, 0);
+  if (in_buffers_[k]++ == 0) vclock_.activate(k, now * cfg_.flit_cycle_ps());
+}
+
+void FlitEndpoint::sent_flit(const Message& m) {
+  if (cfg_.nic_scheduler == NicScheduler::virtual_clock) vclock_.charge(m.connection, m.vtick_ps);
+}
+
 void FlitEndpoint::step(Cycle now, Wire& wire) {
-  // VC allocation, the highest class first, each class in creation order (a send queue per
-  // class): a message that finds no VC waits, and so do the younger ones of its class.
+  // VC allocation from the doorbell queues, the highest class first, each in creation order
+  // (Sec. 3.3.1's prioritized doorbells; the traditional NIC's one queue holds every class):
+  // a message that finds no VC waits, and so do the younger ones of its queue.
   // Sec. 4.2: "Once the input VC for a connection is determined": a reserved connection (a
   // stream) sends one message at a time, so a frame's messages follow each other on one VC;
   // its younger messages wait, and the other connections' messages pass them. Messages
@@ -53,12 +87,11 @@ void FlitEndpoint::step(Cycle now, Wire& wire) {
       }
       const VcChoice c = choose_vc(cfg_, vcs_, msgs_[*it].cls, msgs_, true);
       if (!c.found) break;
-      (c.pool == Pool::extra ? vcs_[c.vc].extra_owner : vcs_[c.vc].owner) = *it;
-      sending_.push_back({*it, c.vc, c.pool, 0});
+      start_sending(*it, c.vc, c.pool, now);
       it = q.erase(it);
       --queued_;
     }
-  // One flit per cycle: the highest class, then the oldest message, with a credit.
+  // One flit per cycle, of the message the scheduler ranks first among those with a credit.
   auto credited = [&](const Sending& s) { return vcs_[s.vc].credits[static_cast<size_t>(s.pool)] > 0; };
   Sending* best = nullptr;
   if (on_wire_ != kNone) {
@@ -71,13 +104,11 @@ void FlitEndpoint::step(Cycle now, Wire& wire) {
   } else {
     for (Sending& s : sending_) {
       if (!credited(s)) continue;
-      const Message& m = msgs_[s.msg];
-      if (!best ||
-          std::tie(m.cls, m.created, s.msg) < std::tie(msgs_[best->msg].cls, msgs_[best->msg].created, best->msg))
-        best = &s;
+      if (!best || key(s) < key(*best)) best = &s;
     }
     if (!best) return;
     if (cfg_.nic_multiplexing == NicMultiplexing::message) {
+      // "the messages are selected using the VirtualClock algorithm" (Sec. 3.3.1).
       on_wire_ = best->msg;
       // "This implementation includes the DMA overhead for each message transfer" (Sec. 3.3.1).
       on_wire_from_ = now + cfg_.nic_dma_cycles;
@@ -95,6 +126,7 @@ void FlitEndpoint::step(Cycle now, Wire& wire) {
   OutputVc& o = vcs_[best->vc];
   o.sent(f);
   wire.send_flit(node_, 0, best->vc, f, now);
+  sent_flit(m);
   ++payload_sent_;
   if (first) m.head_injected = now;
   if (++best->next < m.flits) return;
@@ -102,6 +134,7 @@ void FlitEndpoint::step(Cycle now, Wire& wire) {
   if (on_wire_ == best->msg) on_wire_ = kNone;
   if (listener_) listener_->tail_injected(best->msg, now);
   (best->pool == Pool::extra ? o.extra_owner : o.owner) = kNone;
+  if (cfg_.nic_scheduler == NicScheduler::virtual_clock) --in_buffers_[m.connection];
   sending_.erase(sending_.begin() + (best - sending_.data()));
 }
 

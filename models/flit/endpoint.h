@@ -1,18 +1,22 @@
 #pragma once
 // A processor's network interface as the flit router sees it: a source that cuts queued
 // messages into flits and sends one flit per cycle on its cable, and a sink that takes every
-// flit at once and returns its credit. The source's choice is the simplest QoS interface:
-// among messages that hold a VC and have credits, the highest class first, then the oldest
-// (seed 003's QoS NIC selects by VirtualClock; this one by class and age). It multiplexes
-// the wire flit by flit, or a whole message at a time (FlitConfig::nic_multiplexing, Fig. 9).
+// flit at once and returns its credit. The source is the NIC of Sec. 3.3.1 (Fig. 3): doorbell
+// queues hand messages to VC buffers, and a scheduler picks among the messages that hold a VC
+// and have credits (FlitConfig::nic_scheduler): the QoS NIC's VirtualClock over the
+// connections' Vticks, the highest class then the oldest, or the traditional NIC's oldest
+// first. It multiplexes the wire flit by flit, or a whole message at a time
+// (FlitConfig::nic_multiplexing, Fig. 9).
 #include <array>
 #include <cstdint>
 #include <deque>
+#include <tuple>
 #include <vector>
 
 #include "models/flit/flit_config.h"
 #include "models/flit/output_vc.h"
 #include "models/flit/wire.h"
+#include "models/sched/virtual_clock.h"
 
 namespace ibvp::flit {
 
@@ -31,8 +35,9 @@ class FlitEndpoint {
   uint32_t node() const { return node_; }
   void set_listener(FlitListener* l) { listener_ = l; }
   // Queues message `msg` (created at msgs[msg].created).
+  // The traditional NIC (fcfs) has one doorbell queue for every class.
   void queue(uint32_t msg) {
-    waiting_[msgs_[msg].cls].push_back(msg);
+    waiting_[cfg_.nic_scheduler == NicScheduler::fcfs ? 0 : msgs_[msg].cls].push_back(msg);
     ++queued_;
   }
   void credit(uint16_t vc, Pool pool, uint8_t cls) { vcs_[vc].credit_back(pool, cls); }
@@ -46,6 +51,8 @@ class FlitEndpoint {
   uint64_t payload_flits_received() const { return payload_received_; }
   uint64_t dummy_flits_received() const { return dummies_received_; }
   size_t messages_waiting() const { return queued_ + sending_.size(); }
+  // The QoS NIC's VirtualClock (nic_scheduler virtual_clock): auxVC of a connection, in ps.
+  uint64_t aux_vc_ps(uint32_t connection) const { return vclock_.aux_vc(connection); }
 
  private:
   struct Sending {
@@ -54,6 +61,10 @@ class FlitEndpoint {
     Pool pool;
     uint32_t next = 0;  // next flit index
   };
+  // The order in which the scheduler serves: the smallest key first.
+  std::tuple<uint64_t, uint8_t, Cycle, uint32_t> key(const Sending& s) const;
+  void start_sending(uint32_t msg, uint16_t vc, Pool pool, Cycle now);
+  void sent_flit(const Message& m);
   uint32_t node_;
   const FlitConfig& cfg_;
   std::vector<Message>& msgs_;
@@ -65,6 +76,10 @@ class FlitEndpoint {
   // cycle it may send (after the DMA overhead).
   uint32_t on_wire_ = kNone;
   Cycle on_wire_from_ = 0;
+  // nic_scheduler virtual_clock: one VirtualClock over the source's connections (Zhang's
+  // real-time term in ps), and per connection the messages it has in VC buffers.
+  sched::VirtualClock vclock_;
+  std::vector<uint32_t> in_buffers_;
   FlitListener* listener_ = nullptr;
   uint64_t payload_sent_ = 0, payload_received_ = 0, dummies_received_ = 0;
 };

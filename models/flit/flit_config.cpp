@@ -13,9 +13,25 @@ const char* variant_name(Variant v) {
   return "?";
 }
 
-const char* unreserved_name(Unreserved u) { return u == Unreserved::last ? "last" : "rate"; }
+const char* unreserved_name(Unreserved u) {
+  switch (u) {
+    case Unreserved::last: return "last";
+    case Unreserved::rate: return "rate";
+    case Unreserved::offered: return "offered";
+  }
+  return "?";
+}
 
 const char* nic_multiplexing_name(NicMultiplexing m) { return m == NicMultiplexing::message ? "message" : "flit"; }
+
+const char* nic_scheduler_name(NicScheduler s) {
+  switch (s) {
+    case NicScheduler::virtual_clock: return "virtual_clock";
+    case NicScheduler::priority: return "priority";
+    case NicScheduler::fcfs: return "fcfs";
+  }
+  return "?";
+}
 
 uint64_t FlitConfig::flit_cycle_ps() const {
   return static_cast<uint64_t>(std::ceil(static_cast<double>(width_bits) * 1e12 / link_bps));

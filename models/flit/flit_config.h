@@ -21,6 +21,11 @@ enum class Unreserved : uint8_t {
   last,  // after every reserved connection's flit, among themselves by VirtualClock (Sec. 4.2:
          // only real-time messages carry "the bandwidth requirements (Vtick information)")
   rate,  // charged a Vtick at the fabric's unreserved rate, in one order with the reservations
+  // charged a Vtick at its flow's offered rate in the current phase, in one order with the
+  // reservations: VirtualClock's declared rate of a best-effort source is its injection rate
+  // (Sec. 4.2: "generated with a given injection rate"); the fabric's unreserved rate for
+  // packets whose flow has none (models/flit/flit_fabric.h)
+  offered,
 };
 const char* unreserved_name(Unreserved u);
 
@@ -30,6 +35,18 @@ enum class NicMultiplexing : uint8_t {
   message,  // a whole message, then the next: the send DMA moves one message at a time
 };
 const char* nic_multiplexing_name(NicMultiplexing m);
+
+// Which message a source's NIC serves next, to a VC and onto the wire (Sec. 3.3.1, Fig. 3; Sec. 5:
+// "two types of NIC architecture (traditional NIC without the VirtualClock algorithm and the
+// QoS-aware NIC with the VirtualClock algorithm)").
+enum class NicScheduler : uint8_t {
+  virtual_clock,  // the QoS NIC: prioritized doorbells (a queue per class, the highest first) and a
+                  // VirtualClock flit scheduler over the connections' Vticks (Sec. 3.3.1)
+  priority,       // prioritized doorbells, then the highest class and the oldest message on the wire
+  fcfs,           // the traditional VIA NIC: one doorbell queue in arrival order, the oldest message
+                  // first on the wire, no classes and no rates
+};
+const char* nic_scheduler_name(NicScheduler s);
 
 struct FlitConfig {
   uint32_t width_bits = 128;        // flit width (Sec. 4.1)
@@ -45,6 +62,9 @@ struct FlitConfig {
   // message, the cycles the wire idles before each message (Sec. 5.3: "The simulation model
   // includes the DMA overhead for injecting the messages"; the paper gives no number).
   NicMultiplexing nic_multiplexing = NicMultiplexing::flit;
+  // The NIC's choice of message (priority: what the sources did before the key existed, and
+  // what docs/seed003.md's Figs. 4-8 were run with).
+  NicScheduler nic_scheduler = NicScheduler::priority;
   uint32_t nic_dma_cycles = 0;
   // VCs per class, from VC 0 up (class 0 first): TR and NP use only their class's VCs; P
   // starts a message on its class's VCs when one is free and takes any free VC otherwise

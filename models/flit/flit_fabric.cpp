@@ -84,6 +84,16 @@ uint32_t FlitFabric::connection_of(const ib::Packet& p) {
   return (p.flow + 1) * 2;
 }
 
+double FlitFabric::vtick_rate(const ib::Packet& p, uint64_t now_ps) const {
+  if (p.reserved_bps) return static_cast<double>(p.reserved_bps);
+  if (opt_.flit.unreserved == Unreserved::rate || p.lrh.vl == ib::kVl15 || p.flow >= opt_.offered_bps.size())
+    return opt_.unreserved_rate;
+  // The phase the packet arrives in: its source offers this rate now.
+  for (const auto& [end_ps, bps] : opt_.offered_bps[p.flow])
+    if (now_ps < end_ps || &bps == &opt_.offered_bps[p.flow].back().second) return bps > 0 ? bps : opt_.unreserved_rate;
+  return opt_.unreserved_rate;
+}
+
 tlm::tlm_sync_enum FlitFabric::on_rx(int e, tlm::tlm_generic_payload& gp, tlm::tlm_phase&, sc_core::sc_time& delay) {
   link::FabricExt& x = link::PayloadPool::ext(gp);
   assert(x.kind == link::FabricExt::Kind::packet);
@@ -100,7 +110,7 @@ tlm::tlm_sync_enum FlitFabric::on_rx(int e, tlm::tlm_generic_payload& gp, tlm::t
     throw std::logic_error("flit fabric: no channel adapter has DLID " + std::to_string(p->lrh.dlid));
   const EdgePort& out = edges_.at(edge_of_ca_.at(std::prev(it)->second.first));
   const uint32_t flits = std::max<uint32_t>(1, (p->size * 8 + opt_.flit.width_bits - 1) / opt_.flit.width_bits);
-  const double rate = p->reserved_bps ? static_cast<double>(p->reserved_bps) : opt_.unreserved_rate;
+  const double rate = vtick_rate(*p, now);
   const uint64_t vtick_ps = std::max<uint64_t>(1, static_cast<uint64_t>(opt_.flit.width_bits * 1e12 / rate));
   const Cycle at = (head_ps + cycle_ps_ - 1) / cycle_ps_;
   // Control (VL15) reserved nothing either, but it is the highest class (Sec. 4.2): it keeps

@@ -59,6 +59,10 @@ class FlitFabric : public sc_core::sc_module, private FlitListener {
     std::vector<uint8_t> vl_classes = {2, 1};  // by data VL, the last repeating; VL15 is class 0
     std::array<uint8_t, 16> sl2vl{};             // the VL a packet leaves an edge on
     double unreserved_rate = 1e9;              // b/s: the Vtick rate of packets that reserved none
+    // unreserved offered or last: by flow, its offered rate per phase, {end ps, b/s} in time
+    // order (the last entry runs to the end); a flow with none, or a phase at 0 b/s, takes
+    // unreserved_rate.
+    std::vector<std::vector<std::pair<uint64_t, double>>> offered_bps;
   };
 
   SC_HAS_PROCESS(FlitFabric);
@@ -108,6 +112,9 @@ class FlitFabric : public sc_core::sc_module, private FlitListener {
   void delivered(uint32_t msg, Cycle now) override;
   uint8_t class_of(const ib::Packet& p) const;
   static uint32_t connection_of(const ib::Packet& p);
+  // The rate a packet's flits are charged at (b/s): its reservation, else its flow's offered
+  // rate (unreserved offered or last), else unreserved_rate.
+  double vtick_rate(const ib::Packet& p, uint64_t now_ps) const;
 
   Options opt_;
   uint64_t cycle_ps_;

@@ -30,11 +30,15 @@ const sim::ParamGroup& flit_params() {
               "preemptive: flit acceleration (Sec. 3.2.2): the flits of a preempted or blocking lower-priority "
               "message go first at the crossbar input.");
     b.choice("unreserved", &FlitConfig::unreserved,
-             {{unreserved_name(Unreserved::last), Unreserved::last}, {unreserved_name(Unreserved::rate), Unreserved::rate}},
-             "non_preemptive, preemptive: how VirtualClock serves flits of packets that reserved no rate (best "
-             "effort): rate (charged at switch.unreserved_rate like a reservation) or last (after every reserved "
-             "flit, among themselves at switch.unreserved_rate; seed 003 Sec. 4.2 gives only real-time messages "
-             "a Vtick; docs/seed003.md says what it does to best effort).");
+             {{unreserved_name(Unreserved::last), Unreserved::last},
+              {unreserved_name(Unreserved::rate), Unreserved::rate},
+              {unreserved_name(Unreserved::offered), Unreserved::offered}},
+             "non_preemptive, preemptive and nic_scheduler virtual_clock: how VirtualClock serves flits of packets "
+             "that reserved no rate (best effort): rate (charged at switch.unreserved_rate like a reservation), "
+             "offered (charged at its flow's offered rate in the current phase, its injection rate; "
+             "switch.unreserved_rate for packets of no such flow) or last (after every reserved flit, among "
+             "themselves at their offered rate; seed 003 Sec. 4.2 gives only real-time messages a Vtick; "
+             "docs/seed003.md says what each does to best effort).");
     b.integer("block_flits", &FlitConfig::block_flits, "flits",
               "Block-level multiplexing (Sec. 5.1, Fig. 6): a VC keeps its crossbar input for up to this many "
               "flits (1: flit-level).")
@@ -46,9 +50,18 @@ const sim::ParamGroup& flit_params() {
              {{nic_multiplexing_name(NicMultiplexing::flit), NicMultiplexing::flit},
               {nic_multiplexing_name(NicMultiplexing::message), NicMultiplexing::message}},
              "How each source (the NIC at an edge) puts its messages' flits onto the wire (seed 003 Sec. 3.3.1, "
-             "Fig. 9): flit (flit by flit among the messages that hold a VC, the highest class then the oldest "
-             "first) or message (a whole message, chosen the same way, then the next; the wire idles while that "
-             "message lacks credits).");
+             "Fig. 9): flit (flit by flit among the messages that hold a VC, chosen by nic_scheduler) or message "
+             "(a whole message, chosen the same way, then the next; the wire idles while that message lacks "
+             "credits).");
+    b.choice("nic_scheduler", &FlitConfig::nic_scheduler,
+             {{nic_scheduler_name(NicScheduler::virtual_clock), NicScheduler::virtual_clock},
+              {nic_scheduler_name(NicScheduler::priority), NicScheduler::priority},
+              {nic_scheduler_name(NicScheduler::fcfs), NicScheduler::fcfs}},
+             "Which message each source (the NIC at an edge) serves next (seed 003 Sec. 3.3.1, Fig. 9): "
+             "virtual_clock (the QoS NIC: a doorbell queue per class, the highest first, and a VirtualClock "
+             "scheduler over the connections' Vticks to the wire, best effort as switch.flit.unreserved says), "
+             "priority (a doorbell queue per class, then the highest class and the oldest message to the wire) or "
+             "fcfs (the traditional VIA NIC: one doorbell queue in arrival order, the oldest message first).");
     b.integer("nic_dma_cycles", &FlitConfig::nic_dma_cycles, "cycles",
               "nic_multiplexing message: flit cycles the wire idles before each message (the send DMA's overhead "
               "per message, Sec. 5.3; 0: none).")

@@ -45,6 +45,23 @@ void Fabric::build_flit_fabric() {
   opt.flit = scenario_.switch_cfg.flit;
   opt.sl2vl = scenario_.switch_cfg.sl2vl;
   opt.unreserved_rate = scenario_.switch_cfg.unreserved_rate;
+  // Best effort's offered rate per flow and phase (unreserved offered or last): a mix flow's
+  // load of each phase, another open-loop flow's load, of its source's link.
+  const std::vector<workload::MixPhase> phases =
+      scenario_.mix.enabled ? workload::mix_phases(scenario_.mix, scenario_.duration.value())
+                            : std::vector<workload::MixPhase>{};
+  opt.offered_bps.resize(flows_.size());
+  for (size_t i = 0; i < flows_.size(); ++i) {
+    const FlowConfig& f = flows_[i];
+    if (f.generator == GeneratorKind::video || f.reserved_rate > 0) continue;
+    const double link_bps = opt.flit.link_bps;  // every cable runs at it (prepare_flit_model)
+    if (!mix_plan_.empty() && mix_plan_[i].cls == workload::MixClass::best_effort) {
+      for (size_t p = 0; p < phases.size(); ++p)
+        opt.offered_bps[i].push_back({phases[p].end_ps, mix_plan_[i].load[p] * link_bps});
+    } else if (f.generator != GeneratorKind::saturating) {
+      opt.offered_bps[i].push_back({~uint64_t{0}, f.load * link_bps});
+    }
+  }
   flit_ = std::make_unique<flit::FlitFabric>("flit_fabric", opt, routers, edges, packets_, payloads_, probe_);
 }
 

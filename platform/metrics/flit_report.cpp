@@ -30,6 +30,7 @@ nlohmann::ordered_json flit_router_json(const flit::FlitConfig& cfg, const std::
               {"acceleration", cfg.acceleration},
               {"block_flits", cfg.block_flits},
               {"nic_multiplexing", flit::nic_multiplexing_name(cfg.nic_multiplexing)},
+              {"nic_scheduler", flit::nic_scheduler_name(cfg.nic_scheduler)},
               {"preemptions", preemptions},
               {"accelerations", accelerations},
               {"classes", classes}};

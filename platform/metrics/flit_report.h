@@ -24,7 +24,7 @@ struct FlitClassRow {
 
 // One row per class of the routers' configuration (FlitConfig::classes(), at most 4).
 std::vector<FlitClassRow> flit_class_rows(const flit::FlitFabric& fabric);
-// {variant, acceleration, block_flits, nic_multiplexing, preemptions, accelerations, classes [...]}.
+// {variant, acceleration, block_flits, nic_multiplexing, nic_scheduler, preemptions, accelerations, classes [...]}.
 nlohmann::ordered_json flit_router_json(const flit::FlitConfig& cfg, const std::vector<FlitClassRow>& rows);
 // The rows as a table; it reads `rows`, which must outlive it.
 Table flit_classes_table(const std::vector<FlitClassRow>& rows);

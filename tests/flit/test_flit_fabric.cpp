@@ -235,6 +235,7 @@ TEST(FlitFabric, ControlLatencySplitsIntoQueueingAndNetworkTimeThatAddUpPerPhase
   const auto& fr = j.at("flit_router");
   EXPECT_EQ(fr.at("variant"), "preemptive");
   EXPECT_EQ(fr.at("nic_multiplexing"), "flit");
+  EXPECT_EQ(fr.at("nic_scheduler"), "priority");
   ASSERT_EQ(fr.at("classes").size(), 3u);
   uint64_t preempted = 0;
   for (const auto& c : fr.at("classes")) preempted += c.at("preempted").get<uint64_t>();
