@@ -933,7 +933,9 @@ void Hca::tx_thread() {
     const uint64_t offset = uint64_t{d.first_packet} * d.mtu_bytes;
     uint32_t len = 0;
     for (uint32_t i = d.first_packet; i < end; ++i) len += segment_bytes(d, i);
-    std::vector<uint8_t> data(len);
+    // One buffer for every job (only this thread uses it), grown to the largest window.
+    if (tx_data_.size() < len) tx_data_.resize(len);
+    uint8_t* const data = tx_data_.data();
     // A packet is built and queued tx_pipeline_delay after its own payload arrived: a DMA
     // engine streams a long message (a READ response, a go-back-N window) packet by packet,
     // one read per packet. Reading a whole READ response before its first packet left cost
@@ -943,7 +945,7 @@ void Hca::tx_thread() {
       const uint32_t bytes = segment_bytes(d, i);
       const size_t at_byte = static_cast<size_t>(i - d.first_packet) * d.mtu_bytes;
       tx_last_ready_ps_ = std::max(tx_last_ready_ps_, ready);
-      ib::Packet* p = build_packet(d, i, count, data.data() + at_byte, bytes);
+      ib::Packet* p = build_packet(d, i, count, data + at_byte, bytes);
       const bool last = i + 1 == end;
       TxPacket* t = tx_packets_.make(p, d.src_qp, d.ipd, d.dlid, d.dlid_ipd, d.cc_ipd_q8, p->size, d.vl,
                                      last && d.notify_done != 0, d.cookie, (d.cc_flags & IBVP_TXF_HOLD) != 0);
@@ -953,7 +955,7 @@ void Hca::tx_thread() {
     if (job.inline_data || len == 0) {
       // Inline data came with the WQE: nothing to read. Its packets follow those of the
       // jobs before it (a QP's packets leave in PSN order).
-      if (job.inline_data) std::memcpy(data.data(), job.payload.data() + offset, len);
+      if (job.inline_data) std::memcpy(data, job.payload.data() + offset, len);
       const uint64_t ready = job.inline_data ? std::max(agenda_.now_ps(), tx_last_ready_ps_) : agenda_.now_ps();
       for (uint32_t i = d.first_packet; i < end; ++i) queue_packet(i, ready);
       continue;
@@ -972,7 +974,7 @@ void Hca::tx_thread() {
       tlm::tlm_generic_payload t;
       t.set_command(tlm::TLM_READ_COMMAND);
       t.set_address(d.payload_addr + offset + at_byte);
-      t.set_data_ptr(data.data() + at_byte);
+      t.set_data_ptr(data + at_byte);
       t.set_data_length(bytes);
       t.set_streaming_width(bytes);
       t.set_response_status(tlm::TLM_INCOMPLETE_RESPONSE);

@@ -432,6 +432,7 @@ class Hca : public sc_core::sc_module {
   std::deque<TxJob> tx_jobs_;
   sc_core::sc_event tx_wake_;
   std::deque<uint64_t> dma_reads_done_ps_;  // completion times of payload reads in flight
+  std::vector<uint8_t> tx_data_;            // the payload of the job being read
   uint64_t tx_last_ready_ps_ = 0;  // payload of the last job ready: an inline job's packets follow it
   std::array<uint32_t, ib::kMaxVls> tx_reserved_{};  // bytes in each VL's tx buffer
   uint64_t tx_dma_errors_ = 0;
