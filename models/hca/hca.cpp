@@ -266,9 +266,8 @@ Hca::~Hca() {
     const FirmwareCall call(call_info("fini"));
     image_->fini(fw_);
   }
-  // Packets built and not yet gone: queued, waiting for their enqueue time, or on the wire.
-  for (TxPacket* t : tx_live_) delete t;
-  for (CoreEvent& e : events_) delete e.rx;
+  // TxPackets and RxItems still in use (queued, on the wire, waiting for the firmware) go
+  // with their free lists.
 }
 
 sc_core::sc_time Hca::cycles(uint64_t n) const {
@@ -881,9 +880,10 @@ ib::Packet* Hca::build_packet(const ibvp_tx_desc& d, uint32_t index, uint32_t co
   p->payload_bytes = bytes;
   if (bytes > 0) p->payload.assign(payload, payload + bytes);
   p->finalize_lengths();
-  // The ICRC as this CA sends it: 4 bytes before the 2-byte VCRC.
-  const std::vector<uint8_t> wire = ib::encode(*p);
-  p->icrc = ib::load_crc32(wire.data() + wire.size() - 6);
+  // The ICRC as this CA sends it: 4 bytes before the 2-byte VCRC (which the port
+  // recomputes per hop; nothing here needs it).
+  const uint8_t* wire = encode_scratch(*p);
+  p->icrc = ib::load_crc32(wire + p->wire_bytes() - 6);
   p->has_icrc = true;
   p->src_node = node_;
   p->created = sc_core::sc_time_stamp();
@@ -933,7 +933,9 @@ void Hca::tx_thread() {
     const uint64_t offset = uint64_t{d.first_packet} * d.mtu_bytes;
     uint32_t len = 0;
     for (uint32_t i = d.first_packet; i < end; ++i) len += segment_bytes(d, i);
-    std::vector<uint8_t> data(len);
+    // One buffer for every job (only this thread uses it), grown to the largest window.
+    if (tx_data_.size() < len) tx_data_.resize(len);
+    uint8_t* const data = tx_data_.data();
     // A packet is built and queued tx_pipeline_delay after its own payload arrived: a DMA
     // engine streams a long message (a READ response, a go-back-N window) packet by packet,
     // one read per packet. Reading a whole READ response before its first packet left cost
@@ -943,18 +945,17 @@ void Hca::tx_thread() {
       const uint32_t bytes = segment_bytes(d, i);
       const size_t at_byte = static_cast<size_t>(i - d.first_packet) * d.mtu_bytes;
       tx_last_ready_ps_ = std::max(tx_last_ready_ps_, ready);
-      ib::Packet* p = build_packet(d, i, count, data.data() + at_byte, bytes);
+      ib::Packet* p = build_packet(d, i, count, data + at_byte, bytes);
       const bool last = i + 1 == end;
-      auto* t = new TxPacket{p,    d.src_qp, d.ipd, d.dlid, d.dlid_ipd, d.cc_ipd_q8, p->size, d.vl,
-                             last && d.notify_done != 0, d.cookie, (d.cc_flags & IBVP_TXF_HOLD) != 0};
-      tx_live_.insert(t);
+      TxPacket* t = tx_packets_.make(p, d.src_qp, d.ipd, d.dlid, d.dlid_ipd, d.cc_ipd_q8, p->size, d.vl,
+                                     last && d.notify_done != 0, d.cookie, (d.cc_flags & IBVP_TXF_HOLD) != 0);
       agenda_.push_at(ready + cfg_.tx_pipeline_delay.value(), kTxEnqueue, 0, 0, t);
       return p->size;
     };
     if (job.inline_data || len == 0) {
       // Inline data came with the WQE: nothing to read. Its packets follow those of the
       // jobs before it (a QP's packets leave in PSN order).
-      if (job.inline_data) std::memcpy(data.data(), job.payload.data() + offset, len);
+      if (job.inline_data) std::memcpy(data, job.payload.data() + offset, len);
       const uint64_t ready = job.inline_data ? std::max(agenda_.now_ps(), tx_last_ready_ps_) : agenda_.now_ps();
       for (uint32_t i = d.first_packet; i < end; ++i) queue_packet(i, ready);
       continue;
@@ -973,7 +974,7 @@ void Hca::tx_thread() {
       tlm::tlm_generic_payload t;
       t.set_command(tlm::TLM_READ_COMMAND);
       t.set_address(d.payload_addr + offset + at_byte);
-      t.set_data_ptr(data.data() + at_byte);
+      t.set_data_ptr(data + at_byte);
       t.set_data_length(bytes);
       t.set_streaming_width(bytes);
       t.set_response_status(tlm::TLM_INCOMPLETE_RESPONSE);
@@ -1128,8 +1129,7 @@ void Hca::send_management(uint16_t dlid, uint32_t dst_node, uint32_t payload_byt
   p->src_node = node_;
   p->dst_node = dst_node;
   p->created = sc_core::sc_time::from_value(created_ps);
-  auto* t = new TxPacket{p, 0, 0, dlid, 0, 0, p->size, ib::kVl15, false, 0, false};
-  tx_live_.insert(t);
+  TxPacket* t = tx_packets_.make(p, 0u, 0u, dlid, 0u, 0u, p->size, ib::kVl15, false, uint64_t{0}, false);
   txq_[ib::kVl15].push_back(t);
   schedule_wake(agenda_.now_ps());
 }
@@ -1158,7 +1158,7 @@ void Hca::send_mad(const ib::MadDatagram& m, uint64_t created_ps) {
 void Hca::loop_back_mad(const ib::MadDatagram& m, uint8_t vl, uint64_t created_ps) {
   ib::Packet* p = mad_packet(m, vl, created_ps);
   --tx_built_;  // held as received from here (rx_held_)
-  auto* item = new RxItem{p, {}, true};
+  RxItem* item = rx_items_.make(p, ibvp_rx_packet{}, true);
   ibvp_rx_packet& i = item->info;
   i.opcode = static_cast<uint8_t>(p->bth.opcode);
   i.sl = p->lrh.sl;
@@ -1182,8 +1182,7 @@ bool Hca::queue_mad(const ib::MadDatagram& m, uint64_t created_ps) {
   const uint8_t vl = smi ? ib::kVl15 : cfg_.sl2vl[m.sl & 15];
   if (!smi && vl >= cfg_.data_vls) return false;
   ib::Packet* p = mad_packet(m, vl, created_ps);
-  auto* t = new TxPacket{p, m.dest_qp, 0, m.dlid, 0, 0, p->size, vl, false, 0, false};
-  tx_live_.insert(t);
+  TxPacket* t = tx_packets_.make(p, uint32_t{m.dest_qp}, 0u, m.dlid, 0u, 0u, p->size, vl, false, uint64_t{0}, false);
   // A GMP takes room in its VL's tx buffer like data (tx_end gives it back).
   if (!smi) tx_reserved_[vl] += t->bytes;
   txq_[vl].push_back(t);
@@ -1233,8 +1232,7 @@ void Hca::discard_tx_head(uint8_t vl) {
 void Hca::tx_end(TxPacket* t) {
   if (t->vl == ib::kVl15) {
     // A management packet took no room of the data VLs' tx buffers.
-    tx_live_.erase(t);
-    delete t;
+    tx_packets_.put(t);
     return;
   }
   // The tail has left: its bytes leave the tx buffer.
@@ -1247,8 +1245,7 @@ void Hca::tx_end(TxPacket* t) {
     for (const auto& q : doorbells_) waiting = waiting || !q.empty();
     if (waiting) raise(IBVP_EV_DOORBELL, 1);
   }
-  tx_live_.erase(t);
-  delete t;
+  tx_packets_.put(t);
 }
 
 tlm::tlm_sync_enum Hca::on_tx_bw(tlm::tlm_generic_payload& gp, tlm::tlm_phase&, sc_core::sc_time& delay) {
@@ -1329,11 +1326,16 @@ void Hca::rx_ready(ib::Packet* p) {
   // The fabric carries decoded packets; the rx engine rebuilds the bytes of this one (as
   // the last hop sent them) and checks them as hardware does: lengths, header layout,
   // VCRC, and the ICRC against the one the source CA sent (Packet::icrc).
+  // The bytes are written here, so their VCRC and the ICRC they carry agree with them by
+  // construction: only the ICRC against the source's is a real check, and neither CRC is
+  // computed twice (issue 15 part 2).
   ib::DecodeResult r;
   try {
-    const std::vector<uint8_t> bytes = ib::encode(*p);
-    r = ib::decode(bytes.data(), bytes.size());
-    if (r.ok && p->has_icrc && ib::load_crc32(bytes.data() + bytes.size() - 6) != p->icrc) r.icrc_ok = false;
+    const uint8_t* bytes = encode_scratch(*p);
+    const size_t len = p->wire_bytes();
+    r = ib::decode_headers(bytes, len);
+    r.icrc_ok = r.vcrc_ok = r.ok;
+    if (r.ok && p->has_icrc && ib::load_crc32(bytes + len - 6) != p->icrc) r.icrc_ok = false;
   } catch (const std::invalid_argument&) {
     r.ok = false;
   }
@@ -1355,7 +1357,7 @@ void Hca::rx_ready(ib::Packet* p) {
     return;
   }
   const ib::Packet& h = r.packet;
-  auto* item = new RxItem{p, {}};
+  RxItem* item = rx_items_.make(p, ibvp_rx_packet{}, false);
   ibvp_rx_packet& i = item->info;
   i.opcode = static_cast<uint8_t>(h.bth.opcode);
   i.sl = h.lrh.sl;
@@ -1384,7 +1386,7 @@ void Hca::rx_ready(ib::Packet* p) {
   i.reth_dma_len = h.reth.dma_len;
   if (test_rx_drop_ && test_rx_drop_(i)) {
     ++test_rx_dropped_;
-    delete item;
+    rx_items_.put(item);
     p->drop = ib::DropReason::ca_discard;
     probe_.drop(*p, node_, agenda_.now_ps());
     rx_discard(p);
@@ -1397,11 +1399,18 @@ void Hca::rx_ready(ib::Packet* p) {
   raise(vl15 || (carries_mad(*p) && p->bth.dest_qp == 1) ? IBVP_EV_MAD : IBVP_EV_RX_PACKET, 0, 0, item);
 }
 
+const uint8_t* Hca::encode_scratch(const ib::Packet& p) {
+  const size_t need = p.wire_bytes();
+  if (wire_scratch_.size() < need) wire_scratch_.resize(need);
+  ib::encode_into_without_vcrc(p, wire_scratch_.data(), wire_scratch_.size());
+  return wire_scratch_.data();
+}
+
 void Hca::finish_rx(RxItem* item) {
   --rx_held_;
   if (item->loopback) packets_.release(item->packet);
   else rx_discard(item->packet);
-  delete item;
+  rx_items_.put(item);
 }
 
 void Hca::rx_discard(ib::Packet* p) {

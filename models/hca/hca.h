@@ -99,6 +99,30 @@ struct HcaConfig {
 };
 
 struct RxItem;     // a received packet on its way to the firmware (hca.cpp)
+
+// Objects made per packet and reused once freed: the hot path allocates nothing after the
+// first packets (issue 15 part 2). Owns everything it ever made, so what is still in use
+// when the model goes (queued, on the wire) is freed with it.
+template <class T>
+class FreeList {
+ public:
+  template <class... A>
+  T* make(A&&... a) {
+    if (free_.empty()) {
+      all_.push_back(std::make_unique<T>(T{std::forward<A>(a)...}));
+      return all_.back().get();
+    }
+    T* t = free_.back();
+    free_.pop_back();
+    *t = T{std::forward<A>(a)...};
+    return t;
+  }
+  void put(T* t) { free_.push_back(t); }
+
+ private:
+  std::vector<std::unique_ptr<T>> all_;
+  std::vector<T*> free_;
+};
 struct HalBridge;  // the C entry points of the HAL (hca.cpp)
 
 class Hca : public sc_core::sc_module {
@@ -321,6 +345,10 @@ class Hca : public sc_core::sc_module {
   void rx_head(ib::Packet* p);
   void rx_ready(ib::Packet* p);
   void rx_discard(ib::Packet* p);  // frees buffer space, returns the credit
+  // The packet's wire bytes up to its ICRC (encode_into_without_vcrc) in a buffer reused
+  // for every packet: the tx and rx engines allocate nothing per packet.
+  const uint8_t* encode_scratch(const ib::Packet& p);
+  std::vector<uint8_t> wire_scratch_;
 
   // HAL services (the C trampolines in hca.cpp call these).
   friend struct HalBridge;
@@ -404,6 +432,7 @@ class Hca : public sc_core::sc_module {
   std::deque<TxJob> tx_jobs_;
   sc_core::sc_event tx_wake_;
   std::deque<uint64_t> dma_reads_done_ps_;  // completion times of payload reads in flight
+  std::vector<uint8_t> tx_data_;            // the payload of the job being read
   uint64_t tx_last_ready_ps_ = 0;  // payload of the last job ready: an inline job's packets follow it
   std::array<uint32_t, ib::kMaxVls> tx_reserved_{};  // bytes in each VL's tx buffer
   uint64_t tx_dma_errors_ = 0;
@@ -432,7 +461,8 @@ class Hca : public sc_core::sc_module {
   };
   std::unordered_map<uint32_t, std::deque<ConnectionTag>> connection_tags_;  // tag_connection, by QPN
   void apply_connection_tag(uint32_t src_qp, ib::Packet& p);
-  std::unordered_set<TxPacket*> tx_live_;            // every TxPacket built and not yet freed
+  FreeList<TxPacket> tx_packets_;  // every TxPacket built
+  FreeList<RxItem> rx_items_;      // every RxItem made
   std::unordered_map<uint32_t, uint32_t> releases_;    // tx_release: held packets of a QP that may go
   uint64_t busy_until_ = 0;
   uint64_t wake_ps_ = ~uint64_t{0};

@@ -137,7 +137,15 @@ void HostCpu::dma_b_transport(tlm::tlm_generic_payload& trans, sc_core::sc_time&
     return;
   }
   delay += memory_.config().access_latency;
-  auto w = std::make_unique<PendingWrite>();
+  // A landed write's record is reused (its data keeps its capacity): nothing is allocated
+  // per DMA write once the CPU has seen its deepest queue (issue 15 part 2).
+  std::unique_ptr<PendingWrite> w;
+  if (free_writes_.empty()) {
+    w = std::make_unique<PendingWrite>();
+  } else {
+    w = std::move(free_writes_.back());
+    free_writes_.pop_back();
+  }
   w->land_ps = sc_core::sc_time_stamp().value() + delay.value();
   w->address = address;
   w->data.assign(trans.get_data_ptr(), trans.get_data_ptr() + length);
@@ -164,6 +172,7 @@ void HostCpu::land() {
         m->event_.notify(sc_core::SC_ZERO_TIME);
       }
     }
+    free_writes_.push_back(std::move(*it));
     pending_.erase(it);
   });
 }

@@ -103,6 +103,7 @@ class HostCpu : public sc_core::sc_module {
   HostCpuConfig cfg_;
   sim::TimedQueue agenda_;
   std::deque<std::unique_ptr<PendingWrite>> pending_;  // in arrival order (the bus is FIFO)
+  std::vector<std::unique_ptr<PendingWrite>> free_writes_;  // landed, for reuse
   std::vector<std::shared_ptr<Monitor>> monitors_;
   uint64_t landed_ = 0;
   uint32_t programs_ = 0;

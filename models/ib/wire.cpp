@@ -76,8 +76,9 @@ void check_encodable(const Packet& p) {
                                 " bytes exceed what the 11-bit LRH.PktLen can describe");
 }
 
-// Writes p (already checked) at out, which has room for p.wire_bytes().
-void write_packet(const Packet& p, uint8_t* out) {
+// Writes p (already checked) at out, which has room for p.wire_bytes(); without the VCRC
+// bytes (left as they are) when `with_vcrc` is false.
+void write_packet(const Packet& p, uint8_t* out, bool with_vcrc = true) {
   const uint32_t total = p.wire_bytes();
   const OpcodeLayout layout = opcode_layout(p.bth.opcode);
   const bool global = p.lrh.lnh == Lnh::iba_global;
@@ -135,7 +136,7 @@ void write_packet(const Packet& p, uint8_t* out) {
 
   const size_t icrc_at = total - kVcrcBytes - kIcrcBytes;
   store_crc32(out + icrc_at, icrc(out, icrc_at));
-  store_crc16(out + icrc_at + kIcrcBytes, vcrc(out, icrc_at + kIcrcBytes));
+  if (with_vcrc) store_crc16(out + icrc_at + kIcrcBytes, vcrc(out, icrc_at + kIcrcBytes));
 }
 
 }  // namespace
@@ -155,7 +156,26 @@ size_t encode_into(const Packet& packet, uint8_t* out, size_t cap) {
   return need;
 }
 
+size_t encode_into_without_vcrc(const Packet& packet, uint8_t* out, size_t cap) {
+  check_encodable(packet);
+  const size_t need = packet.wire_bytes();
+  if (out == nullptr || cap < need) return 0;
+  write_packet(packet, out, false);
+  return need;
+}
+
 DecodeResult decode(const uint8_t* d, size_t len) {
+  DecodeResult r = decode_headers(d, len);
+  if (!r.ok) return r;
+  const size_t icrc_at = len - kVcrcBytes - kIcrcBytes;
+  const size_t body_at = icrc_at - r.packet.bth.pad_cnt - r.packet.payload_bytes;
+  r.packet.payload.assign(d + body_at, d + body_at + r.packet.payload_bytes);
+  r.icrc_ok = icrc(d, icrc_at) == load_crc32(d + icrc_at);
+  r.vcrc_ok = vcrc(d, icrc_at + kIcrcBytes) == load_crc16(d + icrc_at + kIcrcBytes);
+  return r;
+}
+
+DecodeResult decode_headers(const uint8_t* d, size_t len) {
   DecodeResult r;
   auto fail = [&r](std::string why) {
     r.ok = false;
@@ -262,10 +282,6 @@ DecodeResult decode(const uint8_t* d, size_t len) {
     return fail(std::string(opcode_name(p.bth.opcode)) + " carries no payload but " +
                 std::to_string(body) + " bytes precede the ICRC");
   p.payload_bytes = static_cast<uint32_t>(body - p.bth.pad_cnt);
-  p.payload.assign(d + off, d + off + p.payload_bytes);
-
-  r.icrc_ok = icrc(d, icrc_at) == load_crc32(d + icrc_at);
-  r.vcrc_ok = vcrc(d, icrc_at + kIcrcBytes) == load_crc16(d + icrc_at + kIcrcBytes);
   r.ok = true;
   return r;
 }

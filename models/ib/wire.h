@@ -32,6 +32,9 @@ std::vector<uint8_t> encode(const Packet& packet);
 // As encode(), into a caller buffer. Returns the bytes written (== packet.wire_bytes()),
 // or 0 when `cap` is too small (nothing is written then).
 size_t encode_into(const Packet& packet, uint8_t* out, size_t cap);
+// As encode_into(), but the two VCRC bytes are not written: for a CA that needs only the
+// ICRC of the bytes (the VCRC of bytes it has just written cannot disagree with them).
+size_t encode_into_without_vcrc(const Packet& packet, uint8_t* out, size_t cap);
 
 struct DecodeResult {
   bool ok = false;      // headers parsed and lengths consistent; `packet` is valid
@@ -47,6 +50,10 @@ struct DecodeResult {
 // opcode without one. A CRC mismatch leaves ok=true and reports icrc_ok/vcrc_ok=false:
 // the packet is well formed but damaged, which is for the receiver to act on.
 DecodeResult decode(const uint8_t* data, size_t len);
+// decode() without the payload copy and the CRC checks (icrc_ok and vcrc_ok stay false):
+// the headers and payload_bytes, with the same rejections, for a receiver that checks the
+// CRCs itself or has just written the bytes.
+DecodeResult decode_headers(const uint8_t* data, size_t len);
 
 // Link-layer flow control packet (IBA 7.9.4): Op(4) FCTBS(12) VL(4) FCCL(12) LPCRC(16).
 // Fields wider than their bit width are truncated to it.

@@ -416,6 +416,42 @@ TEST(Wire, DecodeReportsDamagedCrcsButStillParses) {
   EXPECT_FALSE(r.vcrc_ok);
 }
 
+// The HCA's rx and tx engines (issue 15 part 2) use the cheaper pair: they must see the
+// same bytes up to the ICRC and the same headers as encode() and decode() give.
+TEST(Wire, EncodeWithoutVcrcWritesEveryByteButTheVcrcAndDecodeHeadersParsesAsDecode) {
+  uint32_t seed = 100;
+  for (Opcode op : all_opcodes()) {
+    for (bool global : {false, true}) {
+      for (uint32_t n : {0u, 3u, 256u, 4096u}) {
+        if (!opcode_layout(op).has_payload && n > 0) continue;
+        SCOPED_TRACE(std::string(opcode_name(op)) + (global ? " GRH " : " ") + std::to_string(n));
+        const Packet p = make_packet(op, global, n, seed++);
+        const std::vector<uint8_t> w = encode(p);
+        std::vector<uint8_t> buf(w.size(), 0xEE);
+        ASSERT_EQ(encode_into_without_vcrc(p, buf.data(), buf.size()), w.size());
+        EXPECT_TRUE(std::equal(w.begin(), w.end() - 2, buf.begin()));
+        EXPECT_EQ(buf[w.size() - 2], 0xEE);  // the VCRC bytes are not written
+        EXPECT_EQ(buf[w.size() - 1], 0xEE);
+        const DecodeResult full = decode(w.data(), w.size());
+        const DecodeResult head = decode_headers(buf.data(), buf.size());
+        ASSERT_TRUE(head.ok) << head.error;
+        EXPECT_TRUE(head.packet.payload.empty());  // no copy
+        Packet headers = head.packet;
+        headers.payload = full.packet.payload;  // every other field as decode() gives it
+        expect_same_wire_fields(full.packet, headers);
+        EXPECT_EQ(head.packet.payload_bytes, n);
+        EXPECT_FALSE(head.icrc_ok);                 // not checked
+        EXPECT_FALSE(head.vcrc_ok);
+      }
+    }
+  }
+  std::vector<uint8_t> bad = encode(make_packet(Opcode::rc_send_only, false, 8, 1));
+  bad[4] ^= 0x01;  // PktLen disagrees with the byte count: rejected as decode() does
+  const DecodeResult r = decode_headers(bad.data(), bad.size());
+  EXPECT_FALSE(r.ok);
+  EXPECT_EQ(r.error, decode(bad.data(), bad.size()).error);
+}
+
 TEST(Wire, DecodeNeverCrashesOnRandomBytesWithPlausibleLengths) {
   std::mt19937 rng(1234);
   int parsed = 0;
