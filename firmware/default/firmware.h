@@ -1,9 +1,9 @@
-// The ibvp HCA firmware: doorbell handling, QP contexts, send processing (UD, UC, RC SEND
-// and SEND with immediate, RDMA WRITE (with immediate), RC RDMA READ), QP scheduling (which
-// QP's next packet the tx engine gets), receive matching and scatter, RC reliability
-// (responder PSN checks, duplicates, sequence NAKs; requester ACK timer, go-back-N,
-// retry_cnt), completion generation and CQ events. It talks to the hardware only through
-// the HAL (firmware/hal/ibvp_hal.h) and holds all its state in one Firmware object per HCA.
+// The ibvp HCA firmware's shared state: one Firmware object per HCA holds every QP, CQ and
+// MR context, the doorbell and QP scheduling state and the congestion control flows, and
+// declares the handlers. It talks to the hardware only through the HAL
+// (firmware/hal/ibvp_hal.h). The transport it implements (UD, UC, RC SEND and SEND with
+// immediate, RDMA WRITE (with immediate), RC RDMA READ, RC reliability, completions) is
+// split by concern over the .cpp files beside this header; firmware.cpp lists them.
 //
 // Images are built from this code with a doorbell policy (which waiting doorbell the core
 // serves next); image.cpp is the default (seed 003 Sec. 3.3.1 prioritized doorbells),
@@ -169,12 +169,12 @@ class Firmware {
     uint32_t rate_mbps = 0;  // VirtualClock reserved rate (its auxVC is in vc_)
   };
 
-  // Events.
+  // Events (firmware.cpp dispatches them).
   void on_doorbells();
   void on_command();
   void on_rx(const ibvp_rx_packet& rx);
   void on_tx_done(uint64_t cookie, uint32_t failed);
-  // QP0 and QP1 (IBA 13.5): the SMA and PMA answer the requests they serve; the rest goes to
+  // management.cpp. QP0 and QP1 (IBA 13.5): the SMA and PMA answer the requests they serve; the rest goes to
   // the host's management software.
   void on_mad(const ibvp_fw_event& ev);
   // Sends `resp` back to the requester of `rx`: through the port, or to the host when the
@@ -183,7 +183,7 @@ class Firmware {
 
   void on_timer(uint32_t qpn);
 
-  // Doorbells.
+  // Doorbells (doorbells.cpp).
   bool pick_doorbell(uint32_t& db_class, uint32_t& index);
   void serve(const ibvp_doorbell& db);
   void fetch_send_wqes(uint32_t qpn, Qp& qp);
@@ -191,7 +191,7 @@ class Firmware {
   void accept_send_wqe(uint32_t qpn, Qp& qp, const uint8_t* slot, uint32_t bytes);
   void fetch_recv_wqes(Qp& qp);
 
-  // Send scheduling and transmission.
+  // Send scheduling (qp_scheduler.cpp) and transmission (requester.cpp).
   void set_active(uint32_t qpn, Qp& qp);
   void schedule();
   int pick_qp(const uint32_t* space_bytes);
@@ -202,7 +202,7 @@ class Firmware {
   bool start_wqe(uint32_t qpn, Qp& qp, SendWork& w);
   void post_next_packet(uint32_t qpn, Qp& qp);
 
-  // RC requester reliability.
+  // RC requester reliability (reliability.cpp).
   bool rc_outstanding(const Qp& qp) const { return qp.send_idx > 0 || qp.next_packet > 0; }
   void arm_timer(uint32_t qpn, Qp& qp);
   void update_timer(uint32_t qpn, Qp& qp);
@@ -210,14 +210,14 @@ class Firmware {
   void retry(uint32_t qpn, Qp& qp, uint32_t psn);
   void complete_acked(uint32_t qpn, Qp& qp, uint32_t psn, bool inclusive);
 
-  // Commands.
+  // Commands (commands.cpp).
   uint32_t create_cq(uint64_t mbox, uint32_t& out);
   uint32_t create_qp(uint64_t mbox, uint32_t& out);
   uint32_t modify_qp(uint64_t mbox);
   uint32_t reg_mr(uint64_t mbox, uint32_t& out);
   uint32_t attach_mcast(uint64_t mbox, bool attach);
 
-  // Receive.
+  // Receive (responder.cpp; READ responses requester.cpp, ACKs reliability.cpp).
   void receive_ud(uint32_t qpn, Qp& qp, const ibvp_rx_packet& rx);
   void receive_multicast(const ibvp_rx_packet& rx);
   void receive_rc_uc(uint32_t qpn, Qp& qp, const ibvp_rx_packet& rx);
@@ -228,7 +228,7 @@ class Firmware {
   void send_ack(uint32_t qpn, Qp& qp, uint32_t psn, uint8_t syndrome);
   void send_cnp(uint32_t qpn, const Qp& qp, const ibvp_rx_packet& rx, uint32_t to_qp);
 
-  // Congestion control (CcOptions).
+  // Congestion control (CcOptions; congestion.cpp).
   static uint64_t cc_key(uint32_t qpn, uint16_t dlid) { return uint64_t{qpn} << 16 | dlid; }
   // A mark (or an unmarked ACK) about the flow's packet of PSN `psn`.
   void cc_feedback(uint32_t qpn, uint16_t dlid, bool marked, uint32_t psn);
@@ -242,7 +242,7 @@ class Firmware {
   void cct_becn(uint64_t key);
   void on_cct_timer();
 
-  // Completions.
+  // Completions (completions.cpp).
   void complete(uint32_t cqn, const ibvp_cqe& cqe, bool solicited);
   void complete_send(uint32_t qpn, const Qp& qp, const SendWork& w, uint8_t status, bool force);
   void enter_error(uint32_t qpn, Qp& qp);
