@@ -176,6 +176,7 @@ uint32_t Firmware::modify_qp(uint64_t mbox) {
     qp.weight = fresh.weight;
     qp.rate_mbps = fresh.rate_mbps;
     if (fresh.timer_armed) hal_->timer_cancel(c_, m.qpn);
+    if (fresh.rnr_wait) hal_->timer_cancel(c_, kRnrTimerFlag | m.qpn);
     for (size_t i = 0; i < active_.size(); ++i)
       if (active_[i] == m.qpn) active_.erase(active_.begin() + static_cast<std::ptrdiff_t>(i));
     return IBVP_CMD_STATUS_OK;
@@ -192,6 +193,8 @@ uint32_t Firmware::modify_qp(uint64_t mbox) {
   if (m.attr_mask & IBVP_QP_SQ_PSN) qp.sq_psn = qp.acked_psn = m.sq_psn & 0xFFFFFF;
   if (m.attr_mask & IBVP_QP_TIMEOUT) qp.timeout = m.timeout & 0x1F;
   if (m.attr_mask & IBVP_QP_RETRY_CNT) qp.retry_cnt = qp.retries_left = m.retry_cnt & 7;
+  if (m.attr_mask & IBVP_QP_RNR_RETRY) qp.rnr_retry = qp.rnr_retries_left = m.rnr_retry & 7;
+  if (m.attr_mask & IBVP_QP_MIN_RNR_TIMER) qp.min_rnr_timer = m.min_rnr_timer & 0x1F;
   qp.state = next;
   if (next == IBVP_QPS_ERR) enter_error(m.qpn, qp);
   // WQEs posted before RTS go out now.

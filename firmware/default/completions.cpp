@@ -55,6 +55,10 @@ void Firmware::enter_error(uint32_t qpn, Qp& qp) {
     hal_->timer_cancel(c_, qpn);
     qp.timer_armed = false;
   }
+  if (qp.rnr_wait) {
+    hal_->timer_cancel(c_, kRnrTimerFlag | qpn);
+    qp.rnr_wait = false;
+  }
   // Outstanding and queued requests and posted receives are flushed (IBA 10.3.1 Error).
   while (!qp.sq.empty()) {
     complete_send(qpn, qp, qp.sq.front(), IBVP_WC_WR_FLUSH_ERR, true);

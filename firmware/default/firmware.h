@@ -163,6 +163,13 @@ class Firmware {
     // retries left of retry_cnt, reset when an ACK makes progress.
     uint8_t timeout = 14, retry_cnt = 7, retries_left = 7;
     bool timer_armed = false;
+    // RNR (IBA 9.7.5.2.8). Responder: the timer code of its RNR NAKs, and whether one is
+    // outstanding (later packets of the stream are dropped without a sequence NAK until the
+    // refused PSN comes again). Requester: RNR retries (7: infinite) and left, and whether
+    // it is waiting out an RNR NAK's timer before it sends again.
+    uint8_t min_rnr_timer = 0, rnr_retry = 7, rnr_retries_left = 7;
+    bool rnr_nak_sent = false;
+    bool rnr_wait = false;
     // Scheduling.
     bool active = false;   // in active_ (has packets to send)
     uint32_t weight = 1;   // WRR packets per turn
@@ -206,9 +213,13 @@ class Firmware {
   bool rc_outstanding(const Qp& qp) const { return qp.send_idx > 0 || qp.next_packet > 0; }
   void arm_timer(uint32_t qpn, Qp& qp);
   void update_timer(uint32_t qpn, Qp& qp);
-  bool rewind(uint32_t qpn, Qp& qp, uint32_t psn);
+  bool rewind(uint32_t qpn, Qp& qp, uint32_t psn, bool count_retransmission = true);
   void retry(uint32_t qpn, Qp& qp, uint32_t psn);
   void complete_acked(uint32_t qpn, Qp& qp, uint32_t psn, bool inclusive);
+  // RNR (IBA 9.7.5.2.8): the responder refuses `psn`; the requester waits and retries.
+  void send_rnr_nak(uint32_t qpn, Qp& qp, uint32_t psn);
+  void receive_rnr_nak(uint32_t qpn, Qp& qp, uint32_t psn, uint8_t timer_code);
+  void on_rnr_timer(uint32_t qpn);
 
   // Commands (commands.cpp).
   uint32_t create_cq(uint64_t mbox, uint32_t& out);

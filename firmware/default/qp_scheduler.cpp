@@ -11,7 +11,8 @@
 namespace ibvp::fw {
 
 void Firmware::set_active(uint32_t qpn, Qp& qp) {
-  const bool has_work = qp.state == IBVP_QPS_RTS && qp.send_idx < qp.sq.size();
+  // A QP waiting out an RNR NAK's timer sends nothing (IBA 9.7.5.2.8).
+  const bool has_work = qp.state == IBVP_QPS_RTS && !qp.rnr_wait && qp.send_idx < qp.sq.size();
   if (has_work == qp.active) return;
   qp.active = has_work;
   size_t i = 0;

@@ -1,7 +1,9 @@
 // RC reliability: the responder's ACKs and NAKs (AETH syndromes, IBA 9.7.5.2 and Tables
 // 43-45) and the requester's side of them: ACK coalescing (a request is acknowledged by any
 // later ACK, IBA 9.7.5.1.2), PSN sequence NAKs and local ACK timeouts answered by go-back-N
-// retransmission (IBA 9.7.5.2.1, 9.7.6.1.3) within retry_cnt, fatal NAKs (IBA 9.7.5.2.2).
+// retransmission (IBA 9.7.5.2.1, 9.7.6.1.3) within retry_cnt, fatal NAKs (IBA 9.7.5.2.2),
+// RNR NAKs: sent by a responder without a receive WQE, waited out and retried within
+// rnr_retry by the requester (IBA 9.7.5.2.8).
 #include "firmware/default/firmware.h"
 
 #include <cstddef>
@@ -61,11 +63,13 @@ void Firmware::receive_ack(uint32_t qpn, Qp& qp, const ibvp_rx_packet& rx) {
     retry(qpn, qp, rx.psn);
     return;
   }
-  // RNR retry is not implemented: an RNR NAK fails the request as if its RNR retries
-  // were exhausted. Other NAKs are fatal (9.7.5.2.2): the request fails, the QP errs.
+  if (kind == 1) {
+    receive_rnr_nak(qpn, qp, rx.psn, rx.aeth_syndrome & 0x1F);
+    return;
+  }
+  // Other NAKs are fatal (9.7.5.2.2): the request fails, the QP errs.
   uint8_t status = IBVP_WC_REM_OP_ERR;
-  if (kind == 1) status = IBVP_WC_RNR_RETRY_EXC_ERR;
-  else if (kind == 3 && (rx.aeth_syndrome & 0x1F) == 1) status = IBVP_WC_REM_INV_REQ_ERR;
+  if (kind == 3 && (rx.aeth_syndrome & 0x1F) == 1) status = IBVP_WC_REM_INV_REQ_ERR;
   else if (kind == 3 && (rx.aeth_syndrome & 0x1F) == 2) status = IBVP_WC_REM_ACCESS_ERR;
   const SendWork w = qp.sq.front();
   qp.sq.pop_front();
@@ -98,6 +102,7 @@ void Firmware::complete_acked(uint32_t qpn, Qp& qp, uint32_t psn, bool inclusive
   }
   if (progress) {
     qp.retries_left = qp.retry_cnt;
+    qp.rnr_retries_left = qp.rnr_retry;
     update_timer(qpn, qp);
   }
 }
@@ -118,7 +123,7 @@ void Firmware::update_timer(uint32_t qpn, Qp& qp) {
   if (rc_outstanding(qp)) arm_timer(qpn, qp);
 }
 
-bool Firmware::rewind(uint32_t qpn, Qp& qp, uint32_t psn) {
+bool Firmware::rewind(uint32_t qpn, Qp& qp, uint32_t psn, bool count_retransmission) {
   // Go-back-N: the WQE holding `psn` is sent again from that packet; the WQEs after it
   // keep their PSNs and follow (IBA 9.7.5.2.1, 9.7.6.1.3).
   const uint32_t limit = qp.send_idx < qp.sq.size() ? qp.send_idx + 1 : qp.send_idx;
@@ -133,7 +138,7 @@ bool Firmware::rewind(uint32_t qpn, Qp& qp, uint32_t psn) {
     for (size_t k = 0; k < active_.size(); ++k)
       if (active_[k] == qpn) active_.erase(active_.begin() + static_cast<std::ptrdiff_t>(k));
     set_active(qpn, qp);
-    hal_->counter_add(c_, IBVP_CNT_RETRANSMISSIONS, 1);
+    if (count_retransmission) hal_->counter_add(c_, IBVP_CNT_RETRANSMISSIONS, 1);
     return true;
   }
   return false;
@@ -164,11 +169,63 @@ void Firmware::on_timer(uint32_t qpn) {
   if (qpn >= qps_.size() || !qps_[qpn].valid) return;
   Qp& qp = qps_[qpn];
   qp.timer_armed = false;
+  if (qp.rnr_wait) return;  // the RNR timer runs instead; it arms this one again
   if (qp.type != IBVP_QPT_RC || qp.state != IBVP_QPS_RTS || !rc_outstanding(qp) || qp.sq.empty()) return;
   hal_->counter_add(c_, IBVP_CNT_ACK_TIMEOUTS, 1);
   // Local ACK timeout: everything from the oldest unacknowledged PSN goes again.
   const SendWork& w = qp.sq.front();
   retry(qpn, qp, psn_add(w.first_psn, w.wqe.opcode == IBVP_WR_RDMA_READ ? w.read_done : 0));
+}
+
+void Firmware::send_rnr_nak(uint32_t qpn, Qp& qp, uint32_t psn) {
+  // IBA 9.7.5.2.8: receiver not ready. The NAK carries the refused PSN and this QP's
+  // min_rnr_timer as its timer code (Table 45); ePSN stays, so the retry is that PSN again,
+  // and packets behind it are dropped without a sequence NAK until it comes (responder.cpp).
+  send_ack(qpn, qp, psn, static_cast<uint8_t>(kRnrNak | (qp.min_rnr_timer & 0x1F)));
+  qp.rnr_nak_sent = true;
+  hal_->counter_add(c_, IBVP_CNT_RNR_NAKS_SENT, 1);
+}
+
+void Firmware::receive_rnr_nak(uint32_t qpn, Qp& qp, uint32_t psn, uint8_t timer_code) {
+  // IBA 9.7.5.2.8: the responder had no receive WQE for the request at `psn` (the requests
+  // before it were acknowledged by the NAK, receive_ack). The requester waits the NAK's RNR
+  // timer, then sends again from that PSN. rnr_retry 7 retries forever; otherwise the
+  // retries are counted down, reset by progress (complete_acked), and the request fails
+  // with RNR_RETRY_EXC_ERR once they are spent, the QP entering the error state.
+  cc_release_held(qpn, qp, true);  // stale after the go-back, as in retry()
+  if (qp.rnr_wait) return;         // already waiting: a NAK of a packet sent before the first
+  if (qp.rnr_retry != 7 && qp.rnr_retries_left == 0) {
+    const SendWork w = qp.sq.front();
+    qp.sq.pop_front();
+    if (qp.send_idx > 0) qp.send_idx--;
+    else qp.next_packet = 0;
+    complete_send(qpn, qp, w, IBVP_WC_RNR_RETRY_EXC_ERR, true);
+    enter_error(qpn, qp);
+    return;
+  }
+  qp.rnr_wait = true;  // before the rewind: the QP leaves the scheduler until the timer fires
+  if (!rewind(qpn, qp, psn, false)) {
+    qp.rnr_wait = false;  // no request holds that PSN: a stale NAK
+    return;
+  }
+  if (qp.rnr_retry != 7) qp.rnr_retries_left--;
+  // The RNR timer replaces the local ACK timer while the QP waits.
+  if (qp.timer_armed) {
+    hal_->timer_cancel(c_, qpn);
+    qp.timer_armed = false;
+  }
+  hal_->timer_set(c_, kRnrTimerFlag | qpn, rnr_timer_ps(timer_code));
+}
+
+void Firmware::on_rnr_timer(uint32_t qpn) {
+  if (qpn >= qps_.size() || !qps_[qpn].valid) return;
+  Qp& qp = qps_[qpn];
+  if (!qp.rnr_wait) return;
+  qp.rnr_wait = false;
+  hal_->counter_add(c_, IBVP_CNT_RNR_RETRIES, 1);
+  set_active(qpn, qp);
+  schedule();
+  if (rc_outstanding(qp)) arm_timer(qpn, qp);
 }
 
 }  // namespace ibvp::fw

@@ -189,6 +189,7 @@ void Firmware::receive_read_response(uint32_t qpn, Qp& qp, const ibvp_rx_packet&
   }
   w.read_done++;
   qp.retries_left = qp.retry_cnt;
+  qp.rnr_retries_left = qp.rnr_retry;
   if (last_packet) {
     const SendWork done = w;
     qp.sq.pop_front();

@@ -195,8 +195,10 @@ void Firmware::receive_rc_uc(uint32_t qpn, Qp& qp, const ibvp_rx_packet& rx) {
       return;
     }
     if (rc) {
-      // Out of sequence: one NAK until the expected PSN arrives (9.7.5.2.1).
-      if (!qp.nak_sent) {
+      // Out of sequence: one NAK until the expected PSN arrives (9.7.5.2.1). After an RNR
+      // NAK none: the requester goes back to the refused PSN once its RNR timer expires,
+      // and a sequence NAK would make it resend at once (9.7.5.2.8).
+      if (!qp.nak_sent && !qp.rnr_nak_sent) {
         send_ack(qpn, qp, qp.epsn, kNakPsnSeq);
         qp.nak_sent = true;
         hal_->counter_add(c_, IBVP_CNT_NAKS_SENT, 1);
@@ -218,6 +220,7 @@ void Firmware::receive_rc_uc(uint32_t qpn, Qp& qp, const ibvp_rx_packet& rx) {
     }
   }
   qp.nak_sent = false;
+  qp.rnr_nak_sent = false;
   if (read) {
     receive_read_request(qpn, qp, rx, false);
     return;
@@ -242,8 +245,8 @@ void Firmware::receive_rc_uc(uint32_t qpn, Qp& qp, const ibvp_rx_packet& rx) {
     } else {
       if (qp.recv_cache.empty()) {
         hal_->counter_add(c_, IBVP_CNT_RX_DROPPED, 1);
-        // RC: receiver not ready (9.7.5.2.8); the requester's RNR retry is not implemented.
-        if (rc) send_ack(qpn, qp, rx.psn, kRnrNakSyndrome);
+        // RC: receiver not ready (9.7.5.2.8): the requester waits and sends it again.
+        if (rc) send_rnr_nak(qpn, qp, rx.psn);
         else qp.epsn = psn_add(qp.epsn, 1);
         return;
       }
@@ -294,9 +297,11 @@ void Firmware::receive_rc_uc(uint32_t qpn, Qp& qp, const ibvp_rx_packet& rx) {
     const bool with_imm = rx.has_immdt != 0;
     if (write && with_imm) {
       if (qp.recv_cache.empty()) {
-        qp.epsn = psn_add(qp.epsn, 0xFFFFFF);  // not accepted: the retry is the same packet
+        // Not accepted: the retry is the same packet, written again at the same offset.
+        qp.epsn = psn_add(qp.epsn, 0xFFFFFF);
+        qp.current_offset -= rx.payload_len;
         hal_->counter_add(c_, IBVP_CNT_RX_DROPPED, 1);
-        if (rc) send_ack(qpn, qp, rx.psn, kRnrNakSyndrome);
+        if (rc) send_rnr_nak(qpn, qp, rx.psn);
         return;
       }
       qp.current = qp.recv_cache.front();

@@ -31,7 +31,7 @@ extern "C" {
 #endif
 
 /* Bumped on any change to this header that changes layout or meaning. */
-#define IBVP_HAL_VERSION 6u /* 2: RDMA descriptors, packet windows, RETH on rx, QP scheduling attributes;
+#define IBVP_HAL_VERSION 7u /* 2: RDMA descriptors, packet windows, RETH on rx, QP scheduling attributes;
                              3: held packets (IBVP_TXF_HOLD, tx_release);
                              4: multicast attach and detach (IBVP_CMD_ATTACH_MCAST);
                              5: QP0/QP1 in firmware: IBVP_EV_MAD, rx_read, mad_send, mad_to_host,
@@ -41,7 +41,8 @@ extern "C" {
                              6: inline data (IBVP_SEND_INLINE, ibvp_mbox_qp.max_inline in the upper
                                 half of what was db_class), BlueFlame
                                 (IBVP_REG_BF_SIZE, IBVP_REG_BF_BASE, ibvp_send_wqe.bf_pi,
-                                ibvp_doorbell.wqe_bytes, doorbell_wqe), tx_post_inline */
+                                ibvp_doorbell.wqe_bytes, doorbell_wqe), tx_post_inline;
+                             7: RNR NAK and retry (ibvp_mbox_modify_qp.min_rnr_timer, IBVP_CNT_RNR_*) */
 
 /* ---------------------------------------------------------------------------------------
  * Register map (BAR0 byte offsets; 32-bit registers, 32-bit accesses).
@@ -185,8 +186,9 @@ struct ibvp_mbox_modify_qp {
   uint8_t port_num;   /* 38 */
   uint8_t timeout;    /* 39: local ACK timeout, 4.096 us * 2^timeout */
   uint8_t retry_cnt;  /* 40 */
-  uint8_t rnr_retry;  /* 41 */
-  uint16_t reserved;  /* 42 */
+  uint8_t rnr_retry;  /* 41: RNR retries (IBA 9.7.5.2.8); 7 = infinite */
+  uint8_t min_rnr_timer; /* 42: v7: the RNR NAK timer code this QP's responder sends (IBA Table 45) */
+  uint8_t reserved;   /* 43 */
   uint32_t access;    /* 44: IBVP_ACCESS_* */
 };
 struct ibvp_mbox_mr {
@@ -444,6 +446,8 @@ enum ibvp_counter {
   IBVP_CNT_SMPS,              /* v5: SMPs (QP0) the firmware's SMA answered */
   IBVP_CNT_GMPS,              /* v5: GMPs (QP1) the firmware's PMA answered */
   IBVP_CNT_MADS_TO_HOST,      /* v5: MADs passed to the host's management software */
+  IBVP_CNT_RNR_NAKS_SENT,     /* v7: RNR NAKs a responder sent (a SEND found no receive WQE) */
+  IBVP_CNT_RNR_RETRIES,       /* v7: RNR NAKs a requester waited out and retried after */
   IBVP_CNT_COUNT
 };
 

@@ -308,6 +308,7 @@ int modify_qp(QueuePair* qp, const QpAttr& attr, uint32_t attr_mask) {
   m.timeout = attr.timeout;
   m.retry_cnt = attr.retry_cnt;
   m.rnr_retry = attr.rnr_retry;
+  m.min_rnr_timer = attr.min_rnr_timer;
   m.access = attr.qp_access_flags;
   uint32_t out = 0;
   const uint32_t status = ctx.command(IBVP_CMD_MODIFY_QP, &m, sizeof m, out);
