@@ -64,6 +64,7 @@ void Firmware::on_command() {
     case IBVP_CMD_REG_MR: status = reg_mr(mbox, out); break;
     case IBVP_CMD_ATTACH_MCAST: status = attach_mcast(mbox, true); break;
     case IBVP_CMD_DETACH_MCAST: status = attach_mcast(mbox, false); break;
+    case IBVP_CMD_MODIFY_CQ: status = modify_cq(mbox); break;
     case IBVP_CMD_QUERY:
       out = IBVP_HAL_VERSION;
       status = IBVP_CMD_STATUS_OK;
@@ -88,6 +89,16 @@ uint32_t Firmware::attach_mcast(uint64_t mbox, bool attach) {
   if (attach == (at != qpns.end())) return IBVP_CMD_STATUS_BAD_PARAM;
   if (attach) qpns.push_back(m.qpn);
   else qpns.erase(at);
+  return IBVP_CMD_STATUS_OK;
+}
+
+// ibv_modify_cq's moderation: applies from the CQ's next arming on.
+uint32_t Firmware::modify_cq(uint64_t mbox) {
+  ibvp_mbox_modify_cq m{};
+  if (hal_->dma_read(c_, mbox, &m, sizeof m) != 0) return IBVP_CMD_STATUS_DMA_ERROR;
+  if (m.cqn >= cqs_.size() || !cqs_[m.cqn].valid) return IBVP_CMD_STATUS_BAD_PARAM;
+  cqs_[m.cqn].moderation_count = m.cq_count;
+  cqs_[m.cqn].moderation_period_us = m.cq_period;
   return IBVP_CMD_STATUS_OK;
 }
 

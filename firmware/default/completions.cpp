@@ -1,5 +1,6 @@
 // Completions: CQEs written to the CQ's ring with the owner bit of its pass, CQ events for
-// an armed CQ (ibv_req_notify_cq: next, or next solicited, completion), send completions
+// an armed CQ (ibv_req_notify_cq: next, or next solicited, completion; moderated per
+// ibv_modify_cq's cq_count and cq_period), send completions
 // (unsignaled ones only when they fail, IBA 10.8.6) and the error state, which flushes
 // every queued request and posted receive (IBA 10.3.1).
 #include "firmware/default/firmware.h"
@@ -23,11 +24,38 @@ void Firmware::complete(uint32_t cqn, const ibvp_cqe& in, bool solicited) {
   // ibv_req_notify_cq: one event for the next completion (or the next solicited one, or
   // any error), then the CQ must be armed again.
   const bool fire = cq.armed == 1 || (cq.armed == 2 && (solicited || cqe.status != IBVP_WC_SUCCESS));
-  if (fire && cq.event_addr != 0) {
-    cq.armed = 0;
-    cq.events++;
-    hal_->dma_write(c_, cq.event_addr, &cq.events, sizeof cq.events);
+  if (!fire || cq.event_addr == 0) return;
+  if (cq.armed == 1 && (cq.moderation_count > 1 || cq.moderation_period_us > 0)) {
+    // Moderation (ibv_modify_cq): one event per cq_count CQEs since the arming, or cq_period
+    // after the first of them, so a busy consumer is woken less often.
+    cq.since_armed++;
+    if (cq.moderation_count == 0 || cq.since_armed < cq.moderation_count) {
+      if (cq.moderation_period_us > 0 && !cq.period_timer) {
+        hal_->timer_set(c_, kCqTimerFlag | cqn, uint64_t{cq.moderation_period_us} * 1'000'000);
+        cq.period_timer = true;
+      }
+      return;
+    }
   }
+  raise_cq_event(cqn, cq);
+}
+
+void Firmware::raise_cq_event(uint32_t cqn, Cq& cq) {
+  cq.armed = 0;
+  cq.since_armed = 0;
+  if (cq.period_timer) {
+    hal_->timer_cancel(c_, kCqTimerFlag | cqn);
+    cq.period_timer = false;
+  }
+  cq.events++;
+  hal_->dma_write(c_, cq.event_addr, &cq.events, sizeof cq.events);
+}
+
+void Firmware::on_cq_timer(uint32_t cqn) {
+  if (cqn >= cqs_.size() || !cqs_[cqn].valid) return;
+  Cq& cq = cqs_[cqn];
+  cq.period_timer = false;
+  if (cq.armed == 1 && cq.since_armed > 0 && cq.event_addr != 0) raise_cq_event(cqn, cq);
 }
 
 void Firmware::complete_send(uint32_t qpn, const Qp& qp, const SendWork& w, uint8_t status, bool force) {

@@ -33,6 +33,8 @@ inline constexpr uint32_t kMaxCcWindow = 1024;  // cc_window: packets unacknowle
 inline constexpr uint32_t kCctTimerId = 0x8000'0000;
 // A QP's RNR timer (IBA 9.7.5.2.8): this bit and the QPN.
 inline constexpr uint32_t kRnrTimerFlag = 0x4000'0000;
+// A CQ's moderation period (IBVP_CMD_MODIFY_CQ): this bit and the CQN.
+inline constexpr uint32_t kCqTimerFlag = 0x2000'0000;
 inline uint64_t make_cookie(uint32_t qpn, uint32_t wqe_counter, bool last) {
   return qpn | (uint64_t{wqe_counter & 0x3FFFFFFF} << 32) | (last ? kCookieLast : 0);
 }

@@ -54,7 +54,11 @@ void Firmware::on_doorbells() {
 
 void Firmware::serve(const ibvp_doorbell& db) {
   if (db.kind == IBVP_DB_CQ_ARM) {
-    if (db.qpn < cqs_.size() && cqs_[db.qpn].valid) cqs_[db.qpn].armed = db.value;
+    if (db.qpn < cqs_.size() && cqs_[db.qpn].valid) {
+      Cq& cq = cqs_[db.qpn];
+      if (cq.armed == 0) cq.since_armed = 0;  // moderation counts from the arming
+      cq.armed = db.value;
+    }
     return;
   }
   if (db.qpn >= qps_.size() || !qps_[db.qpn].valid) return;

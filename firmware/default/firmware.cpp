@@ -52,6 +52,7 @@ void Firmware::handle(const ibvp_fw_event& ev) {
     case IBVP_EV_TIMER:
       if (ev.arg == kCctTimerId) on_cct_timer();
       else if (ev.arg & kRnrTimerFlag) on_rnr_timer(ev.arg & ~kRnrTimerFlag);
+      else if (ev.arg & kCqTimerFlag) on_cq_timer(ev.arg & ~kCqTimerFlag);
       else on_timer(ev.arg);
       break;
     case IBVP_EV_MAD: on_mad(ev); break;

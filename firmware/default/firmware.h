@@ -108,6 +108,11 @@ class Firmware {
     uint64_t event_addr = 0;
     uint32_t armed = 0;     // 0, 1 next completion, 2 next solicited completion
     uint32_t events = 0;
+    // Moderation (IBVP_CMD_MODIFY_CQ): CQEs per event and the period in us (0: off), the
+    // CQEs written since the CQ was armed, and whether the period's timer runs.
+    uint32_t moderation_count = 0, moderation_period_us = 0;
+    uint32_t since_armed = 0;
+    bool period_timer = false;
   };
   // A send WQE from its fetch to its completion.
   struct SendWork {
@@ -227,6 +232,7 @@ class Firmware {
   uint32_t modify_qp(uint64_t mbox);
   uint32_t reg_mr(uint64_t mbox, uint32_t& out);
   uint32_t attach_mcast(uint64_t mbox, bool attach);
+  uint32_t modify_cq(uint64_t mbox);
 
   // Receive (responder.cpp; READ responses requester.cpp, ACKs reliability.cpp).
   void receive_ud(uint32_t qpn, Qp& qp, const ibvp_rx_packet& rx);
@@ -255,6 +261,8 @@ class Firmware {
 
   // Completions (completions.cpp).
   void complete(uint32_t cqn, const ibvp_cqe& cqe, bool solicited);
+  void raise_cq_event(uint32_t cqn, Cq& cq);
+  void on_cq_timer(uint32_t cqn);
   void complete_send(uint32_t qpn, const Qp& qp, const SendWork& w, uint8_t status, bool force);
   void enter_error(uint32_t qpn, Qp& qp);
 

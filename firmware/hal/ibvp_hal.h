@@ -42,7 +42,8 @@ extern "C" {
                                 half of what was db_class), BlueFlame
                                 (IBVP_REG_BF_SIZE, IBVP_REG_BF_BASE, ibvp_send_wqe.bf_pi,
                                 ibvp_doorbell.wqe_bytes, doorbell_wqe), tx_post_inline;
-                             7: RNR NAK and retry (ibvp_mbox_modify_qp.min_rnr_timer, IBVP_CNT_RNR_*) */
+                             7: RNR NAK and retry (ibvp_mbox_modify_qp.min_rnr_timer, IBVP_CNT_RNR_*);
+                                CQ moderation (IBVP_CMD_MODIFY_CQ) */
 
 /* ---------------------------------------------------------------------------------------
  * Register map (BAR0 byte offsets; 32-bit registers, 32-bit accesses).
@@ -134,7 +135,8 @@ enum ibvp_cmd {
   IBVP_CMD_REG_MR = 4,    /* in: ibvp_mbox_mr;  out: key (lkey == rkey) */
   IBVP_CMD_QUERY = 5,     /* out: HAL version (the port is described by RO registers) */
   IBVP_CMD_ATTACH_MCAST = 6, /* in: ibvp_mbox_mcast (ibv_attach_mcast; IBA 10.5) */
-  IBVP_CMD_DETACH_MCAST = 7  /* in: ibvp_mbox_mcast */
+  IBVP_CMD_DETACH_MCAST = 7, /* in: ibvp_mbox_mcast */
+  IBVP_CMD_MODIFY_CQ = 8     /* v7: in: ibvp_mbox_modify_cq (ibv_modify_cq's moderation) */
 };
 enum ibvp_cmd_status {
   IBVP_CMD_STATUS_OK = 0,
@@ -205,6 +207,16 @@ struct ibvp_mbox_mr {
 #define IBVP_MULTICAST_QPN 0xFFFFFFu
 #define IBVP_MLID_FIRST 0xC000u
 #define IBVP_MLID_LAST 0xFFFEu
+/* v7: CQ moderation (libibverbs ibv_modify_cq, IBV_CQ_ATTR_MODERATE). An armed CQ (next
+ * completion) raises its event when cq_count CQEs have been written since it was armed, or
+ * cq_period microseconds after the first of them, whichever comes first; 0 turns either
+ * trigger off, and both 0 (the default) raise it at the first CQE. Solicited-only arming is
+ * not moderated. */
+struct ibvp_mbox_modify_cq {
+  uint32_t cqn;       /* 0 */
+  uint16_t cq_count;  /* 4 */
+  uint16_t cq_period; /* 6: microseconds */
+};
 struct ibvp_mbox_mcast {
   uint32_t qpn;      /* 0: a UD QP */
   uint16_t mlid;     /* 4: IBVP_MLID_FIRST..IBVP_MLID_LAST */
@@ -537,6 +549,7 @@ static_assert(sizeof(struct ibvp_cqe) == IBVP_CQE_BYTES, "CQE layout");
 static_assert(sizeof(struct ibvp_mbox_modify_qp) == 48, "MODIFY_QP mailbox layout");
 static_assert(sizeof(struct ibvp_mbox_qp) == 56, "CREATE_QP mailbox layout");
 static_assert(sizeof(struct ibvp_mbox_mcast) == 8, "ATTACH_MCAST mailbox layout");
+static_assert(sizeof(struct ibvp_mbox_modify_cq) == 8, "MODIFY_CQ mailbox layout");
 static_assert(sizeof(struct ibvp_mad) == 24 + IBVP_MAD_BYTES, "MAD layout");
 #else
 _Static_assert(sizeof(struct ibvp_send_wqe) == IBVP_SEND_WQE_BYTES, "send WQE layout");

@@ -495,6 +495,20 @@ int req_notify_cq(CompletionQueue* cq, int solicited_only) {
   return 0;
 }
 
+int modify_cq(CompletionQueue* cq, const CqModeration& moderation) {
+  if (cq == nullptr) return EINVAL;
+  Context& ctx = *cq->context;
+  ctx.cpu().spend_call();
+  ibvp_mbox_modify_cq m{};
+  m.cqn = cq->cqn;
+  m.cq_count = moderation.cq_count;
+  m.cq_period = moderation.cq_period;
+  uint32_t out = 0;
+  const uint32_t status = ctx.command(IBVP_CMD_MODIFY_CQ, &m, sizeof m, out);
+  if (status == IBVP_CMD_STATUS_BAD_PARAM) return EINVAL;
+  return status == IBVP_CMD_STATUS_OK ? 0 : EIO;
+}
+
 int get_cq_event(CompletionQueue* cq) {
   if (cq == nullptr) return EINVAL;
   Context& ctx = *cq->context;

@@ -281,6 +281,14 @@ int post_recv(QueuePair* qp, RecvWr* wr, RecvWr** bad_wr = nullptr);
 // Returns the number of completions written to wc (0 .. num_entries), never waits.
 int poll_cq(CompletionQueue* cq, int num_entries, Wc* wc);
 int req_notify_cq(CompletionQueue* cq, int solicited_only);
+// ibv_modify_cq with IBV_CQ_ATTR_MODERATE: an armed CQ raises its event after `cq_count`
+// completions, or `cq_period` microseconds after the first of them (0 turns either off;
+// both 0, the default, raise it at the first). EINVAL for an unknown CQ.
+struct CqModeration {
+  uint16_t cq_count = 0;
+  uint16_t cq_period = 0;  // us
+};
+int modify_cq(CompletionQueue* cq, const CqModeration& moderation);
 // ibv_get_cq_event for this driver: waits until the HCA signals an event of an armed CQ.
 int get_cq_event(CompletionQueue* cq);
 
