@@ -65,6 +65,7 @@ void Firmware::on_command() {
     case IBVP_CMD_ATTACH_MCAST: status = attach_mcast(mbox, true); break;
     case IBVP_CMD_DETACH_MCAST: status = attach_mcast(mbox, false); break;
     case IBVP_CMD_MODIFY_CQ: status = modify_cq(mbox); break;
+    case IBVP_CMD_CREATE_SRQ: status = create_srq(mbox, out); break;
     case IBVP_CMD_QUERY:
       out = IBVP_HAL_VERSION;
       status = IBVP_CMD_STATUS_OK;
@@ -102,6 +103,24 @@ uint32_t Firmware::modify_cq(uint64_t mbox) {
   return IBVP_CMD_STATUS_OK;
 }
 
+uint32_t Firmware::create_srq(uint64_t mbox, uint32_t& out) {
+  ibvp_mbox_srq m{};
+  if (hal_->dma_read(c_, mbox, &m, sizeof m) != 0) return IBVP_CMD_STATUS_DMA_ERROR;
+  if (!power_of_two(m.entries) || m.ring_addr == 0 || m.db_record == 0) return IBVP_CMD_STATUS_BAD_PARAM;
+  for (uint32_t n = 0; n < srqs_.size(); ++n) {
+    if (srqs_[n].valid) continue;
+    srqs_[n] = Srq{};
+    srqs_[n].valid = true;
+    srqs_[n].ring = m.ring_addr;
+    srqs_[n].db_record = m.db_record;
+    srqs_[n].entries = m.entries;
+    srqs_[n].pdn = m.pdn;
+    out = n;
+    return IBVP_CMD_STATUS_OK;
+  }
+  return IBVP_CMD_STATUS_NO_RESOURCES;
+}
+
 uint32_t Firmware::create_cq(uint64_t mbox, uint32_t& out) {
   ibvp_mbox_cq m;
   if (hal_->dma_read(c_, mbox, &m, sizeof m) != 0) return IBVP_CMD_STATUS_DMA_ERROR;
@@ -125,8 +144,13 @@ uint32_t Firmware::create_qp(uint64_t mbox, uint32_t& out) {
   if (hal_->dma_read(c_, mbox, &m, sizeof m) != 0) return IBVP_CMD_STATUS_DMA_ERROR;
   const bool type_ok = m.qp_type == IBVP_QPT_RC || m.qp_type == IBVP_QPT_UC || m.qp_type == IBVP_QPT_UD;
   const auto cq_ok = [&](uint32_t n) { return n < cqs_.size() && cqs_[n].valid; };
+  // v7: rq_entries 0 names an SRQ of the QP's PD in rq_addr (IBA 10.2.9); UD, UC and RC
+  // QPs may share one.
+  const bool srq = m.rq_entries == 0;
+  if (srq && (m.rq_addr >= srqs_.size() || !srqs_[m.rq_addr].valid || srqs_[m.rq_addr].pdn != m.pdn))
+    return IBVP_CMD_STATUS_BAD_PARAM;
   if (!type_ok || !cq_ok(m.send_cqn) || !cq_ok(m.recv_cqn) || !power_of_two(m.sq_entries) ||
-      !power_of_two(m.rq_entries) || m.db_class >= classes_)
+      (!srq && !power_of_two(m.rq_entries)) || m.db_class >= classes_)
     return IBVP_CMD_STATUS_BAD_PARAM;
   // v6: a send slot holds the WQE and max_inline bytes in 64-byte units (ibvp_send_stride).
   if (m.max_inline > IBVP_MAX_INLINE_DATA) return IBVP_CMD_STATUS_BAD_PARAM;
@@ -149,6 +173,7 @@ uint32_t Firmware::create_qp(uint64_t mbox, uint32_t& out) {
     qp.ipd = m.ipd;
     qp.weight = m.weight == 0 ? 1 : m.weight;
     qp.rate_mbps = m.rate_mbps;
+    qp.srqn = srq ? static_cast<uint32_t>(m.rq_addr) + 1 : 0;
     hal_->doorbell_set_class(c_, n, m.db_class);
     out = n;
     return IBVP_CMD_STATUS_OK;
@@ -186,6 +211,7 @@ uint32_t Firmware::modify_qp(uint64_t mbox) {
     qp.ipd = fresh.ipd;
     qp.weight = fresh.weight;
     qp.rate_mbps = fresh.rate_mbps;
+    qp.srqn = fresh.srqn;
     if (fresh.timer_armed) hal_->timer_cancel(c_, m.qpn);
     if (fresh.rnr_wait) hal_->timer_cancel(c_, kRnrTimerFlag | m.qpn);
     for (size_t i = 0; i < active_.size(); ++i)

@@ -11,6 +11,7 @@ namespace ibvp::fw {
 
 inline constexpr uint32_t kMaxCqs = 1024;
 inline constexpr uint32_t kMaxMrs = 4096;
+inline constexpr uint32_t kMaxSrqs = 256;
 inline constexpr uint32_t kFirstQpn = 2;       // QP0 and QP1 are the SMI and GSI (IBA 3.5.1)
 inline constexpr uint32_t kMrKeyBase = 0x100;  // key = base + index: key 0 is never valid
 inline constexpr uint32_t kPortMtu = 4096;     // UD messages and the port's active MTU

@@ -64,6 +64,7 @@ void Firmware::serve(const ibvp_doorbell& db) {
   if (db.qpn >= qps_.size() || !qps_[db.qpn].valid) return;
   Qp& qp = qps_[db.qpn];
   if (db.kind == IBVP_DB_RQ) {
+    if (qp.srqn != 0) return;  // it has no receive queue of its own
     qp.rq_pi = db.value;
     fetch_recv_wqes(qp);
     return;
@@ -141,5 +142,38 @@ void Firmware::accept_send_wqe(uint32_t qpn, Qp& qp, const uint8_t* slot, uint32
 
 // ---------------------------------------------------------------------------------------
 // QP scheduling: which QP's next packet the tx engine gets
+
+bool Firmware::recv_wqe_available(Qp& qp) {
+  if (qp.srqn == 0) return !qp.recv_cache.empty();
+  Srq& srq = srqs_[qp.srqn - 1];
+  if (!srq.cache.empty()) return true;
+  // The SRQ has no doorbell: its producer index is read from the doorbell record, and new
+  // WQEs in one run up to the ring's end (at most kFetchBatch), when a message needs one.
+  uint32_t pi = 0;
+  if (hal_->dma_read(c_, srq.db_record, &pi, sizeof pi) != 0 || pi == srq.fetched) return false;
+  const uint32_t idx = srq.fetched & (srq.entries - 1);
+  uint32_t n = pi - srq.fetched;
+  if (n > srq.entries - idx) n = srq.entries - idx;
+  if (n > kFetchBatch) n = kFetchBatch;
+  ibvp_recv_wqe buf[kFetchBatch];
+  if (hal_->dma_read(c_, srq.ring + uint64_t{idx} * IBVP_RECV_WQE_BYTES, buf, n * IBVP_RECV_WQE_BYTES) != 0) {
+    hal_->log(c_, IBVP_LOG_ERROR, "SRQ WQE fetch failed");
+    return false;
+  }
+  for (uint32_t i = 0; i < n; ++i) srq.cache.push_back(buf[i]);
+  srq.fetched += n;
+  return true;
+}
+
+ibvp_recv_wqe Firmware::take_recv_wqe(Qp& qp) {
+  std::deque<ibvp_recv_wqe>& q = qp.srqn == 0 ? qp.recv_cache : srqs_[qp.srqn - 1].cache;
+  const ibvp_recv_wqe w = q.front();
+  q.pop_front();
+  return w;
+}
+
+void Firmware::return_recv_wqe(Qp& qp, const ibvp_recv_wqe& w) {
+  (qp.srqn == 0 ? qp.recv_cache : srqs_[qp.srqn - 1].cache).push_front(w);
+}
 
 }  // namespace ibvp::fw

@@ -33,6 +33,7 @@ Firmware::Firmware(const ibvp_hal* hal, DoorbellPolicy policy, const StepCosts& 
   active_.reserve(qps_.size());
   cqs_.resize(kMaxCqs);
   mrs_.resize(kMaxMrs);
+  srqs_.resize(kMaxSrqs);
   if (sched_.cc.response == "cct") cct_ = std::make_unique<cc::Cct>(sched_.cc.cct);
   else if (sched_.cc.response != "none") cc_ = cc::make_response(sched_.cc.response, cc::RateLimits{});
   sma_ = std::make_unique<Sma>(hal_, sl2vl_);

@@ -114,6 +114,15 @@ class Firmware {
     uint32_t since_armed = 0;
     bool period_timer = false;
   };
+  // A shared receive queue (IBA 10.2.9): its ring, the doorbell record the driver writes its
+  // producer index to, and the WQEs fetched and not yet taken.
+  struct Srq {
+    bool valid = false;
+    uint64_t ring = 0, db_record = 0;
+    uint32_t entries = 0, pdn = 0;
+    uint32_t fetched = 0;  // WQEs read from the ring
+    std::deque<ibvp_recv_wqe> cache;
+  };
   // A send WQE from its fetch to its completion.
   struct SendWork {
     ibvp_send_wqe wqe{};
@@ -139,6 +148,7 @@ class Firmware {
     uint32_t sq_pi = 0, sq_ci = 0;       // producer (doorbell) and consumer (WQEs fetched)
     uint32_t rq_pi = 0, rq_fetched = 0;  // receive WQEs posted and fetched into the cache
     std::deque<ibvp_recv_wqe> recv_cache;
+    uint32_t srqn = 0;  // 1 + the SRQ it receives from; 0: its own receive queue
     uint32_t db_class = 0, ipd = 0;
     uint32_t qkey = 0, dest_qpn = 0, access = 0;
     uint32_t sq_psn = 0;  // next PSN to send
@@ -202,6 +212,10 @@ class Firmware {
   // One send WQE (its slot's or a BlueFlame doorbell's `bytes`) into the QP's send queue.
   void accept_send_wqe(uint32_t qpn, Qp& qp, const uint8_t* slot, uint32_t bytes);
   void fetch_recv_wqes(Qp& qp);
+  // The receive WQE the next message takes: the QP's own, or its SRQ's (fetched on demand).
+  bool recv_wqe_available(Qp& qp);
+  ibvp_recv_wqe take_recv_wqe(Qp& qp);
+  void return_recv_wqe(Qp& qp, const ibvp_recv_wqe& w);  // UC: an abandoned message's WQE
 
   // Send scheduling (qp_scheduler.cpp) and transmission (requester.cpp).
   void set_active(uint32_t qpn, Qp& qp);
@@ -233,6 +247,7 @@ class Firmware {
   uint32_t reg_mr(uint64_t mbox, uint32_t& out);
   uint32_t attach_mcast(uint64_t mbox, bool attach);
   uint32_t modify_cq(uint64_t mbox);
+  uint32_t create_srq(uint64_t mbox, uint32_t& out);
 
   // Receive (responder.cpp; READ responses requester.cpp, ACKs reliability.cpp).
   void receive_ud(uint32_t qpn, Qp& qp, const ibvp_rx_packet& rx);
@@ -301,6 +316,7 @@ class Firmware {
   sched::VirtualClock vc_;  // sched=vc: auxVC per QPN, in ns
   std::vector<Cq> cqs_;
   std::vector<Mr> mrs_;
+  std::vector<Srq> srqs_;
   // The UD QPs attached to each MLID (IBVP_CMD_ATTACH_MCAST), in attach order.
   std::unordered_map<uint16_t, std::vector<uint32_t>> mcast_;
 };

@@ -80,12 +80,11 @@ void Firmware::receive_ud(uint32_t qpn, Qp& qp, const ibvp_rx_packet& rx) {
     return;
   }
   if (rx.ecn & IBVP_RX_FECN) send_cnp(qpn, qp, rx, rx.src_qp);
-  if (qp.recv_cache.empty()) {
+  if (!recv_wqe_available(qp)) {
     hal_->counter_add(c_, IBVP_CNT_RX_DROPPED, 1);
     return;
   }
-  const ibvp_recv_wqe w = qp.recv_cache.front();
-  qp.recv_cache.pop_front();
+  const ibvp_recv_wqe w = take_recv_wqe(qp);
   ibvp_cqe cqe{};
   cqe.wr_id = w.wr_id;
   cqe.qp_num = qpn;
@@ -209,7 +208,7 @@ void Firmware::receive_rc_uc(uint32_t qpn, Qp& qp, const ibvp_rx_packet& rx) {
     // UC (IBA 9.8.3): packets were lost: the message in progress is abandoned (its
     // receive WQE serves the next message, as rxe does) and the receiver resynchronises
     // on this PSN; a First or Only packet starts a new message.
-    if (qp.in_message && !qp.in_write) qp.recv_cache.push_front(qp.current);
+    if (qp.in_message && !qp.in_write) return_recv_wqe(qp, qp.current);
     qp.in_message = false;
     qp.in_write = false;
     qp.epsn = rx.psn;
@@ -227,7 +226,7 @@ void Firmware::receive_rc_uc(uint32_t qpn, Qp& qp, const ibvp_rx_packet& rx) {
   }
   if (first) {
     if (qp.in_message && !rc) {  // UC: the unfinished message is dropped, its WQE reused
-      if (!qp.in_write) qp.recv_cache.push_front(qp.current);
+      if (!qp.in_write) return_recv_wqe(qp, qp.current);
       qp.in_message = false;
     }
     if (write) {
@@ -243,15 +242,14 @@ void Firmware::receive_rc_uc(uint32_t qpn, Qp& qp, const ibvp_rx_packet& rx) {
       qp.write_len = len;
       qp.in_write = true;
     } else {
-      if (qp.recv_cache.empty()) {
+      if (!recv_wqe_available(qp)) {
         hal_->counter_add(c_, IBVP_CNT_RX_DROPPED, 1);
         // RC: receiver not ready (9.7.5.2.8): the requester waits and sends it again.
         if (rc) send_rnr_nak(qpn, qp, rx.psn);
         else qp.epsn = psn_add(qp.epsn, 1);
         return;
       }
-      qp.current = qp.recv_cache.front();
-      qp.recv_cache.pop_front();
+      qp.current = take_recv_wqe(qp);
       qp.in_write = false;
     }
     qp.in_message = true;
@@ -296,7 +294,7 @@ void Firmware::receive_rc_uc(uint32_t qpn, Qp& qp, const ibvp_rx_packet& rx) {
     // completes on the receive queue.
     const bool with_imm = rx.has_immdt != 0;
     if (write && with_imm) {
-      if (qp.recv_cache.empty()) {
+      if (!recv_wqe_available(qp)) {
         // Not accepted: the retry is the same packet, written again at the same offset.
         qp.epsn = psn_add(qp.epsn, 0xFFFFFF);
         qp.current_offset -= rx.payload_len;
@@ -304,8 +302,7 @@ void Firmware::receive_rc_uc(uint32_t qpn, Qp& qp, const ibvp_rx_packet& rx) {
         if (rc) send_rnr_nak(qpn, qp, rx.psn);
         return;
       }
-      qp.current = qp.recv_cache.front();
-      qp.recv_cache.pop_front();
+      qp.current = take_recv_wqe(qp);
     }
     if (!write || with_imm) {
       ibvp_cqe cqe{};

@@ -43,7 +43,8 @@ extern "C" {
                                 (IBVP_REG_BF_SIZE, IBVP_REG_BF_BASE, ibvp_send_wqe.bf_pi,
                                 ibvp_doorbell.wqe_bytes, doorbell_wqe), tx_post_inline;
                              7: RNR NAK and retry (ibvp_mbox_modify_qp.min_rnr_timer, IBVP_CNT_RNR_*);
-                                CQ moderation (IBVP_CMD_MODIFY_CQ) */
+                                CQ moderation (IBVP_CMD_MODIFY_CQ); shared receive queues
+                                (IBVP_CMD_CREATE_SRQ; ibvp_mbox_qp.rq_entries 0, rq_addr the SRQN) */
 
 /* ---------------------------------------------------------------------------------------
  * Register map (BAR0 byte offsets; 32-bit registers, 32-bit accesses).
@@ -136,7 +137,8 @@ enum ibvp_cmd {
   IBVP_CMD_QUERY = 5,     /* out: HAL version (the port is described by RO registers) */
   IBVP_CMD_ATTACH_MCAST = 6, /* in: ibvp_mbox_mcast (ibv_attach_mcast; IBA 10.5) */
   IBVP_CMD_DETACH_MCAST = 7, /* in: ibvp_mbox_mcast */
-  IBVP_CMD_MODIFY_CQ = 8     /* v7: in: ibvp_mbox_modify_cq (ibv_modify_cq's moderation) */
+  IBVP_CMD_MODIFY_CQ = 8,    /* v7: in: ibvp_mbox_modify_cq (ibv_modify_cq's moderation) */
+  IBVP_CMD_CREATE_SRQ = 9    /* v7: in: ibvp_mbox_srq;  out: SRQN */
 };
 enum ibvp_cmd_status {
   IBVP_CMD_STATUS_OK = 0,
@@ -161,9 +163,10 @@ struct ibvp_mbox_qp {
   uint32_t send_cqn;     /* 8 */
   uint32_t recv_cqn;     /* 12 */
   uint64_t sq_addr;      /* 16: send ring, sq_entries * IBVP_SEND_WQE_BYTES */
-  uint64_t rq_addr;      /* 24: receive ring, rq_entries * IBVP_RECV_WQE_BYTES */
+  uint64_t rq_addr;      /* 24: receive ring, rq_entries * IBVP_RECV_WQE_BYTES; v7: with rq_entries 0,
+                            the SRQ the QP receives from (IBA 10.2.9): its SRQN */
   uint32_t sq_entries;   /* 32: a power of two */
-  uint32_t rq_entries;   /* 36: a power of two */
+  uint32_t rq_entries;   /* 36: a power of two; v7: 0, an SRQ (rq_addr) */
   uint16_t db_class;     /* 40: doorbell priority class (seed 003 Sec. 3.3.1), 0 = lowest */
   uint16_t max_inline;   /* 42: v6: inline bytes a send WQE may carry (0..IBVP_MAX_INLINE_DATA); a
                             send slot is then IBVP_SEND_WQE_BYTES plus max_inline rounded up to 64
@@ -216,6 +219,16 @@ struct ibvp_mbox_modify_cq {
   uint32_t cqn;       /* 0 */
   uint16_t cq_count;  /* 4 */
   uint16_t cq_period; /* 6: microseconds */
+};
+/* v7: a shared receive queue (IBA 10.2.9, ibv_create_srq): a ring of receive WQEs that the
+ * QPs created with its srqn take from, in posting order, each WQE once. It has no doorbell:
+ * the driver writes its producer index (a free-running 32-bit count of WQEs posted) to the
+ * doorbell record, which the firmware reads by DMA when it needs WQEs (as mlx5's SRQs). */
+struct ibvp_mbox_srq {
+  uint64_t ring_addr; /* 0: entries * IBVP_RECV_WQE_BYTES */
+  uint64_t db_record; /* 8: 32-bit producer index in host memory */
+  uint32_t entries;   /* 16: a power of two */
+  uint32_t pdn;       /* 20 */
 };
 struct ibvp_mbox_mcast {
   uint32_t qpn;      /* 0: a UD QP */
@@ -548,6 +561,7 @@ static_assert(sizeof(struct ibvp_recv_wqe) == IBVP_RECV_WQE_BYTES, "receive WQE 
 static_assert(sizeof(struct ibvp_cqe) == IBVP_CQE_BYTES, "CQE layout");
 static_assert(sizeof(struct ibvp_mbox_modify_qp) == 48, "MODIFY_QP mailbox layout");
 static_assert(sizeof(struct ibvp_mbox_qp) == 56, "CREATE_QP mailbox layout");
+static_assert(sizeof(struct ibvp_mbox_srq) == 24, "CREATE_SRQ mailbox layout");
 static_assert(sizeof(struct ibvp_mbox_mcast) == 8, "ATTACH_MCAST mailbox layout");
 static_assert(sizeof(struct ibvp_mbox_modify_cq) == 8, "MODIFY_CQ mailbox layout");
 static_assert(sizeof(struct ibvp_mad) == 24 + IBVP_MAD_BYTES, "MAD layout");
