@@ -1,9 +1,9 @@
-// The ibvp HCA firmware: doorbell handling, QP contexts, send processing (UD, UC, RC SEND
-// and SEND with immediate, RDMA WRITE (with immediate), RC RDMA READ), QP scheduling (which
-// QP's next packet the tx engine gets), receive matching and scatter, RC reliability
-// (responder PSN checks, duplicates, sequence NAKs; requester ACK timer, go-back-N,
-// retry_cnt), completion generation and CQ events. It talks to the hardware only through
-// the HAL (firmware/hal/ibvp_hal.h) and holds all its state in one Firmware object per HCA.
+// The ibvp HCA firmware's shared state: one Firmware object per HCA holds every QP, CQ and
+// MR context, the doorbell and QP scheduling state and the congestion control flows, and
+// declares the handlers. It talks to the hardware only through the HAL
+// (firmware/hal/ibvp_hal.h). The transport it implements (UD, UC, RC SEND and SEND with
+// immediate, RDMA WRITE (with immediate), RC RDMA READ, RC reliability, completions) is
+// split by concern over the .cpp files beside this header; firmware.cpp lists them.
 //
 // Images are built from this code with a doorbell policy (which waiting doorbell the core
 // serves next); image.cpp is the default (seed 003 Sec. 3.3.1 prioritized doorbells),
@@ -108,6 +108,20 @@ class Firmware {
     uint64_t event_addr = 0;
     uint32_t armed = 0;     // 0, 1 next completion, 2 next solicited completion
     uint32_t events = 0;
+    // Moderation (IBVP_CMD_MODIFY_CQ): CQEs per event and the period in us (0: off), the
+    // CQEs written since the CQ was armed, and whether the period's timer runs.
+    uint32_t moderation_count = 0, moderation_period_us = 0;
+    uint32_t since_armed = 0;
+    bool period_timer = false;
+  };
+  // A shared receive queue (IBA 10.2.9): its ring, the doorbell record the driver writes its
+  // producer index to, and the WQEs fetched and not yet taken.
+  struct Srq {
+    bool valid = false;
+    uint64_t ring = 0, db_record = 0;
+    uint32_t entries = 0, pdn = 0;
+    uint32_t fetched = 0;  // WQEs read from the ring
+    std::deque<ibvp_recv_wqe> cache;
   };
   // A send WQE from its fetch to its completion.
   struct SendWork {
@@ -134,6 +148,7 @@ class Firmware {
     uint32_t sq_pi = 0, sq_ci = 0;       // producer (doorbell) and consumer (WQEs fetched)
     uint32_t rq_pi = 0, rq_fetched = 0;  // receive WQEs posted and fetched into the cache
     std::deque<ibvp_recv_wqe> recv_cache;
+    uint32_t srqn = 0;  // 1 + the SRQ it receives from; 0: its own receive queue
     uint32_t db_class = 0, ipd = 0;
     uint32_t qkey = 0, dest_qpn = 0, access = 0;
     uint32_t sq_psn = 0;  // next PSN to send
@@ -163,18 +178,25 @@ class Firmware {
     // retries left of retry_cnt, reset when an ACK makes progress.
     uint8_t timeout = 14, retry_cnt = 7, retries_left = 7;
     bool timer_armed = false;
+    // RNR (IBA 9.7.5.2.8). Responder: the timer code of its RNR NAKs, and whether one is
+    // outstanding (later packets of the stream are dropped without a sequence NAK until the
+    // refused PSN comes again). Requester: RNR retries (7: infinite) and left, and whether
+    // it is waiting out an RNR NAK's timer before it sends again.
+    uint8_t min_rnr_timer = 0, rnr_retry = 7, rnr_retries_left = 7;
+    bool rnr_nak_sent = false;
+    bool rnr_wait = false;
     // Scheduling.
     bool active = false;   // in active_ (has packets to send)
     uint32_t weight = 1;   // WRR packets per turn
     uint32_t rate_mbps = 0;  // VirtualClock reserved rate (its auxVC is in vc_)
   };
 
-  // Events.
+  // Events (firmware.cpp dispatches them).
   void on_doorbells();
   void on_command();
   void on_rx(const ibvp_rx_packet& rx);
   void on_tx_done(uint64_t cookie, uint32_t failed);
-  // QP0 and QP1 (IBA 13.5): the SMA and PMA answer the requests they serve; the rest goes to
+  // management.cpp. QP0 and QP1 (IBA 13.5): the SMA and PMA answer the requests they serve; the rest goes to
   // the host's management software.
   void on_mad(const ibvp_fw_event& ev);
   // Sends `resp` back to the requester of `rx`: through the port, or to the host when the
@@ -183,15 +205,19 @@ class Firmware {
 
   void on_timer(uint32_t qpn);
 
-  // Doorbells.
+  // Doorbells (doorbells.cpp).
   bool pick_doorbell(uint32_t& db_class, uint32_t& index);
   void serve(const ibvp_doorbell& db);
   void fetch_send_wqes(uint32_t qpn, Qp& qp);
   // One send WQE (its slot's or a BlueFlame doorbell's `bytes`) into the QP's send queue.
   void accept_send_wqe(uint32_t qpn, Qp& qp, const uint8_t* slot, uint32_t bytes);
   void fetch_recv_wqes(Qp& qp);
+  // The receive WQE the next message takes: the QP's own, or its SRQ's (fetched on demand).
+  bool recv_wqe_available(Qp& qp);
+  ibvp_recv_wqe take_recv_wqe(Qp& qp);
+  void return_recv_wqe(Qp& qp, const ibvp_recv_wqe& w);  // UC: an abandoned message's WQE
 
-  // Send scheduling and transmission.
+  // Send scheduling (qp_scheduler.cpp) and transmission (requester.cpp).
   void set_active(uint32_t qpn, Qp& qp);
   void schedule();
   int pick_qp(const uint32_t* space_bytes);
@@ -202,22 +228,28 @@ class Firmware {
   bool start_wqe(uint32_t qpn, Qp& qp, SendWork& w);
   void post_next_packet(uint32_t qpn, Qp& qp);
 
-  // RC requester reliability.
+  // RC requester reliability (reliability.cpp).
   bool rc_outstanding(const Qp& qp) const { return qp.send_idx > 0 || qp.next_packet > 0; }
   void arm_timer(uint32_t qpn, Qp& qp);
   void update_timer(uint32_t qpn, Qp& qp);
-  bool rewind(uint32_t qpn, Qp& qp, uint32_t psn);
+  bool rewind(uint32_t qpn, Qp& qp, uint32_t psn, bool count_retransmission = true);
   void retry(uint32_t qpn, Qp& qp, uint32_t psn);
   void complete_acked(uint32_t qpn, Qp& qp, uint32_t psn, bool inclusive);
+  // RNR (IBA 9.7.5.2.8): the responder refuses `psn`; the requester waits and retries.
+  void send_rnr_nak(uint32_t qpn, Qp& qp, uint32_t psn);
+  void receive_rnr_nak(uint32_t qpn, Qp& qp, uint32_t psn, uint8_t timer_code);
+  void on_rnr_timer(uint32_t qpn);
 
-  // Commands.
+  // Commands (commands.cpp).
   uint32_t create_cq(uint64_t mbox, uint32_t& out);
   uint32_t create_qp(uint64_t mbox, uint32_t& out);
   uint32_t modify_qp(uint64_t mbox);
   uint32_t reg_mr(uint64_t mbox, uint32_t& out);
   uint32_t attach_mcast(uint64_t mbox, bool attach);
+  uint32_t modify_cq(uint64_t mbox);
+  uint32_t create_srq(uint64_t mbox, uint32_t& out);
 
-  // Receive.
+  // Receive (responder.cpp; READ responses requester.cpp, ACKs reliability.cpp).
   void receive_ud(uint32_t qpn, Qp& qp, const ibvp_rx_packet& rx);
   void receive_multicast(const ibvp_rx_packet& rx);
   void receive_rc_uc(uint32_t qpn, Qp& qp, const ibvp_rx_packet& rx);
@@ -228,7 +260,7 @@ class Firmware {
   void send_ack(uint32_t qpn, Qp& qp, uint32_t psn, uint8_t syndrome);
   void send_cnp(uint32_t qpn, const Qp& qp, const ibvp_rx_packet& rx, uint32_t to_qp);
 
-  // Congestion control (CcOptions).
+  // Congestion control (CcOptions; congestion.cpp).
   static uint64_t cc_key(uint32_t qpn, uint16_t dlid) { return uint64_t{qpn} << 16 | dlid; }
   // A mark (or an unmarked ACK) about the flow's packet of PSN `psn`.
   void cc_feedback(uint32_t qpn, uint16_t dlid, bool marked, uint32_t psn);
@@ -242,8 +274,10 @@ class Firmware {
   void cct_becn(uint64_t key);
   void on_cct_timer();
 
-  // Completions.
+  // Completions (completions.cpp).
   void complete(uint32_t cqn, const ibvp_cqe& cqe, bool solicited);
+  void raise_cq_event(uint32_t cqn, Cq& cq);
+  void on_cq_timer(uint32_t cqn);
   void complete_send(uint32_t qpn, const Qp& qp, const SendWork& w, uint8_t status, bool force);
   void enter_error(uint32_t qpn, Qp& qp);
 
@@ -282,6 +316,7 @@ class Firmware {
   sched::VirtualClock vc_;  // sched=vc: auxVC per QPN, in ns
   std::vector<Cq> cqs_;
   std::vector<Mr> mrs_;
+  std::vector<Srq> srqs_;
   // The UD QPs attached to each MLID (IBVP_CMD_ATTACH_MCAST), in attach order.
   std::unordered_map<uint16_t, std::vector<uint32_t>> mcast_;
 };

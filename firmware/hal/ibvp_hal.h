@@ -31,7 +31,7 @@ extern "C" {
 #endif
 
 /* Bumped on any change to this header that changes layout or meaning. */
-#define IBVP_HAL_VERSION 6u /* 2: RDMA descriptors, packet windows, RETH on rx, QP scheduling attributes;
+#define IBVP_HAL_VERSION 7u /* 2: RDMA descriptors, packet windows, RETH on rx, QP scheduling attributes;
                              3: held packets (IBVP_TXF_HOLD, tx_release);
                              4: multicast attach and detach (IBVP_CMD_ATTACH_MCAST);
                              5: QP0/QP1 in firmware: IBVP_EV_MAD, rx_read, mad_send, mad_to_host,
@@ -41,7 +41,10 @@ extern "C" {
                              6: inline data (IBVP_SEND_INLINE, ibvp_mbox_qp.max_inline in the upper
                                 half of what was db_class), BlueFlame
                                 (IBVP_REG_BF_SIZE, IBVP_REG_BF_BASE, ibvp_send_wqe.bf_pi,
-                                ibvp_doorbell.wqe_bytes, doorbell_wqe), tx_post_inline */
+                                ibvp_doorbell.wqe_bytes, doorbell_wqe), tx_post_inline;
+                             7: RNR NAK and retry (ibvp_mbox_modify_qp.min_rnr_timer, IBVP_CNT_RNR_*);
+                                CQ moderation (IBVP_CMD_MODIFY_CQ); shared receive queues
+                                (IBVP_CMD_CREATE_SRQ; ibvp_mbox_qp.rq_entries 0, rq_addr the SRQN) */
 
 /* ---------------------------------------------------------------------------------------
  * Register map (BAR0 byte offsets; 32-bit registers, 32-bit accesses).
@@ -133,7 +136,9 @@ enum ibvp_cmd {
   IBVP_CMD_REG_MR = 4,    /* in: ibvp_mbox_mr;  out: key (lkey == rkey) */
   IBVP_CMD_QUERY = 5,     /* out: HAL version (the port is described by RO registers) */
   IBVP_CMD_ATTACH_MCAST = 6, /* in: ibvp_mbox_mcast (ibv_attach_mcast; IBA 10.5) */
-  IBVP_CMD_DETACH_MCAST = 7  /* in: ibvp_mbox_mcast */
+  IBVP_CMD_DETACH_MCAST = 7, /* in: ibvp_mbox_mcast */
+  IBVP_CMD_MODIFY_CQ = 8,    /* v7: in: ibvp_mbox_modify_cq (ibv_modify_cq's moderation) */
+  IBVP_CMD_CREATE_SRQ = 9    /* v7: in: ibvp_mbox_srq;  out: SRQN */
 };
 enum ibvp_cmd_status {
   IBVP_CMD_STATUS_OK = 0,
@@ -158,9 +163,10 @@ struct ibvp_mbox_qp {
   uint32_t send_cqn;     /* 8 */
   uint32_t recv_cqn;     /* 12 */
   uint64_t sq_addr;      /* 16: send ring, sq_entries * IBVP_SEND_WQE_BYTES */
-  uint64_t rq_addr;      /* 24: receive ring, rq_entries * IBVP_RECV_WQE_BYTES */
+  uint64_t rq_addr;      /* 24: receive ring, rq_entries * IBVP_RECV_WQE_BYTES; v7: with rq_entries 0,
+                            the SRQ the QP receives from (IBA 10.2.9): its SRQN */
   uint32_t sq_entries;   /* 32: a power of two */
-  uint32_t rq_entries;   /* 36: a power of two */
+  uint32_t rq_entries;   /* 36: a power of two; v7: 0, an SRQ (rq_addr) */
   uint16_t db_class;     /* 40: doorbell priority class (seed 003 Sec. 3.3.1), 0 = lowest */
   uint16_t max_inline;   /* 42: v6: inline bytes a send WQE may carry (0..IBVP_MAX_INLINE_DATA); a
                             send slot is then IBVP_SEND_WQE_BYTES plus max_inline rounded up to 64
@@ -185,8 +191,9 @@ struct ibvp_mbox_modify_qp {
   uint8_t port_num;   /* 38 */
   uint8_t timeout;    /* 39: local ACK timeout, 4.096 us * 2^timeout */
   uint8_t retry_cnt;  /* 40 */
-  uint8_t rnr_retry;  /* 41 */
-  uint16_t reserved;  /* 42 */
+  uint8_t rnr_retry;  /* 41: RNR retries (IBA 9.7.5.2.8); 7 = infinite */
+  uint8_t min_rnr_timer; /* 42: v7: the RNR NAK timer code this QP's responder sends (IBA Table 45) */
+  uint8_t reserved;   /* 43 */
   uint32_t access;    /* 44: IBVP_ACCESS_* */
 };
 struct ibvp_mbox_mr {
@@ -203,6 +210,26 @@ struct ibvp_mbox_mr {
 #define IBVP_MULTICAST_QPN 0xFFFFFFu
 #define IBVP_MLID_FIRST 0xC000u
 #define IBVP_MLID_LAST 0xFFFEu
+/* v7: CQ moderation (libibverbs ibv_modify_cq, IBV_CQ_ATTR_MODERATE). An armed CQ (next
+ * completion) raises its event when cq_count CQEs have been written since it was armed, or
+ * cq_period microseconds after the first of them, whichever comes first; 0 turns either
+ * trigger off, and both 0 (the default) raise it at the first CQE. Solicited-only arming is
+ * not moderated. */
+struct ibvp_mbox_modify_cq {
+  uint32_t cqn;       /* 0 */
+  uint16_t cq_count;  /* 4 */
+  uint16_t cq_period; /* 6: microseconds */
+};
+/* v7: a shared receive queue (IBA 10.2.9, ibv_create_srq): a ring of receive WQEs that the
+ * QPs created with its srqn take from, in posting order, each WQE once. It has no doorbell:
+ * the driver writes its producer index (a free-running 32-bit count of WQEs posted) to the
+ * doorbell record, which the firmware reads by DMA when it needs WQEs (as mlx5's SRQs). */
+struct ibvp_mbox_srq {
+  uint64_t ring_addr; /* 0: entries * IBVP_RECV_WQE_BYTES */
+  uint64_t db_record; /* 8: 32-bit producer index in host memory */
+  uint32_t entries;   /* 16: a power of two */
+  uint32_t pdn;       /* 20 */
+};
 struct ibvp_mbox_mcast {
   uint32_t qpn;      /* 0: a UD QP */
   uint16_t mlid;     /* 4: IBVP_MLID_FIRST..IBVP_MLID_LAST */
@@ -444,6 +471,8 @@ enum ibvp_counter {
   IBVP_CNT_SMPS,              /* v5: SMPs (QP0) the firmware's SMA answered */
   IBVP_CNT_GMPS,              /* v5: GMPs (QP1) the firmware's PMA answered */
   IBVP_CNT_MADS_TO_HOST,      /* v5: MADs passed to the host's management software */
+  IBVP_CNT_RNR_NAKS_SENT,     /* v7: RNR NAKs a responder sent (a SEND found no receive WQE) */
+  IBVP_CNT_RNR_RETRIES,       /* v7: RNR NAKs a requester waited out and retried after */
   IBVP_CNT_COUNT
 };
 
@@ -532,7 +561,9 @@ static_assert(sizeof(struct ibvp_recv_wqe) == IBVP_RECV_WQE_BYTES, "receive WQE 
 static_assert(sizeof(struct ibvp_cqe) == IBVP_CQE_BYTES, "CQE layout");
 static_assert(sizeof(struct ibvp_mbox_modify_qp) == 48, "MODIFY_QP mailbox layout");
 static_assert(sizeof(struct ibvp_mbox_qp) == 56, "CREATE_QP mailbox layout");
+static_assert(sizeof(struct ibvp_mbox_srq) == 24, "CREATE_SRQ mailbox layout");
 static_assert(sizeof(struct ibvp_mbox_mcast) == 8, "ATTACH_MCAST mailbox layout");
+static_assert(sizeof(struct ibvp_mbox_modify_cq) == 8, "MODIFY_CQ mailbox layout");
 static_assert(sizeof(struct ibvp_mad) == 24 + IBVP_MAD_BYTES, "MAD layout");
 #else
 _Static_assert(sizeof(struct ibvp_send_wqe) == IBVP_SEND_WQE_BYTES, "send WQE layout");

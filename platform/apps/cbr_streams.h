@@ -21,8 +21,8 @@
 //   connections that end work as with fabric-only endpoints; the delay counts from the
 //   nominal time, so the host's posting and the HCA's fetching count against D.
 // - A receiving program per host keeps receives posted on one UD QP that every connection
-//   to the host sends to, and reposts them in batches as they complete (the firmware has
-//   no RNR retry, so the queue must never run dry).
+//   to the host sends to, and reposts them in batches as they complete (the firmware
+//   drops a UD SEND that finds none, so the queue must never run dry).
 //
 // QP set-up happens at time zero with the perftest's zero-time out-of-band exchange (every
 // host creates its QPs, then all connect); packets due before their host is ready are

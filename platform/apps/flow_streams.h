@@ -16,7 +16,7 @@
 // - With a phased mix (scenario key mix, docs/mix.md) open-loop flows change their rate and
 //   video flows turn on and off at the phase boundaries, as fabric-only sources do.
 // - The destination's program keeps receives posted on every incoming QP and reposts each
-//   one as it completes (the firmware has no RNR retry, so it must never run dry).
+//   one as it completes (it must never run dry: an RNR NAK would stall the flow for its timer).
 // - Packets carry their flow (Hca::tag_flow), so flows.csv and the rate series are read as
 //   with fabric-only endpoints.
 // - A flow to a multicast group (seed 000 Sec. 3.6, docs/multicast.md) is one UD QP at the

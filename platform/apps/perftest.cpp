@@ -73,8 +73,8 @@ bool Perftest::setup(Side& s) {
   const bool bw = perftest_is_bw(cfg_.test);
   const uint32_t sends = bw ? cfg_.tx_depth : 16;
   s.send_cq = create_cq(*s.ctx, static_cast<int>(sends));
-  // Every receive of one size is posted before the size starts (no RNR retry in the
-  // firmware): the receive queue and CQ hold them all.
+  // Every receive of one size is posted before the size starts (no send waits out an RNR
+  // timer): the receive queue and CQ hold them all.
   s.recv_cq = create_cq(*s.ctx, static_cast<int>(cfg_.iterations));
   if (!s.mr || !s.send_cq || !s.recv_cq) return fail("cannot register memory or create CQs"), false;
   QpInitAttr a;

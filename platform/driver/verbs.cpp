@@ -249,6 +249,12 @@ QueuePair* create_qp(ProtectionDomain* pd, const QpInitAttr& attr) {
   m.weight = attr.weight;
   m.rate_mbps = attr.reserved_rate_mbps;
   m.max_inline = static_cast<uint16_t>(qp->max_inline);
+  if (attr.srq != nullptr) {
+    if (attr.srq->context != &ctx) return nullptr;
+    m.rq_entries = 0;  // no receive queue of its own: the SRQ's number instead (ibvp_hal.h)
+    m.rq_addr = attr.srq->srqn;
+    qp->srq = attr.srq;
+  }
   uint32_t qpn = 0;
   if (ctx.command(IBVP_CMD_CREATE_QP, &m, sizeof m, qpn) != IBVP_CMD_STATUS_OK) return nullptr;
   qp->qp_num = qpn;
@@ -308,6 +314,7 @@ int modify_qp(QueuePair* qp, const QpAttr& attr, uint32_t attr_mask) {
   m.timeout = attr.timeout;
   m.retry_cnt = attr.retry_cnt;
   m.rnr_retry = attr.rnr_retry;
+  m.min_rnr_timer = attr.min_rnr_timer;
   m.access = attr.qp_access_flags;
   uint32_t out = 0;
   const uint32_t status = ctx.command(IBVP_CMD_MODIFY_QP, &m, sizeof m, out);
@@ -397,7 +404,7 @@ int post_recv(QueuePair* qp, RecvWr* wr, RecvWr** bad_wr) {
   int err = 0;
   uint32_t posted = 0;
   for (RecvWr* w = wr; w != nullptr; w = w->next) {
-    if (qp->state == QpState::reset || w->num_sge < 0 || w->num_sge > 1) err = EINVAL;
+    if (qp->state == QpState::reset || qp->srq != nullptr || w->num_sge < 0 || w->num_sge > 1) err = EINVAL;
     else if (qp->rq_head - qp->rq_tail >= qp->rq_entries) err = ENOMEM;
     if (err != 0) {
       if (bad_wr) *bad_wr = w;
@@ -417,6 +424,63 @@ int post_recv(QueuePair* qp, RecvWr* wr, RecvWr** bad_wr) {
   }
   if (posted > 0)
     ctx.cpu().mmio_write32(IBVP_REG_QP_DB_BASE + qp->qp_num * IBVP_QP_DB_STRIDE + 4, qp->rq_head);
+  return err;
+}
+
+SharedReceiveQueue* create_srq(ProtectionDomain* pd, uint32_t max_wr) {
+  if (pd == nullptr) return nullptr;
+  Context& ctx = *pd->context;
+  ctx.cpu().spend_call();
+  if (max_wr == 0 || max_wr > (1u << 16)) return nullptr;
+  auto srq = std::make_unique<SharedReceiveQueue>();
+  srq->context = &ctx;
+  srq->pd = pd;
+  srq->entries = round_up_pow2(max_wr);
+  try {
+    srq->ring = ctx.alloc(uint64_t{srq->entries} * IBVP_RECV_WQE_BYTES, kRingAlign);
+    srq->db_record = ctx.alloc(4, kEventAlign);
+  } catch (const std::bad_alloc&) {
+    return nullptr;  // ENOMEM
+  }
+  ibvp_mbox_srq m{};
+  m.ring_addr = srq->ring;
+  m.db_record = srq->db_record;
+  m.entries = srq->entries;
+  m.pdn = pd->handle;
+  uint32_t srqn = 0;
+  if (ctx.command(IBVP_CMD_CREATE_SRQ, &m, sizeof m, srqn) != IBVP_CMD_STATUS_OK) return nullptr;
+  srq->srqn = srqn;
+  ctx.srqs.push_back(std::move(srq));
+  return ctx.srqs.back().get();
+}
+
+int post_srq_recv(SharedReceiveQueue* srq, RecvWr* wr, RecvWr** bad_wr) {
+  if (srq == nullptr) return EINVAL;
+  Context& ctx = *srq->context;
+  ctx.cpu().spend_call();
+  int err = 0;
+  uint32_t posted = 0;
+  for (RecvWr* w = wr; w != nullptr; w = w->next) {
+    if (w->num_sge < 0 || w->num_sge > 1) err = EINVAL;
+    else if (srq->head - srq->tail >= srq->entries) err = ENOMEM;
+    if (err != 0) {
+      if (bad_wr) *bad_wr = w;
+      break;
+    }
+    ibvp_recv_wqe e{};
+    e.wr_id = w->wr_id;
+    if (w->num_sge == 1) {
+      e.addr = w->sg.addr;
+      e.length = w->sg.length;
+      e.lkey = w->sg.lkey;
+    }
+    ctx.memory().write(srq->ring + uint64_t{srq->head & (srq->entries - 1)} * IBVP_RECV_WQE_BYTES, &e, sizeof e);
+    srq->head++;
+    posted++;
+  }
+  // The WQEs are in memory before the producer index that shows them (a plain store: the HCA
+  // reads it by DMA, no MMIO).
+  if (posted > 0) ctx.memory().write(srq->db_record, &srq->head, sizeof srq->head);
   return err;
 }
 
@@ -461,6 +525,7 @@ int poll_cq(CompletionQueue* cq, int num_entries, Wc* wc) {
     if (QueuePair* qp = ctx.qp_by_number(e.qp_num)) {
       // Send completions carry the WQE counter: every WQE before it is done, signaled or not.
       if (send_side) qp->sq_tail = e.src_qp;
+      else if (qp->srq != nullptr) qp->srq->tail++;
       else qp->rq_tail++;
     }
   }
@@ -492,6 +557,20 @@ int req_notify_cq(CompletionQueue* cq, int solicited_only) {
   cq->context->cpu().spend_call();
   cq->context->cpu().mmio_write32(IBVP_REG_CQ_DB_BASE + cq->cqn * IBVP_CQ_DB_STRIDE, solicited_only ? 2 : 1);
   return 0;
+}
+
+int modify_cq(CompletionQueue* cq, const CqModeration& moderation) {
+  if (cq == nullptr) return EINVAL;
+  Context& ctx = *cq->context;
+  ctx.cpu().spend_call();
+  ibvp_mbox_modify_cq m{};
+  m.cqn = cq->cqn;
+  m.cq_count = moderation.cq_count;
+  m.cq_period = moderation.cq_period;
+  uint32_t out = 0;
+  const uint32_t status = ctx.command(IBVP_CMD_MODIFY_CQ, &m, sizeof m, out);
+  if (status == IBVP_CMD_STATUS_BAD_PARAM) return EINVAL;
+  return status == IBVP_CMD_STATUS_OK ? 0 : EIO;
 }
 
 int get_cq_event(CompletionQueue* cq) {

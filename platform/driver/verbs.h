@@ -52,6 +52,7 @@ enum WcFlags : uint32_t { WC_GRH = IBVP_WC_GRH, WC_WITH_IMM = IBVP_WC_WITH_IMM }
 class Context;
 struct CompletionQueue;
 struct QueuePair;
+struct SharedReceiveQueue;
 
 struct ProtectionDomain {
   Context* context;
@@ -138,6 +139,8 @@ struct QpInitAttr {
   // weighted round robin, and the reserved rate (Mb/s) VirtualClock derives Vtick from.
   uint32_t weight = 1;
   uint32_t reserved_rate_mbps = 0;
+  // IBA 10.2.9: receive from this shared receive queue instead of the QP's own (null).
+  SharedReceiveQueue* srq = nullptr;
 };
 struct QpAttr {
   QpState qp_state = QpState::reset;
@@ -188,6 +191,18 @@ struct QueuePair {
   uint32_t max_inline = 0;            // QpCap::max_inline_data
   uint32_t sq_stride = IBVP_SEND_WQE_BYTES;  // bytes per send slot: the WQE and its inline room
   uint32_t rq_head = 0, rq_tail = 0;  // receive WQEs posted; completed
+  SharedReceiveQueue* srq = nullptr;  // QpInitAttr::srq
+};
+// ibv_srq: a ring of receive WQEs several QPs take from (IBA 10.2.9). No doorbell: post_srq_recv
+// writes the producer index to a doorbell record in host memory that the HCA reads when a
+// message needs a WQE.
+struct SharedReceiveQueue {
+  Context* context;
+  ProtectionDomain* pd;
+  uint32_t srqn;
+  uint64_t ring, db_record;
+  uint32_t entries;
+  uint32_t head = 0, tail = 0;  // WQEs posted; completed (receive CQEs of its QPs)
 };
 
 // Host memory of one host's driver and application, planned before the run (the host
@@ -246,6 +261,7 @@ class Context {
   std::vector<std::unique_ptr<MemoryRegion>> mrs;
   std::vector<std::unique_ptr<CompletionQueue>> cqs;
   std::vector<std::unique_ptr<QueuePair>> qps;
+  std::vector<std::unique_ptr<SharedReceiveQueue>> srqs;
   std::vector<std::unique_ptr<AddressHandle>> ahs;
 
  private:
@@ -277,10 +293,21 @@ int detach_mcast(QueuePair* qp, uint16_t mlid);
 // A chain of work requests (next); one doorbell for the chain. On failure *bad_wr (if
 // given) points at the first request not posted.
 int post_send(QueuePair* qp, SendWr* wr, SendWr** bad_wr = nullptr);
-int post_recv(QueuePair* qp, RecvWr* wr, RecvWr** bad_wr = nullptr);
+int post_recv(QueuePair* qp, RecvWr* wr, RecvWr** bad_wr = nullptr);  // EINVAL on a QP with an SRQ
+// ibv_create_srq (max_wr WQEs, rounded up to a power of two) and ibv_post_srq_recv.
+SharedReceiveQueue* create_srq(ProtectionDomain* pd, uint32_t max_wr);
+int post_srq_recv(SharedReceiveQueue* srq, RecvWr* wr, RecvWr** bad_wr = nullptr);
 // Returns the number of completions written to wc (0 .. num_entries), never waits.
 int poll_cq(CompletionQueue* cq, int num_entries, Wc* wc);
 int req_notify_cq(CompletionQueue* cq, int solicited_only);
+// ibv_modify_cq with IBV_CQ_ATTR_MODERATE: an armed CQ raises its event after `cq_count`
+// completions, or `cq_period` microseconds after the first of them (0 turns either off;
+// both 0, the default, raise it at the first). EINVAL for an unknown CQ.
+struct CqModeration {
+  uint16_t cq_count = 0;
+  uint16_t cq_period = 0;  // us
+};
+int modify_cq(CompletionQueue* cq, const CqModeration& moderation);
 // ibv_get_cq_event for this driver: waits until the HCA signals an event of an armed CQ.
 int get_cq_event(CompletionQueue* cq);
 

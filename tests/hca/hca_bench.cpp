@@ -121,6 +121,7 @@ void bring_up_connected(verbs::QueuePair* qp, uint16_t dlid, uint32_t dest_qpn, 
   a.path_mtu = c.mtu;
   a.dest_qp_num = dest_qpn;
   a.rq_psn = 0x100;
+  a.min_rnr_timer = c.min_rnr_timer;
   uint32_t mask = QP_STATE | QP_AV | QP_PATH_MTU | QP_DEST_QPN | QP_RQ_PSN;
   if (qp->qp_type == QpType::rc) mask |= QP_MAX_DEST_RD_ATOMIC | QP_MIN_RNR_TIMER;
   ASSERT_EQ(modify_qp(qp, a, mask), 0);
@@ -128,6 +129,7 @@ void bring_up_connected(verbs::QueuePair* qp, uint16_t dlid, uint32_t dest_qpn, 
   a.sq_psn = 0x100;
   a.timeout = c.timeout;
   a.retry_cnt = c.retry_cnt;
+  a.rnr_retry = c.rnr_retry;
   mask = QP_STATE | QP_SQ_PSN;
   if (qp->qp_type == QpType::rc) mask |= QP_TIMEOUT | QP_RETRY_CNT | QP_RNR_RETRY | QP_MAX_QP_RD_ATOMIC;
   ASSERT_EQ(modify_qp(qp, a, mask), 0);

@@ -68,6 +68,8 @@ struct ConnectedAttrs {
   uint32_t access = verbs::ACCESS_LOCAL_WRITE;
   uint8_t timeout = 14;   // local ACK timeout 4.096 us * 2^timeout
   uint8_t retry_cnt = 7;
+  uint8_t rnr_retry = 7;       // IBA 9.7.5.2.8: 7 is infinite
+  uint8_t min_rnr_timer = 12;  // the RNR NAK timer code this QP's responder sends (0.64 ms)
   uint8_t sl = 0;
   verbs::Mtu mtu = verbs::Mtu::mtu_1024;
 };
