@@ -55,7 +55,8 @@ void Fabric::build_flit_fabric() {
     const FlowConfig& f = flows_[i];
     if (f.generator == GeneratorKind::video || f.reserved_rate > 0) continue;
     const double link_bps = opt.flit.link_bps;  // every cable runs at it (prepare_flit_model)
-    if (!mix_plan_.empty() && mix_plan_[i].cls == workload::MixClass::best_effort) {
+    // Control and trace flows come after the mix's flows (build_control_flows): no plan.
+    if (i < mix_plan_.size() && mix_plan_[i].cls == workload::MixClass::best_effort) {
       for (size_t p = 0; p < phases.size(); ++p)
         opt.offered_bps[i].push_back({phases[p].end_ps, mix_plan_[i].load[p] * link_bps});
     } else if (f.generator != GeneratorKind::saturating) {
