@@ -258,6 +258,8 @@ class Firmware {
   void receive_read_response(uint32_t qpn, Qp& qp, const ibvp_rx_packet& rx);
   void responder_error(uint32_t qpn, Qp& qp, const ibvp_rx_packet& rx, uint8_t nak, uint8_t status);
   void send_ack(uint32_t qpn, Qp& qp, uint32_t psn, uint8_t syndrome);
+  // A responder's packet to its RC peer (ACK, NAK, READ response): the QP's path, `psn`.
+  ibvp_tx_desc rc_response(uint32_t qpn, const Qp& qp, uint8_t op, uint32_t psn) const;
   void send_cnp(uint32_t qpn, const Qp& qp, const ibvp_rx_packet& rx, uint32_t to_qp);
 
   // Congestion control (CcOptions; congestion.cpp).

@@ -12,10 +12,10 @@
 
 namespace ibvp::fw {
 
-void Firmware::send_ack(uint32_t qpn, Qp& qp, uint32_t psn, uint8_t syndrome) {
+ibvp_tx_desc Firmware::rc_response(uint32_t qpn, const Qp& qp, uint8_t op, uint32_t psn) const {
   ibvp_tx_desc d{};
   d.qp_type = IBVP_QPT_RC;
-  d.op = IBVP_TX_ACK;
+  d.op = op;
   d.sl = qp.sl;
   d.vl = vl_of(qp.sl);
   d.dlid = qp.dlid;
@@ -23,6 +23,11 @@ void Firmware::send_ack(uint32_t qpn, Qp& qp, uint32_t psn, uint8_t syndrome) {
   d.src_qp = qpn;
   d.dest_qp = qp.dest_qpn;
   d.psn = psn;
+  return d;
+}
+
+void Firmware::send_ack(uint32_t qpn, Qp& qp, uint32_t psn, uint8_t syndrome) {
+  ibvp_tx_desc d = rc_response(qpn, qp, IBVP_TX_ACK, psn);
   d.aeth_syndrome = syndrome;
   d.msn = qp.msn;
   d.mtu_bytes = qp.mtu_bytes;

@@ -140,16 +140,8 @@ void Firmware::receive_read_request(uint32_t qpn, Qp& qp, const ibvp_rx_packet& 
     return;
   }
   const uint32_t packets = len == 0 ? 1 : (len + qp.mtu_bytes - 1) / qp.mtu_bytes;
-  ibvp_tx_desc d{};
-  d.qp_type = IBVP_QPT_RC;
-  d.op = IBVP_TX_READ_RESP;
-  d.sl = qp.sl;
-  d.vl = vl_of(qp.sl);
-  d.dlid = qp.dlid;
-  d.p_key = 0xFFFF;
-  d.src_qp = qpn;
-  d.dest_qp = qp.dest_qpn;
-  d.psn = rx.psn;  // responses carry the PSNs the request reserved (IBA 9.7.5.1.3)
+  // Responses carry the PSNs the request reserved (IBA 9.7.5.1.3).
+  ibvp_tx_desc d = rc_response(qpn, qp, IBVP_TX_READ_RESP, rx.psn);
   d.aeth_syndrome = kAckSyndrome;
   if (!duplicate) qp.msn = psn_add(qp.msn, 1);
   d.msn = qp.msn;
@@ -174,7 +166,9 @@ void Firmware::receive_rc_uc(uint32_t qpn, Qp& qp, const ibvp_rx_packet& rx) {
   }
   const uint8_t op = rx.opcode & 0x1F;
   const bool send = op <= 0x05, write = op >= 0x06 && op <= 0x0B, read = rc && op == 0x0C;
-  if (!send && !write && !read) {  // atomics are not implemented; UC has no READ
+  // Anything else (an atomic, which this firmware does not execute, docs/hca.md; a READ on
+  // UC, which has none) is an invalid request (IBA 9.7.5.2.5).
+  if (!send && !write && !read) {
     hal_->counter_add(c_, IBVP_CNT_RX_DROPPED, 1);
     if (rc) send_ack(qpn, qp, rx.psn, kNakInvalidRequest);
     return;

@@ -25,13 +25,6 @@ inline uint64_t lifetime_ps(uint8_t code) {
   return code >= kLifetimeInfinite ? kNoLifetime : uint64_t{4'096'000} << code;
 }
 
-// A lifetime per VL, all infinite.
-inline std::array<uint64_t, ib::kMaxVls> infinite_lifetimes() {
-  std::array<uint64_t, ib::kMaxVls> a;
-  a.fill(kNoLifetime);
-  return a;
-}
-
 enum class DropPolicy : uint8_t {
   all,        // any expired packet goes (IBA 18.2.5.4)
   selective,  // seed 000 Sec. 3.5: only eligible ones (drop_eligible)

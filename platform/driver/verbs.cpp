@@ -397,6 +397,20 @@ int post_send(QueuePair* qp, SendWr* wr, SendWr** bad_wr) {
   return err;
 }
 
+namespace {
+// A receive WR as the HAL's receive WQE (a QP's receive queue and an SRQ hold the same).
+ibvp_recv_wqe recv_wqe(const RecvWr& w) {
+  ibvp_recv_wqe e{};
+  e.wr_id = w.wr_id;
+  if (w.num_sge == 1) {
+    e.addr = w.sg.addr;
+    e.length = w.sg.length;
+    e.lkey = w.sg.lkey;
+  }
+  return e;
+}
+}  // namespace
+
 int post_recv(QueuePair* qp, RecvWr* wr, RecvWr** bad_wr) {
   if (qp == nullptr) return EINVAL;
   Context& ctx = *qp->context;
@@ -410,13 +424,7 @@ int post_recv(QueuePair* qp, RecvWr* wr, RecvWr** bad_wr) {
       if (bad_wr) *bad_wr = w;
       break;
     }
-    ibvp_recv_wqe e{};
-    e.wr_id = w->wr_id;
-    if (w->num_sge == 1) {
-      e.addr = w->sg.addr;
-      e.length = w->sg.length;
-      e.lkey = w->sg.lkey;
-    }
+    const ibvp_recv_wqe e = recv_wqe(*w);
     const uint32_t idx = qp->rq_head & (qp->rq_entries - 1);
     ctx.memory().write(qp->rq_addr + uint64_t{idx} * IBVP_RECV_WQE_BYTES, &e, sizeof e);
     qp->rq_head++;
@@ -467,13 +475,7 @@ int post_srq_recv(SharedReceiveQueue* srq, RecvWr* wr, RecvWr** bad_wr) {
       if (bad_wr) *bad_wr = w;
       break;
     }
-    ibvp_recv_wqe e{};
-    e.wr_id = w->wr_id;
-    if (w->num_sge == 1) {
-      e.addr = w->sg.addr;
-      e.length = w->sg.length;
-      e.lkey = w->sg.lkey;
-    }
+    const ibvp_recv_wqe e = recv_wqe(*w);
     ctx.memory().write(srq->ring + uint64_t{srq->head & (srq->entries - 1)} * IBVP_RECV_WQE_BYTES, &e, sizeof e);
     srq->head++;
     posted++;
