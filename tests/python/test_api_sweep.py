@@ -102,6 +102,24 @@ def test_sweep_on_a_dask_cluster(minimal_yaml: Path, tmp_path: Path) -> None:
     assert len(_rows(tmp_path / "sweep.csv")) == 4
 
 
+def test_sweep_takes_a_cluster_object_or_a_client_and_leaves_them_open(minimal_yaml: Path, tmp_path: Path) -> None:
+    from distributed import Client, LocalCluster
+
+    with LocalCluster(n_workers=1, threads_per_worker=1, processes=False, dashboard_address=None) as cluster:
+        by_cluster = ibvp.sweep(_short(minimal_yaml), {"flows[0].load": [0.2, 0.4]}, tmp_path / "a", dask=cluster)
+        with Client(cluster) as client:
+            by_client = ibvp.sweep(_short(minimal_yaml), {"flows[0].load": [0.2, 0.4]}, tmp_path / "b",
+                                   dask=client)
+            # The caller's Client still serves work: the sweep borrowed it.
+            assert client.status == "running" and client.submit(sum, [1, 2]).result() == 3
+        assert cluster.status.name == "running"
+    assert (by_cluster["status"] == "ok").all() and (by_client["status"] == "ok").all()
+    # The same points wherever they ran: the results do not depend on the executor.
+    assert list(by_cluster["delivered"]) == list(by_client["delivered"])
+    with pytest.raises(TypeError, match="scheduler address"):
+        ibvp.sweep(_short(minimal_yaml), {"flows[0].load": [0.2]}, tmp_path / "c", dask=42)
+
+
 def test_sweep_gathers_every_points_tables_into_one_parquet_dataset(minimal_yaml: Path, tmp_path: Path) -> None:
     import pandas as pd
 

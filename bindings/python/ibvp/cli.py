@@ -1,7 +1,7 @@
 """The `ibvp` command.
 
     ibvp run SCENARIO.yaml [--set key=value ...] [--out DIR] [--timeout S] [--quiet]
-    ibvp sweep SCENARIO.yaml --vary key=v1,v2,... | --vary name=@VARIANTS.yaml[:A,B] [--vary ...] [--set ...] [--jobs N] [--dask ADDRESS] [--out DIR]
+    ibvp sweep SCENARIO.yaml --vary key=v1,v2,... | --vary name=@VARIANTS.yaml[:A,B] [--vary ...] [--set ...] [--jobs N] [--dask ADDRESS | --slurm JOBS [--slurm-opt KEY=VALUE ...]] [--out DIR]
     ibvp saturate SCENARIO.yaml [--vary key=v1,...] [--topology-seeds N] [--compare A/B] [--set ...] [--out DIR]
     ibvp plot DIR [--kind rates-over-time|throughput|latency-cdf|latency-vs-load|classes-vs-load|deadline|jitter|best_worst|frames|io-latency|io-waiting] [--out PREFIX]
     ibvp topo FILE [--routing minhop] [--roots A,B | --root-guid-file F] [--lfts-file F] [--lmc N]
@@ -78,7 +78,14 @@ def _parser() -> argparse.ArgumentParser:
     overrides(p)
     p.add_argument("--out", type=Path, help="sweep directory (default: out/<scenario name>-sweep)")
     p.add_argument("--jobs", type=int, help="runs at once on this machine (default: number of CPUs)")
-    p.add_argument("--dask", metavar="ADDRESS", help="run the points on this Dask scheduler (tcp://host:8786)")
+    where = p.add_mutually_exclusive_group()
+    where.add_argument("--dask", metavar="ADDRESS", help="run the points on this Dask scheduler (tcp://host:8786)")
+    where.add_argument("--slurm", type=int, metavar="JOBS",
+                       help="run the points on Slurm: JOBS worker jobs submitted with sbatch (dask-jobqueue)")
+    p.add_argument("--slurm-opt", action="append", default=[], metavar="KEY=VALUE",
+                   help="a dask-jobqueue SLURMCluster keyword for the worker jobs, e.g. queue=batch, "
+                        "account=proj, walltime=02:00:00, memory=8GiB, job_extra_directives=--exclusive "
+                        "(repeatable; docs/python.md)")
     p.add_argument("--timeout", type=float, help="wall-clock seconds per point")
     p.set_defaults(handler=cmd_sweep)
 
@@ -278,11 +285,26 @@ def cmd_sweep(args: argparse.Namespace) -> int:
         vary[key] = values
     from .runner import claim_output_dir
 
+    from .cluster import merge_slurm_options, slurm_cluster
+
+    if args.slurm_opt and args.slurm is None:
+        raise ValueError("--slurm-opt is for Slurm worker jobs; add --slurm JOBS")
+    slurm_options = merge_slurm_options(args.slurm_opt) if args.slurm is not None else {}
     if args.out is not None:
         claim_output_dir(args.out, "sweep", inputs=[args.scenario])
     sc = _scenario(args.scenario, args.overrides)
     out = args.out or Path("out") / f"{sc.checked_name()}-sweep"
-    rows = run_points(sc, vary, out, jobs=args.jobs, dask=args.dask, timeout=args.timeout, report=print_report)
+    if args.slurm is not None:
+        cluster = slurm_cluster(args.slurm, slurm_options)
+        print(f"ibvp: {args.slurm} Slurm worker job(s) requested (dask-jobqueue); points run as workers start",
+              file=sys.stderr)
+        try:
+            rows = run_points(sc, vary, out, jobs=args.jobs, dask=cluster, timeout=args.timeout, report=print_report)
+        finally:
+            cluster.close()
+    else:
+        rows = run_points(sc, vary, out, jobs=args.jobs, dask=args.dask, timeout=args.timeout,
+                          report=print_report)
     table = [(*vary, "status", "delivered", "lat mean us", "GB/s total")]
     for r in rows:
         table.append((*(str(r.get(k)) for k in vary), r["status"], str(r.get("delivered", "-") or "-"),

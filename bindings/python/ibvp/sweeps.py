@@ -62,11 +62,13 @@ Report = Callable[[dict[str, Any], int, int], None]
 
 
 def sweep(scenario: Scenario | Mapping[str, Any] | str | os.PathLike, vary: Mapping[str, Sequence[Any]],
-          out: str | os.PathLike, *, jobs: int | None = None, dask: str | None = None,
+          out: str | os.PathLike, *, jobs: int | None = None, dask: Any = None,
           timeout: float | None = None, report: Report | None = None):
     """Runs every point of the cross product of `vary` ({key path: values}) and returns the
     table of sweep.csv as a pandas DataFrame. `jobs`: points at once (default: CPU count);
-    `dask`: scheduler address ("tcp://host:8786") to run the points there instead;
+    `dask`: run the points on a Dask cluster instead: a scheduler address ("tcp://host:8786"),
+    a `distributed.Client`, or a cluster object (`LocalCluster`, dask-jobqueue's
+    `SLURMCluster`); a Client or cluster given here is used, not closed;
     `timeout`: wall seconds per point; `report(row, done, total)` is called per finished point."""
     rows = run_points(scenario, vary, out, jobs=jobs, dask=dask, timeout=timeout, report=report)
     import pandas as pd
@@ -188,7 +190,7 @@ def scenario_hash(sc: Scenario) -> str:
 
 
 def run_points(scenario: Scenario | Mapping[str, Any] | str | os.PathLike, vary: Mapping[str, Sequence[Any]],
-               out: str | os.PathLike, *, jobs: int | None = None, dask: str | None = None,
+               out: str | os.PathLike, *, jobs: int | None = None, dask: Any = None,
                timeout: float | None = None, report: Report | None = None) -> list[dict[str, Any]]:
     """The work of `sweep`, returning the rows as dicts (no pandas)."""
     from .runner import claim_output_dir
@@ -234,7 +236,7 @@ def run_points(scenario: Scenario | Mapping[str, Any] | str | os.PathLike, vary:
 
 
     if pending:
-        if dask:
+        if dask is not None:
             _run_on_dask(dask, pending, finished)
         else:
             _run_locally(jobs, pending, finished)
@@ -250,13 +252,12 @@ def _run_locally(jobs: int | None, specs: list[dict[str, Any]], finished: Callab
             finished(_result_or_error_row(fut, futures[fut]))
 
 
-def _run_on_dask(address: str, specs: list[dict[str, Any]], finished: Callable[[dict], None]) -> None:
-    try:
-        from distributed import Client, as_completed
-    except ImportError as e:
-        raise ImportError("a sweep on a Dask cluster needs the distributed package "
-                          "(pip install dask==2024.12.1 distributed==2024.12.1)") from e
-    with Client(address) as client:
+def _run_on_dask(target: Any, specs: list[dict[str, Any]], finished: Callable[[dict], None]) -> None:
+    from distributed import as_completed
+
+    from .cluster import dask_client
+
+    with dask_client(target) as client:
         # pure=False: a point is a run with files as its result, never shared between keys.
         futures = {client.submit(run_point, spec, pure=False, key=f"ibvp-{spec['name']}-{time.time_ns()}"): spec
                    for spec in specs}
