@@ -68,7 +68,7 @@ test-asan: build-asan
 	  UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 ctest --output-on-failure -j $(JOBS)
 
 test-python: build pkg
-	IBVP_BUILD=$(abspath $(BUILD)) $(PY) -m pytest -q tests/python
+	IBVP_BUILD=$(abspath $(BUILD)) $(PY) -m pytest -q -n $(JOBS) --dist loadfile tests/python
 
 test: test-cpp test-python test-asan
 
