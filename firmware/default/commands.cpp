@@ -232,6 +232,9 @@ uint32_t Firmware::modify_qp(uint64_t mbox) {
   if (m.attr_mask & IBVP_QP_RETRY_CNT) qp.retry_cnt = qp.retries_left = m.retry_cnt & 7;
   if (m.attr_mask & IBVP_QP_RNR_RETRY) qp.rnr_retry = qp.rnr_retries_left = m.rnr_retry & 7;
   if (m.attr_mask & IBVP_QP_MIN_RNR_TIMER) qp.min_rnr_timer = m.min_rnr_timer & 0x1F;
+  // v8: 0 would allow no READ or atomic at all; libibverbs' default is 1.
+  if (m.attr_mask & IBVP_QP_MAX_QP_RD_ATOMIC) qp.max_rd_atomic = m.max_rd_atomic ? m.max_rd_atomic : 1;
+  if (m.attr_mask & IBVP_QP_MAX_DEST_RD_ATOMIC) qp.max_dest_rd_atomic = m.max_dest_rd_atomic ? m.max_dest_rd_atomic : 1;
   qp.state = next;
   if (next == IBVP_QPS_ERR) enter_error(m.qpn, qp);
   // WQEs posted before RTS go out now.

@@ -2,7 +2,7 @@
 // MR context, the doorbell and QP scheduling state and the congestion control flows, and
 // declares the handlers. It talks to the hardware only through the HAL
 // (firmware/hal/ibvp_hal.h). The transport it implements (UD, UC, RC SEND and SEND with
-// immediate, RDMA WRITE (with immediate), RC RDMA READ, RC reliability, completions) is
+// immediate, RDMA WRITE (with immediate), RC RDMA READ and atomics, RC reliability, completions) is
 // split by concern over the .cpp files beside this header; firmware.cpp lists them.
 //
 // Images are built from this code with a doorbell policy (which waiting doorbell the core
@@ -159,6 +159,16 @@ class Firmware {
     uint16_t dlid = 0;
     uint8_t sl = 0;
     uint32_t mtu_bytes = 4096;
+    // RDMA READs and atomics (IBA 9.4.5, 10.2.4): outstanding at once as requester, and the
+    // responder resources that keep executed atomics' results for their duplicates. A QP
+    // whose next WQE is over max_rd_atomic waits (rd_atomic_wait) until a response comes.
+    uint8_t max_rd_atomic = 1, max_dest_rd_atomic = 1;
+    bool rd_atomic_wait = false;
+    struct AtomicResult {
+      uint32_t psn = 0, msn = 0;
+      uint64_t orig = 0;
+    };
+    std::deque<AtomicResult> atomic_results;  // newest last, at most max_dest_rd_atomic
     // Responder: the message in progress (a SEND into `current`, or an RDMA WRITE).
     bool in_message = false;
     bool in_write = false;
@@ -256,6 +266,13 @@ class Firmware {
   void receive_read_request(uint32_t qpn, Qp& qp, const ibvp_rx_packet& rx, bool duplicate);
   void receive_ack(uint32_t qpn, Qp& qp, const ibvp_rx_packet& rx);
   void receive_read_response(uint32_t qpn, Qp& qp, const ibvp_rx_packet& rx);
+  // Atomics (atomics.cpp): the responder executes a request once and answers a duplicate
+  // from its saved results; the requester writes the original value to its SGE.
+  void receive_atomic(uint32_t qpn, Qp& qp, const ibvp_rx_packet& rx, bool duplicate);
+  void send_atomic_ack(uint32_t qpn, const Qp& qp, uint32_t psn, uint32_t msn, uint64_t orig);
+  void receive_atomic_ack(uint32_t qpn, Qp& qp, const ibvp_rx_packet& rx);
+  // IBA 9.4.5 / 10.2.4: the WQE at send_idx is a READ or atomic and max_rd_atomic are out.
+  bool rd_atomic_blocked(const Qp& qp) const;
   void responder_error(uint32_t qpn, Qp& qp, const ibvp_rx_packet& rx, uint8_t nak, uint8_t status);
   void send_ack(uint32_t qpn, Qp& qp, uint32_t psn, uint8_t syndrome);
   // A responder's packet to its RC peer (ACK, NAK, READ response): the QP's path, `psn`.

@@ -35,14 +35,22 @@ void Firmware::on_rx(const ibvp_rx_packet& rx) {
     return;
   }
   // RC responses (ACK, READ RESPONSE): the requester side, valid in RTS.
-  if (rx.opcode == 0x11 || (rx.opcode >= 0x0D && rx.opcode <= 0x10)) {
+  // ATOMIC ACKNOWLEDGE (0x12) too.
+  if (rx.opcode == 0x11 || rx.opcode == 0x12 || (rx.opcode >= 0x0D && rx.opcode <= 0x10)) {
     if (qp.state != IBVP_QPS_RTS) {
       hal_->counter_add(c_, IBVP_CNT_RX_DROPPED, 1);
       return;
     }
     if (rx.opcode == 0x11) receive_ack(rx.dest_qp, qp, rx);
+    else if (rx.opcode == 0x12) receive_atomic_ack(rx.dest_qp, qp, rx);
     else receive_read_response(rx.dest_qp, qp, rx);
-    if (sched_.cc.window > 0) schedule();  // the QP's window may have opened
+    if (sched_.cc.window > 0) {
+      schedule();  // the QP's window may have opened
+    } else if (qp.rd_atomic_wait) {
+      // A READ or atomic answered: the next one may go (max_rd_atomic).
+      set_active(rx.dest_qp, qp);
+      if (qp.active) schedule();
+    }
     return;
   }
   // IBA 10.3.1: a QP receives from RTR on.
@@ -166,9 +174,9 @@ void Firmware::receive_rc_uc(uint32_t qpn, Qp& qp, const ibvp_rx_packet& rx) {
   }
   const uint8_t op = rx.opcode & 0x1F;
   const bool send = op <= 0x05, write = op >= 0x06 && op <= 0x0B, read = rc && op == 0x0C;
-  // Anything else (an atomic, which this firmware does not execute, docs/hca.md; a READ on
-  // UC, which has none) is an invalid request (IBA 9.7.5.2.5).
-  if (!send && !write && !read) {
+  const bool atomic = rc && (op == 0x13 || op == 0x14);  // CmpSwap, FetchAdd (atomics.cpp)
+  // Anything else (a READ on UC, which has none) is an invalid request (IBA 9.7.5.2.5).
+  if (!send && !write && !read && !atomic) {
     hal_->counter_add(c_, IBVP_CNT_RX_DROPPED, 1);
     if (rc) send_ack(qpn, qp, rx.psn, kNakInvalidRequest);
     return;
@@ -184,6 +192,7 @@ void Firmware::receive_rc_uc(uint32_t qpn, Qp& qp, const ibvp_rx_packet& rx) {
       // delivered again; a READ is executed again, anything else acknowledged again.
       hal_->counter_add(c_, IBVP_CNT_DUPLICATES, 1);
       if (read) receive_read_request(qpn, qp, rx, true);
+      else if (atomic) receive_atomic(qpn, qp, rx, true);
       else if (rx.ack_req) send_ack(qpn, qp, psn_add(qp.epsn, 0xFFFFFF), kAckSyndrome);
       return;
     }
@@ -216,6 +225,10 @@ void Firmware::receive_rc_uc(uint32_t qpn, Qp& qp, const ibvp_rx_packet& rx) {
   qp.rnr_nak_sent = false;
   if (read) {
     receive_read_request(qpn, qp, rx, false);
+    return;
+  }
+  if (atomic) {
+    receive_atomic(qpn, qp, rx, false);
     return;
   }
   if (first) {

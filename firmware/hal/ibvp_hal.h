@@ -31,7 +31,7 @@ extern "C" {
 #endif
 
 /* Bumped on any change to this header that changes layout or meaning. */
-#define IBVP_HAL_VERSION 7u /* 2: RDMA descriptors, packet windows, RETH on rx, QP scheduling attributes;
+#define IBVP_HAL_VERSION 8u /* 2: RDMA descriptors, packet windows, RETH on rx, QP scheduling attributes;
                              3: held packets (IBVP_TXF_HOLD, tx_release);
                              4: multicast attach and detach (IBVP_CMD_ATTACH_MCAST);
                              5: QP0/QP1 in firmware: IBVP_EV_MAD, rx_read, mad_send, mad_to_host,
@@ -44,7 +44,12 @@ extern "C" {
                                 ibvp_doorbell.wqe_bytes, doorbell_wqe), tx_post_inline;
                              7: RNR NAK and retry (ibvp_mbox_modify_qp.min_rnr_timer, IBVP_CNT_RNR_*);
                                 CQ moderation (IBVP_CMD_MODIFY_CQ); shared receive queues
-                                (IBVP_CMD_CREATE_SRQ; ibvp_mbox_qp.rq_entries 0, rq_addr the SRQN) */
+                                (IBVP_CMD_CREATE_SRQ; ibvp_mbox_qp.rq_entries 0, rq_addr the SRQN);
+                             8: atomics (IBVP_WR_ATOMIC_*, IBVP_ACCESS_REMOTE_ATOMIC, IBVP_WC_COMP_SWAP and
+                                FETCH_ADD, IBVP_TX_ATOMIC_*, ibvp_tx_desc.atomic_*, ibvp_rx_packet.atomic_*;
+                                ibvp_send_wqe: bf_pi at 44, the UD fields from 48 sharing their bytes
+                                with compare_add and swap); ibvp_mbox_modify_qp.cur_state 8 bits, then
+                                max_rd_atomic and max_dest_rd_atomic */
 
 /* ---------------------------------------------------------------------------------------
  * Register map (BAR0 byte offsets; 32-bit registers, 32-bit accesses).
@@ -179,7 +184,10 @@ struct ibvp_mbox_modify_qp {
   uint32_t qpn;       /* 0 */
   uint32_t attr_mask; /* 4: IBVP_QP_* bits (libibverbs ibv_qp_attr_mask values) */
   uint32_t qp_state;  /* 8: IBVP_QPS_* */
-  uint32_t cur_state; /* 12: the state the driver believes the QP is in */
+  uint8_t cur_state;  /* 12: the state the driver believes the QP is in */
+  uint8_t max_rd_atomic;      /* 13: v8: RDMA READs and atomics this QP has outstanding as requester */
+  uint8_t max_dest_rd_atomic; /* 14: v8: responder resources: atomic results kept for duplicates */
+  uint8_t reserved_v8;        /* 15 */
   uint32_t qkey;      /* 16 */
   uint32_t dest_qpn;  /* 20 */
   uint32_t rq_psn;    /* 24 */
@@ -248,9 +256,11 @@ enum {
   IBVP_QP_MIN_RNR_TIMER = 1 << 15, IBVP_QP_SQ_PSN = 1 << 16, IBVP_QP_MAX_DEST_RD_ATOMIC = 1 << 17,
   IBVP_QP_DEST_QPN = 1 << 20
 };
-enum { IBVP_ACCESS_LOCAL_WRITE = 1, IBVP_ACCESS_REMOTE_WRITE = 2, IBVP_ACCESS_REMOTE_READ = 4 };
+enum { IBVP_ACCESS_LOCAL_WRITE = 1, IBVP_ACCESS_REMOTE_WRITE = 2, IBVP_ACCESS_REMOTE_READ = 4,
+       IBVP_ACCESS_REMOTE_ATOMIC = 8 /* v8 */ };
 enum { IBVP_MTU_256 = 1, IBVP_MTU_512, IBVP_MTU_1024, IBVP_MTU_2048, IBVP_MTU_4096 };
-enum { IBVP_WR_RDMA_WRITE = 0, IBVP_WR_RDMA_WRITE_WITH_IMM, IBVP_WR_SEND, IBVP_WR_SEND_WITH_IMM, IBVP_WR_RDMA_READ };
+enum { IBVP_WR_RDMA_WRITE = 0, IBVP_WR_RDMA_WRITE_WITH_IMM, IBVP_WR_SEND, IBVP_WR_SEND_WITH_IMM, IBVP_WR_RDMA_READ,
+       IBVP_WR_ATOMIC_CMP_AND_SWP /* v8 */, IBVP_WR_ATOMIC_FETCH_AND_ADD /* v8 */ };
 enum { IBVP_SEND_FENCE = 1, IBVP_SEND_SIGNALED = 2, IBVP_SEND_SOLICITED = 4, IBVP_SEND_INLINE = 8 };
 enum {
   IBVP_WC_SUCCESS = 0, IBVP_WC_LOC_LEN_ERR, IBVP_WC_LOC_QP_OP_ERR, IBVP_WC_LOC_EEC_OP_ERR,
@@ -258,7 +268,8 @@ enum {
   IBVP_WC_LOC_ACCESS_ERR, IBVP_WC_REM_INV_REQ_ERR, IBVP_WC_REM_ACCESS_ERR, IBVP_WC_REM_OP_ERR,
   IBVP_WC_RETRY_EXC_ERR, IBVP_WC_RNR_RETRY_EXC_ERR
 };
-enum { IBVP_WC_SEND = 0, IBVP_WC_RDMA_WRITE = 1, IBVP_WC_RDMA_READ = 2, IBVP_WC_RECV = 128, IBVP_WC_RECV_RDMA_WITH_IMM = 129 };
+enum { IBVP_WC_SEND = 0, IBVP_WC_RDMA_WRITE = 1, IBVP_WC_RDMA_READ = 2, IBVP_WC_COMP_SWAP = 3 /* v8 */,
+       IBVP_WC_FETCH_ADD = 4 /* v8 */, IBVP_WC_RECV = 128, IBVP_WC_RECV_RDMA_WITH_IMM = 129 };
 enum { IBVP_WC_GRH = 1, IBVP_WC_WITH_IMM = 2 };
 
 /* ---------------------------------------------------------------------------------------
@@ -289,13 +300,26 @@ struct ibvp_send_wqe {
   uint32_t sge_lkey;    /* 28 */
   uint64_t remote_addr; /* 32: RDMA */
   uint32_t rkey;        /* 40: RDMA */
-  uint32_t remote_qpn;  /* 44: UD */
-  uint32_t remote_qkey; /* 48: UD */
-  uint16_t dlid;        /* 52: UD address vector */
-  uint8_t sl;           /* 54: UD address vector */
-  uint8_t reserved1;    /* 55 */
-  uint32_t bf_pi;       /* 56: v6, BlueFlame: the SQ producer index after this WQE (the doorbell) */
-  uint32_t reserved2;   /* 60 */
+  uint32_t bf_pi;       /* 44: v6, BlueFlame: the SQ producer index after this WQE (the doorbell);
+                           v8: at 44 (was 56) */
+  /* v8: UD WQEs carry an address vector, atomic WQEs (RC only) their operands, in one place
+   * (as libibverbs' wr.ud and wr.atomic). An atomic's remote_addr and rkey name the 8-byte
+   * target (8-byte aligned, IBA 9.4.5); its SGE the 8-byte local buffer that receives the
+   * original value. */
+  union {
+    struct {
+      uint32_t remote_qpn;  /* 48: UD */
+      uint32_t remote_qkey; /* 52: UD */
+      uint16_t dlid;        /* 56: UD address vector */
+      uint8_t sl;           /* 58: UD address vector */
+      uint8_t reserved1;    /* 59 */
+      uint32_t reserved2;   /* 60 */
+    };
+    struct {
+      uint64_t compare_add; /* 48: CMP_AND_SWP: the compare value; FETCH_AND_ADD: the addend */
+      uint64_t swap;        /* 56: CMP_AND_SWP: the value written when the compare matches */
+    };
+  };
 };
 struct ibvp_recv_wqe {
   uint64_t wr_id;    /* 0 */
@@ -350,7 +374,13 @@ enum {
   IBVP_TX_RDMA_READ_REQ = 5, IBVP_TX_READ_RESP = 6,
   /* Congestion notification packet (IBA annex A10, BTH opcode 0x81): BTH only, BECN set,
    * DestQP = the QP that sent the marked packet; any qp_type, no payload. */
-  IBVP_TX_CNP = 7
+  IBVP_TX_CNP = 7,
+  /* v8: RC atomics (IBA 9.4.5): one request packet with AtomicETH (remote_addr, rkey,
+   * atomic_data, atomic_compare), no payload; the responder's ATOMIC ACKNOWLEDGE carries AETH
+   * and AtomicAckETH (atomic_data: the original value). */
+  IBVP_TX_ATOMIC_CMP_SWAP = 8,
+  IBVP_TX_ATOMIC_FETCH_ADD = 9,
+  IBVP_TX_ATOMIC_ACK = 10
 };
 /* ibvp_tx_desc.cc_flags */
 enum {
@@ -392,6 +422,10 @@ struct ibvp_tx_desc {
   uint32_t cc_ipd_q8;   /* congestion control rate of the flow (src_qp, dlid): after each of
                            its packets of duration d, the flow's next packet waits
                            cc_ipd_q8 * d / 256 after the tail (1/256 packet times; 0: none) */
+  uint32_t reserved3;
+  uint64_t atomic_data;    /* v8: AtomicETH Swap (CMP_SWAP) or Add (FETCH_ADD) data; ATOMIC_ACK:
+                              AtomicAckETH's original data */
+  uint64_t atomic_compare; /* v8: AtomicETH Compare data (CMP_SWAP) */
 };
 
 /* A received packet, after the rx engine checked its CRCs and lengths. Its payload stays
@@ -417,9 +451,12 @@ struct ibvp_rx_packet {
   uint8_t ecn;        /* IBVP_RX_FECN | IBVP_RX_BECN: BTH.FECN / BTH.BECN as received */
   uint32_t aeth_msn;
   uint32_t payload_len;
-  uint64_t reth_va;   /* RETH (RDMA WRITE first/only, READ request) */
-  uint32_t reth_rkey;
-  uint32_t reth_dma_len;
+  uint64_t reth_va;   /* RETH (RDMA WRITE first/only, READ request); v8: an atomic's AtomicETH VA */
+  uint32_t reth_rkey; /* v8: an atomic's AtomicETH R_Key too */
+  uint32_t reth_dma_len; /* v8: an atomic's 8 */
+  uint64_t atomic_swap_add; /* v8: AtomicETH Swap or Add data */
+  uint64_t atomic_compare;  /* v8: AtomicETH Compare data */
+  uint64_t atomic_orig;     /* v8: AtomicAckETH original remote data (ATOMIC ACKNOWLEDGE) */
 };
 
 enum { IBVP_RX_FECN = 1, IBVP_RX_BECN = 2 };
@@ -473,6 +510,8 @@ enum ibvp_counter {
   IBVP_CNT_MADS_TO_HOST,      /* v5: MADs passed to the host's management software */
   IBVP_CNT_RNR_NAKS_SENT,     /* v7: RNR NAKs a responder sent (a SEND found no receive WQE) */
   IBVP_CNT_RNR_RETRIES,       /* v7: RNR NAKs a requester waited out and retried after */
+  IBVP_CNT_ATOMICS,           /* v8: atomics a responder executed (each once) */
+  IBVP_CNT_ATOMIC_REPLAYS,    /* v8: duplicate atomics answered from the saved results */
   IBVP_CNT_COUNT
 };
 

@@ -131,6 +131,9 @@ uint32_t packet_count(const ibvp_tx_desc& d) {
 ib::Opcode opcode_for(const ibvp_tx_desc& d, uint32_t index, uint32_t count) {
   if (d.op == IBVP_TX_ACK) return ib::Opcode::rc_acknowledge;
   if (d.op == IBVP_TX_CNP) return ib::Opcode::cnp;
+  if (d.op == IBVP_TX_ATOMIC_CMP_SWAP) return ib::Opcode::rc_compare_swap;
+  if (d.op == IBVP_TX_ATOMIC_FETCH_ADD) return ib::Opcode::rc_fetch_add;
+  if (d.op == IBVP_TX_ATOMIC_ACK) return ib::Opcode::rc_atomic_acknowledge;
   if (d.op == IBVP_TX_RDMA_READ_REQ) return ib::Opcode::rc_rdma_read_request;
   if (d.op == IBVP_TX_READ_RESP) {
     if (count == 1) return ib::Opcode::rc_rdma_read_response_only;
@@ -726,9 +729,13 @@ int Hca::hal_tx_post(const ibvp_tx_desc* d) {
   hal_call();
   if (d == nullptr || d->vl >= cfg_.data_vls || !is_mtu(d->mtu_bytes) || d->dlid == 0) return -1;
   if (d->qp_type != IBVP_QPT_RC && d->qp_type != IBVP_QPT_UC && d->qp_type != IBVP_QPT_UD) return -1;
-  if (d->op > IBVP_TX_CNP) return -1;
+  if (d->op > IBVP_TX_ATOMIC_ACK) return -1;
   if (d->op == IBVP_TX_CNP && d->payload_len != 0) return -1;
-  const bool rc_only = d->op == IBVP_TX_ACK || d->op == IBVP_TX_RDMA_READ_REQ || d->op == IBVP_TX_READ_RESP;
+  // Atomic requests and their acknowledgements (IBA 9.4.5) are RC packets without payload.
+  const bool atomic = d->op >= IBVP_TX_ATOMIC_CMP_SWAP && d->op <= IBVP_TX_ATOMIC_ACK;
+  if (atomic && d->payload_len != 0) return -1;
+  const bool rc_only =
+      d->op == IBVP_TX_ACK || d->op == IBVP_TX_RDMA_READ_REQ || d->op == IBVP_TX_READ_RESP || atomic;
   if (rc_only && d->qp_type != IBVP_QPT_RC) return -1;
   const bool rdma_write = d->op == IBVP_TX_RDMA_WRITE || d->op == IBVP_TX_RDMA_WRITE_IMM;
   if (rdma_write && d->qp_type == IBVP_QPT_UD) return -1;  // IBA Table 38: no UD RDMA
@@ -864,7 +871,7 @@ ib::Packet* Hca::build_packet(const ibvp_tx_desc& d, uint32_t index, uint32_t co
   // RC asks for an ACK on the last packet of a message (IBA 9.7.6.1.2 lets the requester
   // choose; one per message is what current HCAs do for short messages).
   p->bth.ack_req = d.qp_type == IBVP_QPT_RC && d.op != IBVP_TX_ACK && d.op != IBVP_TX_READ_RESP &&
-                   d.op != IBVP_TX_CNP && (last || (d.cc_flags & IBVP_TXF_ACKREQ) != 0);
+                   d.op != IBVP_TX_CNP && d.op != IBVP_TX_ATOMIC_ACK && (last || (d.cc_flags & IBVP_TXF_ACKREQ) != 0);
   p->bth.psn = (d.psn + index) & 0xFFFFFF;
   // Congestion: an ACK returning a mark, or a CNP (IBA annex A10), carries BECN.
   p->bth.becn = (d.cc_flags & IBVP_TXF_BECN) != 0 || d.op == IBVP_TX_CNP;
@@ -877,6 +884,12 @@ ib::Packet* Hca::build_packet(const ibvp_tx_desc& d, uint32_t index, uint32_t co
   p->reth.va = d.remote_addr;
   p->reth.r_key = d.rkey;
   p->reth.dma_len = d.op == IBVP_TX_RDMA_READ_REQ ? d.dma_len : d.payload_len;
+  // AtomicETH on an atomic request, AtomicAckETH on its acknowledgement (IBA 9.3.4, 9.3.6).
+  p->atomic_eth.va = d.remote_addr;
+  p->atomic_eth.r_key = d.rkey;
+  p->atomic_eth.swap_add = d.atomic_data;
+  p->atomic_eth.compare = d.atomic_compare;
+  p->atomic_ack_eth.orig = d.atomic_data;
   p->payload_bytes = bytes;
   if (bytes > 0) p->payload.assign(payload, payload + bytes);
   p->finalize_lengths();
@@ -888,7 +901,9 @@ ib::Packet* Hca::build_packet(const ibvp_tx_desc& d, uint32_t index, uint32_t co
   p->src_node = node_;
   p->created = sc_core::sc_time_stamp();
   const auto tag = flow_of_qp_.find(d.src_qp);
-  p->flow = tag == flow_of_qp_.end() || d.op == IBVP_TX_ACK || d.op == IBVP_TX_CNP ? ib::kNoFlow : tag->second;
+  p->flow = tag == flow_of_qp_.end() || d.op == IBVP_TX_ACK || d.op == IBVP_TX_CNP || d.op == IBVP_TX_ATOMIC_ACK
+                ? ib::kNoFlow
+                : tag->second;
   if (p->flow != ib::kNoFlow && !reserved_of_qp_.empty()) {
     const auto r = reserved_of_qp_.find(d.src_qp);
     if (r != reserved_of_qp_.end()) p->reserved_bps = r->second;
@@ -1384,6 +1399,14 @@ void Hca::rx_ready(ib::Packet* p) {
   i.reth_va = h.reth.va;
   i.reth_rkey = h.reth.r_key;
   i.reth_dma_len = h.reth.dma_len;
+  if (layout.atomic_eth) {  // the atomic's target in the RETH's fields (ibvp_hal.h, v8)
+    i.reth_va = h.atomic_eth.va;
+    i.reth_rkey = h.atomic_eth.r_key;
+    i.reth_dma_len = 8;
+    i.atomic_swap_add = h.atomic_eth.swap_add;
+    i.atomic_compare = h.atomic_eth.compare;
+  }
+  i.atomic_orig = h.atomic_ack_eth.orig;
   if (test_rx_drop_ && test_rx_drop_(i)) {
     ++test_rx_dropped_;
     rx_items_.put(item);

@@ -301,7 +301,9 @@ int modify_qp(QueuePair* qp, const QpAttr& attr, uint32_t attr_mask) {
   m.qpn = qp->qp_num;
   m.attr_mask = attr_mask;
   m.qp_state = static_cast<uint32_t>(next);
-  m.cur_state = static_cast<uint32_t>(qp->state);
+  m.cur_state = static_cast<uint8_t>(qp->state);
+  m.max_rd_atomic = attr.max_rd_atomic;
+  m.max_dest_rd_atomic = attr.max_dest_rd_atomic;
   m.qkey = attr.qkey;
   m.dest_qpn = attr.dest_qp_num;
   m.rq_psn = attr.rq_psn;
@@ -339,9 +341,12 @@ int post_send(QueuePair* qp, SendWr* wr, SendWr** bad_wr) {
   uint32_t slot_bytes = 0;
   for (SendWr* w = wr; w != nullptr; w = w->next) {
     const bool inl = (w->send_flags & SEND_INLINE) != 0;
+    const bool atomic = w->opcode == WrOpcode::atomic_cmp_and_swp || w->opcode == WrOpcode::atomic_fetch_and_add;
     const uint32_t inline_len = inl && w->num_sge == 1 ? w->sg.length : 0;
     if (!state_ok || w->num_sge < 0 || w->num_sge > 1) err = EINVAL;
     else if (qp->qp_type == QpType::ud && w->ud.ah == nullptr) err = EINVAL;
+    // Atomics are RC only and never inline (IBA 9.4.5; libibverbs returns EINVAL).
+    else if (atomic && (qp->qp_type != QpType::rc || inl)) err = EINVAL;
     // libibverbs (mlx5): inline data beyond the QP's max_inline_data, or on a READ, is EINVAL.
     else if (inl && (inline_len > qp->max_inline || w->opcode == WrOpcode::rdma_read)) err = EINVAL;
     else if (qp->sq_head - qp->sq_tail >= qp->sq_entries) err = ENOMEM;
@@ -359,8 +364,12 @@ int post_send(QueuePair* qp, SendWr* wr, SendWr** bad_wr) {
       e.sge_length = w->sg.length;
       e.sge_lkey = w->sg.lkey;
     }
-    e.remote_addr = w->rdma.remote_addr;
-    e.rkey = w->rdma.rkey;
+    e.remote_addr = atomic ? w->atomic.remote_addr : w->rdma.remote_addr;
+    e.rkey = atomic ? w->atomic.rkey : w->rdma.rkey;
+    if (atomic) {
+      e.compare_add = w->atomic.compare_add;
+      e.swap = w->atomic.swap;
+    }
     if (qp->qp_type == QpType::ud) {
       e.remote_qpn = w->ud.remote_qpn;
       e.remote_qkey = w->ud.remote_qkey;
