@@ -28,10 +28,19 @@ bool Firmware::start_wqe(uint32_t qpn, Qp& qp, SendWork& w) {
     status = IBVP_WC_LOC_QP_OP_ERR;
   else if (atomic_op && wqe.sge_length < 8)
     status = IBVP_WC_LOC_LEN_ERR;
-  else if (!inl && wqe.sge_length > 0 &&
+  else if (w.bad_sge_list || (atomic_op && w.num_sge > 1))
+    status = IBVP_WC_LOC_QP_OP_ERR;  // more SGEs than the QP was created for
+  else if (!inl && w.num_sge == 1 && wqe.sge_length > 0 &&
            !mr_covers(wqe.sge_lkey, qp.pdn, wqe.sge_addr, atomic_op ? 8 : wqe.sge_length,
                       read_op || atomic_op ? IBVP_ACCESS_LOCAL_WRITE : 0))
     status = IBVP_WC_LOC_PROT_ERR;
+  else if (!inl && w.num_sge > 1) {
+    // v8: every SGE of the list inside its region (a READ's, which receive, writable).
+    for (uint32_t i = 0; i < w.num_sge; ++i)
+      if (w.sge[i].length > 0 && !mr_covers(w.sge[i].lkey, qp.pdn, w.sge[i].addr, w.sge[i].length,
+                                            read_op ? IBVP_ACCESS_LOCAL_WRITE : 0))
+        status = IBVP_WC_LOC_PROT_ERR;
+  }
   else if (ud && wqe.sge_length > kPortMtu)
     status = IBVP_WC_LOC_LEN_ERR;
   if (status != IBVP_WC_SUCCESS) {
@@ -130,7 +139,12 @@ void Firmware::post_next_packet(uint32_t qpn, Qp& qp) {
   d.notify_done = 1;
   d.cookie = make_cookie(qpn, w.wqe_counter, last);
   const bool inl = (wqe.flags & IBVP_SEND_INLINE) != 0 && !is_rd_atomic(wqe.opcode);
-  if ((inl ? hal_->tx_post_inline(c_, &d, w.inline_data.data()) : hal_->tx_post(c_, &d)) != 0) {
+  // v8: a payload of several SGEs is gathered by the tx engine, one DMA read per piece.
+  const bool gather = !inl && w.num_sge > 1 && d.op != IBVP_TX_RDMA_READ_REQ;
+  const int posted = inl      ? hal_->tx_post_inline(c_, &d, w.inline_data.data())
+                     : gather ? hal_->tx_post_gather(c_, &d, w.sge.data(), w.num_sge)
+                              : hal_->tx_post(c_, &d);
+  if (posted != 0) {
     complete_send(qpn, qp, w, IBVP_WC_LOC_QP_OP_ERR, true);
     qp.sq.erase(qp.sq.begin() + qp.send_idx);
     enter_error(qpn, qp);
@@ -194,7 +208,8 @@ void Firmware::receive_read_response(uint32_t qpn, Qp& qp, const ibvp_rx_packet&
     enter_error(qpn, qp);
     return;
   }
-  if (rx.payload_len > 0 && hal_->rx_scatter(c_, 0, w.wqe.sge_addr + offset, rx.payload_len) != 0) {
+  // Into the READ's SGEs in order (v8), the message's bytes [offset, offset + payload_len).
+  if (rx.payload_len > 0 && !scatter(w.sge.data(), w.num_sge, offset, 0, rx.payload_len, nullptr)) {
     const SendWork bad = w;
     qp.sq.pop_front();
     qp.send_idx--;

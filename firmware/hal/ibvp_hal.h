@@ -49,7 +49,10 @@ extern "C" {
                                 FETCH_ADD, IBVP_TX_ATOMIC_*, ibvp_tx_desc.atomic_*, ibvp_rx_packet.atomic_*;
                                 ibvp_send_wqe: bf_pi at 44, the UD fields from 48 sharing their bytes
                                 with compare_add and swap); ibvp_mbox_modify_qp.cur_state 8 bits, then
-                                max_rd_atomic and max_dest_rd_atomic */
+                                max_rd_atomic and max_dest_rd_atomic; multiple SGEs (struct ibvp_sge,
+                                ibvp_send_wqe.num_sge, ibvp_recv_wqe.num_sge, ibvp_mbox_qp.qp_type 8 bits
+                                then max_send_sge and max_recv_sge, ibvp_send_stride_sge,
+                                ibvp_recv_stride, tx_post_gather) */
 
 /* ---------------------------------------------------------------------------------------
  * Register map (BAR0 byte offsets; 32-bit registers, 32-bit accesses).
@@ -163,7 +166,10 @@ struct ibvp_mbox_cq {
   uint64_t event_addr; /* 16: 32-bit counter the HCA increments (DMA write) on an armed event; 0: none */
 };
 struct ibvp_mbox_qp {
-  uint32_t qp_type;      /* 0: IBVP_QPT_* (libibverbs values) */
+  uint8_t qp_type;       /* 0: IBVP_QPT_* (libibverbs values); v8: 8 bits (was 32) */
+  uint8_t max_send_sge;  /* 1: v8: SGEs a send WQE may carry (0 counts as 1; at most IBVP_MAX_SGE) */
+  uint8_t max_recv_sge;  /* 2: v8: SGEs a receive WQE may carry (0 counts as 1); an SRQ's QP: 1 */
+  uint8_t reserved_v8;   /* 3 */
   uint32_t pdn;          /* 4 */
   uint32_t send_cqn;     /* 8 */
   uint32_t recv_cqn;     /* 12 */
@@ -281,9 +287,31 @@ enum { IBVP_WC_GRH = 1, IBVP_WC_WITH_IMM = 2 };
 /* v6: the most inline data a send WQE carries: with its 64-byte WQE, 256 bytes, one
  * BlueFlame buffer (mlx5's BF buffers are 256 bytes too). */
 #define IBVP_MAX_INLINE_DATA 192u
+/* v8: one scatter/gather element (libibverbs struct ibv_sge). A WQE's first SGE is in the WQE;
+ * with num_sge n > 1 the others, n - 1 of 16 bytes each, follow it in its ring slot (a send
+ * WQE's at byte 64, a receive WQE's at byte 32), as mlx5's data segments do. */
+struct ibvp_sge {
+  uint64_t addr;
+  uint32_t length;
+  uint32_t lkey;
+};
+#define IBVP_SGE_BYTES 16u
+#define IBVP_MAX_SGE 8u /* per WQE, send and receive (ibv_device_attr.max_sge) */
 /* v6: bytes of one send ring slot of a QP created with `max_inline`. */
 static inline uint32_t ibvp_send_stride(uint32_t max_inline) {
   return IBVP_SEND_WQE_BYTES + (max_inline + IBVP_SEND_WQE_BYTES - 1) / IBVP_SEND_WQE_BYTES * IBVP_SEND_WQE_BYTES;
+}
+/* v8: the send slot of a QP created with `max_inline` and `max_sge`: room after the WQE for
+ * the larger of its inline data and its SGEs beyond the first, in 64-byte units. */
+static inline uint32_t ibvp_send_stride_sge(uint32_t max_inline, uint32_t max_sge) {
+  const uint32_t sges = max_sge > 1 ? (max_sge - 1) * IBVP_SGE_BYTES : 0;
+  return ibvp_send_stride(max_inline > sges ? max_inline : sges);
+}
+/* v8: the receive slot of a QP created with `max_sge`: the WQE and its SGEs beyond the first,
+ * in 32-byte units. */
+static inline uint32_t ibvp_recv_stride(uint32_t max_sge) {
+  const uint32_t sges = max_sge > 1 ? (max_sge - 1) * IBVP_SGE_BYTES : 0;
+  return IBVP_RECV_WQE_BYTES + (sges + IBVP_RECV_WQE_BYTES - 1) / IBVP_RECV_WQE_BYTES * IBVP_RECV_WQE_BYTES;
 }
 /* UD receive buffers start with room for a GRH (libibverbs semantics): the payload lands
  * 40 bytes in, and byte_len counts those 40 bytes. */
@@ -292,7 +320,9 @@ static inline uint32_t ibvp_send_stride(uint32_t max_inline) {
 struct ibvp_send_wqe {
   uint8_t opcode;       /* 0: IBVP_WR_* */
   uint8_t flags;        /* 1: IBVP_SEND_* (FENCE, SIGNALED, SOLICITED, INLINE) */
-  uint16_t reserved0;   /* 2 */
+  uint8_t num_sge;      /* 2: v8: SGEs; 0 or 1: the one below; n > 1: n - 1 more follow at byte 64
+                           (struct ibvp_sge; not with INLINE, whose data the CPU gathered) */
+  uint8_t reserved0;    /* 3 */
   uint32_t imm_data;    /* 4: sent as ImmDt, big-endian on the wire, as the host stored it */
   uint64_t wr_id;       /* 8 */
   uint64_t sge_addr;    /* 16: one scatter/gather element (INLINE: unused) */
@@ -326,7 +356,8 @@ struct ibvp_recv_wqe {
   uint64_t addr;     /* 8 */
   uint32_t length;   /* 16 */
   uint32_t lkey;     /* 20 */
-  uint64_t reserved; /* 24 */
+  uint32_t num_sge;  /* 24: v8: SGEs; 0 or 1: the one above; n > 1: n - 1 more follow at byte 32 */
+  uint32_t reserved; /* 28 */
 };
 /* Written by the HCA; valid when (owner & 1) equals the pass bit the consumer expects:
  * 1 on the first pass over the (zeroed) ring, 0 on the second, and so on. */
@@ -586,6 +617,10 @@ struct ibvp_hal {
    * no DMA read; the packets are ready tx_pipeline_delay after the call. payload_addr is
    * ignored; at most IBVP_MAX_INLINE_DATA bytes. */
   int (*tx_post_inline)(void* ctx, const struct ibvp_tx_desc* desc, const void* payload);
+  /* v8. As tx_post, but the payload is gathered from `num_sge` host buffers in order (one DMA
+   * read per SGE piece of each packet); their lengths add up to payload_len, payload_addr is
+   * ignored. At most IBVP_MAX_SGE. */
+  int (*tx_post_gather)(void* ctx, const struct ibvp_tx_desc* desc, const struct ibvp_sge* sges, uint32_t num_sge);
 };
 
 /* What an image exports. */

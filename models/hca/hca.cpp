@@ -116,6 +116,10 @@ struct HalBridge {
     HalCall g;
     return h(c).hal_tx_post_inline(d, p);
   }
+  static int tx_post_gather(void* c, const ibvp_tx_desc* d, const ibvp_sge* s, uint32_t n) {
+    HalCall g;
+    return h(c).hal_tx_post_gather(d, s, n);
+  }
 };
 
 namespace {
@@ -244,6 +248,7 @@ Hca::Hca(sc_core::sc_module_name name, uint32_t node, uint16_t lid, const HcaCon
   hal_.mad_to_host = &HalBridge::mad_to_host;
   hal_.doorbell_wqe = &HalBridge::doorbell_wqe;
   hal_.tx_post_inline = &HalBridge::tx_post_inline;
+  hal_.tx_post_gather = &HalBridge::tx_post_gather;
   lmc_ = cfg_.lmc;
   port_state_ = cfg_.port_state;
   for (size_t i = 0; i < cfg_.vlarb.high.size() && i < IBVP_VLARB_ENTRIES; ++i)
@@ -764,6 +769,22 @@ int Hca::hal_tx_post_inline(const ibvp_tx_desc* d, const void* payload) {
   return 0;
 }
 
+int Hca::hal_tx_post_gather(const ibvp_tx_desc* d, const ibvp_sge* sges, uint32_t num_sge) {
+  // The checks of tx_post (one HAL call is charged there), and a list that holds the payload.
+  uint64_t total = 0;
+  for (uint32_t i = 0; sges != nullptr && i < num_sge && i < IBVP_MAX_SGE; ++i) total += sges[i].length;
+  if (d == nullptr || sges == nullptr || num_sge == 0 || num_sge > IBVP_MAX_SGE || total != d->payload_len) {
+    hal_call();
+    return -1;
+  }
+  const int rc = hal_tx_post(d);
+  if (rc != 0) return rc;
+  TxJob& job = tx_jobs_.back();
+  job.num_sge = num_sge;
+  std::copy(sges, sges + num_sge, job.sge.begin());
+  return 0;
+}
+
 int Hca::hal_rx_scatter(uint32_t offset, uint64_t address, uint32_t len) {
   hal_call();
   if (rx_current_ == nullptr || !in_core_) return -1;
@@ -986,17 +1007,41 @@ void Hca::tx_thread() {
         if (dma_reads_done_ps_.size() < cfg_.dma_max_outstanding_reads) break;
         sc_core::wait(sc_core::sc_time::from_value(dma_reads_done_ps_.front() - agenda_.now_ps()));
       }
-      tlm::tlm_generic_payload t;
-      t.set_command(tlm::TLM_READ_COMMAND);
-      t.set_address(d.payload_addr + offset + at_byte);
-      t.set_data_ptr(data + at_byte);
-      t.set_data_length(bytes);
-      t.set_streaming_width(bytes);
-      t.set_response_status(tlm::TLM_INCOMPLETE_RESPONSE);
+      // One read of the packet's bytes, or (tx_post_gather) one per SGE piece they span,
+      // in order (IBA 10.7.2.1: the gather list is the message's byte order).
       sc_core::sc_time delay = sc_core::SC_ZERO_TIME;
-      dma->b_transport(t, delay);
+      bool read_ok = true;
+      const auto read = [&](uint64_t address, uint8_t* into, uint32_t n) {
+        tlm::tlm_generic_payload t;
+        t.set_command(tlm::TLM_READ_COMMAND);
+        t.set_address(address);
+        t.set_data_ptr(into);
+        t.set_data_length(n);
+        t.set_streaming_width(n);
+        t.set_response_status(tlm::TLM_INCOMPLETE_RESPONSE);
+        sc_core::sc_time piece_delay = sc_core::SC_ZERO_TIME;
+        dma->b_transport(t, piece_delay);
+        delay = std::max(delay, piece_delay);
+        read_ok = read_ok && t.is_response_ok();
+      };
+      if (job.num_sge == 0) {
+        read(d.payload_addr + offset + at_byte, data + at_byte, bytes);
+      } else {
+        uint64_t at = offset + at_byte, sge_start = 0;  // message offset of the piece, of SGE k
+        uint32_t left = bytes;
+        uint8_t* into = data + at_byte;
+        for (uint32_t k = 0; k < job.num_sge && left > 0; sge_start += job.sge[k].length, ++k) {
+          const ibvp_sge& s = job.sge[k];
+          if (at >= sge_start + s.length) continue;
+          const uint32_t n = static_cast<uint32_t>(std::min<uint64_t>(left, sge_start + s.length - at));
+          read(s.addr + (at - sge_start), into, n);
+          at += n;
+          into += n;
+          left -= n;
+        }
+      }
       tx_payload_read_bytes_ += bytes;
-      if (!t.is_response_ok()) {
+      if (!read_ok) {
         // The firmware checked the key and bounds; a failure here is an address outside
         // host memory. The rest of the window is not sent; the firmware hears of it if it
         // asked to.

@@ -87,8 +87,11 @@ struct Sge {
 struct SendWr {
   uint64_t wr_id = 0;
   SendWr* next = nullptr;
-  Sge sg;               // the scatter/gather list: one element (num_sge 0 or 1)
+  Sge sg;               // the scatter/gather list of one element (num_sge 0 or 1, sg_list null)
   int num_sge = 1;
+  // libibverbs' sg_list: num_sge elements (at most the QP's max_send_sge), gathered in order
+  // (IBA 10.7.2.1); null: `sg`.
+  Sge* sg_list = nullptr;
   WrOpcode opcode = WrOpcode::send;
   uint32_t send_flags = 0;
   uint32_t imm_data = 0;
@@ -115,6 +118,7 @@ struct RecvWr {
   RecvWr* next = nullptr;
   Sge sg;
   int num_sge = 1;
+  Sge* sg_list = nullptr;  // num_sge elements (at most max_recv_sge; an SRQ's: 1), scattered in order; null: `sg`
 };
 struct Wc {
   uint64_t wr_id = 0;
@@ -131,8 +135,8 @@ struct Wc {
 struct QpCap {
   uint32_t max_send_wr = 64;
   uint32_t max_recv_wr = 64;
-  uint32_t max_send_sge = 1;
-  uint32_t max_recv_sge = 1;
+  uint32_t max_send_sge = 1;  // at most IBVP_MAX_SGE; SGEs 2.. take 16 bytes of the send slot each
+  uint32_t max_recv_sge = 1;  // at most IBVP_MAX_SGE (1 with an SRQ)
   // Bytes a send WQE may carry inline (IBV_SEND_INLINE); at most IBVP_MAX_INLINE_DATA. Each
   // send slot grows by this, rounded up to 64 bytes (the data follows the WQE, as in mlx5).
   uint32_t max_inline_data = 0;
@@ -202,6 +206,8 @@ struct QueuePair {
   uint32_t sq_head = 0, sq_tail = 0;  // WQEs posted; WQEs known completed (CQE wqe counter)
   uint32_t max_inline = 0;            // QpCap::max_inline_data
   uint32_t sq_stride = IBVP_SEND_WQE_BYTES;  // bytes per send slot: the WQE and its inline room
+  uint32_t rq_stride = IBVP_RECV_WQE_BYTES;  // bytes per receive slot: the WQE and its SGEs
+  uint32_t max_send_sge = 1, max_recv_sge = 1;
   uint32_t rq_head = 0, rq_tail = 0;  // receive WQEs posted; completed
   SharedReceiveQueue* srq = nullptr;  // QpInitAttr::srq
 };
