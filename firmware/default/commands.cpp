@@ -154,6 +154,10 @@ uint32_t Firmware::create_qp(uint64_t mbox, uint32_t& out) {
     return IBVP_CMD_STATUS_BAD_PARAM;
   // v6: a send slot holds the WQE and max_inline bytes in 64-byte units (ibvp_send_stride).
   if (m.max_inline > IBVP_MAX_INLINE_DATA) return IBVP_CMD_STATUS_BAD_PARAM;
+  // v8: SGE lists of up to IBVP_MAX_SGE (a send slot holds SGEs 2.. after the WQE, a receive
+  // slot after its 32 bytes); a QP on an SRQ receives into one SGE (the SRQ's ring).
+  const uint32_t send_sge = m.max_send_sge ? m.max_send_sge : 1, recv_sge = m.max_recv_sge ? m.max_recv_sge : 1;
+  if (send_sge > IBVP_MAX_SGE || recv_sge > IBVP_MAX_SGE || (srq && recv_sge > 1)) return IBVP_CMD_STATUS_BAD_PARAM;
   for (uint32_t n = kFirstQpn; n < qps_.size(); ++n) {
     if (qps_[n].valid) continue;
     Qp& qp = qps_[n];
@@ -167,7 +171,10 @@ uint32_t Firmware::create_qp(uint64_t mbox, uint32_t& out) {
     qp.rq_addr = m.rq_addr;
     qp.sq_entries = m.sq_entries;
     qp.rq_entries = m.rq_entries;
-    qp.sq_stride = ibvp_send_stride(m.max_inline);
+    qp.sq_stride = ibvp_send_stride_sge(m.max_inline, send_sge);
+    qp.rq_stride = ibvp_recv_stride(recv_sge);
+    qp.max_send_sge = send_sge;
+    qp.max_recv_sge = recv_sge;
     qp.max_inline = m.max_inline;
     qp.db_class = m.db_class;
     qp.ipd = m.ipd;
@@ -206,6 +213,9 @@ uint32_t Firmware::modify_qp(uint64_t mbox) {
     qp.sq_entries = fresh.sq_entries;
     qp.rq_entries = fresh.rq_entries;
     qp.sq_stride = fresh.sq_stride;
+    qp.rq_stride = fresh.rq_stride;
+    qp.max_send_sge = fresh.max_send_sge;
+    qp.max_recv_sge = fresh.max_recv_sge;
     qp.max_inline = fresh.max_inline;
     qp.db_class = fresh.db_class;
     qp.ipd = fresh.ipd;
@@ -232,6 +242,9 @@ uint32_t Firmware::modify_qp(uint64_t mbox) {
   if (m.attr_mask & IBVP_QP_RETRY_CNT) qp.retry_cnt = qp.retries_left = m.retry_cnt & 7;
   if (m.attr_mask & IBVP_QP_RNR_RETRY) qp.rnr_retry = qp.rnr_retries_left = m.rnr_retry & 7;
   if (m.attr_mask & IBVP_QP_MIN_RNR_TIMER) qp.min_rnr_timer = m.min_rnr_timer & 0x1F;
+  // v8: 0 would allow no READ or atomic at all; libibverbs' default is 1.
+  if (m.attr_mask & IBVP_QP_MAX_QP_RD_ATOMIC) qp.max_rd_atomic = m.max_rd_atomic ? m.max_rd_atomic : 1;
+  if (m.attr_mask & IBVP_QP_MAX_DEST_RD_ATOMIC) qp.max_dest_rd_atomic = m.max_dest_rd_atomic ? m.max_dest_rd_atomic : 1;
   qp.state = next;
   if (next == IBVP_QPS_ERR) enter_error(m.qpn, qp);
   // WQEs posted before RTS go out now.

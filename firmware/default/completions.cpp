@@ -70,6 +70,8 @@ void Firmware::complete_send(uint32_t qpn, const Qp& qp, const SendWork& w, uint
     case IBVP_WR_RDMA_WRITE:
     case IBVP_WR_RDMA_WRITE_WITH_IMM: cqe.opcode = IBVP_WC_RDMA_WRITE; break;
     case IBVP_WR_RDMA_READ: cqe.opcode = IBVP_WC_RDMA_READ; break;
+    case IBVP_WR_ATOMIC_CMP_AND_SWP: cqe.opcode = IBVP_WC_COMP_SWAP; break;
+    case IBVP_WR_ATOMIC_FETCH_AND_ADD: cqe.opcode = IBVP_WC_FETCH_ADD; break;
     default: cqe.opcode = IBVP_WC_SEND; break;
   }
   cqe.status = status;

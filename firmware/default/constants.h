@@ -56,6 +56,11 @@ inline uint64_t rnr_timer_ps(uint8_t code) {
                                        40960,  61440, 81920, 122880, 163840, 245760, 327680, 491520};
   return uint64_t{kUs[code & 31]} * 1'000'000;
 }
+// RDMA READs and atomics (IBA 9.4.5) wait for their data in a response, not for an ACK.
+inline bool is_atomic(uint8_t wr_opcode) {
+  return wr_opcode == IBVP_WR_ATOMIC_CMP_AND_SWP || wr_opcode == IBVP_WR_ATOMIC_FETCH_AND_ADD;
+}
+inline bool is_rd_atomic(uint8_t wr_opcode) { return wr_opcode == IBVP_WR_RDMA_READ || is_atomic(wr_opcode); }
 inline uint32_t mtu_bytes(uint8_t code) { return code >= IBVP_MTU_256 && code <= IBVP_MTU_4096 ? 128u << code : 0; }
 
 }  // namespace ibvp::fw

@@ -90,12 +90,19 @@ void Firmware::fetch_recv_wqes(Qp& qp) {
     uint32_t n = qp.rq_pi - qp.rq_fetched;
     if (n > qp.rq_entries - idx) n = qp.rq_entries - idx;  // contiguous run up to the ring's end
     if (n > kFetchBatch) n = kFetchBatch;
-    ibvp_recv_wqe buf[kFetchBatch];
-    if (hal_->dma_read(c_, qp.rq_addr + uint64_t{idx} * IBVP_RECV_WQE_BYTES, buf, n * IBVP_RECV_WQE_BYTES) != 0) {
+    // A slot is rq_stride bytes: the WQE, then its SGEs beyond the first (v8); 512 B per read.
+    const uint32_t batch = kFetchBatch * IBVP_RECV_WQE_BYTES / qp.rq_stride;
+    if (n > batch) n = batch;
+    uint8_t buf[kFetchBatch * IBVP_RECV_WQE_BYTES];
+    if (hal_->dma_read(c_, qp.rq_addr + uint64_t{idx} * qp.rq_stride, buf, n * qp.rq_stride) != 0) {
       hal_->log(c_, IBVP_LOG_ERROR, "receive WQE fetch failed");
       return;
     }
-    for (uint32_t i = 0; i < n; ++i) qp.recv_cache.push_back(buf[i]);
+    for (uint32_t i = 0; i < n; ++i) {
+      RecvWork w = recv_work(buf + size_t{i} * qp.rq_stride, qp.rq_stride);
+      if (w.num_sge > qp.max_recv_sge) w.length = 0;  // more SGEs than the QP takes: nothing fits
+      qp.recv_cache.push_back(w);
+    }
     qp.rq_fetched += n;
   }
 }
@@ -125,9 +132,24 @@ void Firmware::fetch_send_wqes(uint32_t qpn, Qp& qp) {
 void Firmware::accept_send_wqe(uint32_t qpn, Qp& qp, const uint8_t* slot, uint32_t bytes) {
   SendWork w;
   std::memcpy(&w.wqe, slot, sizeof w.wqe);
-  if ((w.wqe.flags & IBVP_SEND_INLINE) != 0 && w.wqe.sge_length <= qp.max_inline &&
-      w.wqe.sge_length <= bytes - IBVP_SEND_WQE_BYTES)
+  const bool inl = (w.wqe.flags & IBVP_SEND_INLINE) != 0;
+  if (inl && w.wqe.sge_length <= qp.max_inline && w.wqe.sge_length <= bytes - IBVP_SEND_WQE_BYTES)
     std::memcpy(w.inline_data.data(), slot + IBVP_SEND_WQE_BYTES, w.wqe.sge_length);
+  // v8: the gather list, SGEs 2.. after the WQE in its slot; the message is their total.
+  w.sge[0] = {w.wqe.sge_addr, w.wqe.sge_length, w.wqe.sge_lkey};
+  if (!inl && w.wqe.num_sge > 1) {
+    const uint32_t n = w.wqe.num_sge;
+    if (n > qp.max_send_sge || n > IBVP_MAX_SGE || bytes < IBVP_SEND_WQE_BYTES + (n - 1) * IBVP_SGE_BYTES) {
+      w.bad_sge_list = true;
+    } else {
+      std::memcpy(&w.sge[1], slot + IBVP_SEND_WQE_BYTES, (n - 1) * IBVP_SGE_BYTES);
+      uint64_t total = 0;
+      for (uint32_t i = 0; i < n; ++i) total += w.sge[i].length;
+      w.num_sge = n;
+      w.bad_sge_list = total > 0x80000000u;  // IBA 9.4: a message is at most 2^31 bytes
+      w.wqe.sge_length = static_cast<uint32_t>(total);
+    }
+  }
   w.wqe_counter = ++qp.sq_ci;
   w.seq = fetch_seq_++;
   hal_->counter_add(c_, IBVP_CNT_WQES, 1);
@@ -155,25 +177,46 @@ bool Firmware::recv_wqe_available(Qp& qp) {
   uint32_t n = pi - srq.fetched;
   if (n > srq.entries - idx) n = srq.entries - idx;
   if (n > kFetchBatch) n = kFetchBatch;
-  ibvp_recv_wqe buf[kFetchBatch];
+  uint8_t buf[kFetchBatch * IBVP_RECV_WQE_BYTES];
   if (hal_->dma_read(c_, srq.ring + uint64_t{idx} * IBVP_RECV_WQE_BYTES, buf, n * IBVP_RECV_WQE_BYTES) != 0) {
     hal_->log(c_, IBVP_LOG_ERROR, "SRQ WQE fetch failed");
     return false;
   }
-  for (uint32_t i = 0; i < n; ++i) srq.cache.push_back(buf[i]);
+  // An SRQ's WQEs have one SGE (its ring's slots are 32 bytes).
+  for (uint32_t i = 0; i < n; ++i) srq.cache.push_back(recv_work(buf + size_t{i} * IBVP_RECV_WQE_BYTES, IBVP_RECV_WQE_BYTES));
   srq.fetched += n;
   return true;
 }
 
-ibvp_recv_wqe Firmware::take_recv_wqe(Qp& qp) {
-  std::deque<ibvp_recv_wqe>& q = qp.srqn == 0 ? qp.recv_cache : srqs_[qp.srqn - 1].cache;
-  const ibvp_recv_wqe w = q.front();
+Firmware::RecvWork Firmware::take_recv_wqe(Qp& qp) {
+  std::deque<RecvWork>& q = qp.srqn == 0 ? qp.recv_cache : srqs_[qp.srqn - 1].cache;
+  const RecvWork w = q.front();
   q.pop_front();
   return w;
 }
 
-void Firmware::return_recv_wqe(Qp& qp, const ibvp_recv_wqe& w) {
+void Firmware::return_recv_wqe(Qp& qp, const RecvWork& w) {
   (qp.srqn == 0 ? qp.recv_cache : srqs_[qp.srqn - 1].cache).push_front(w);
+}
+
+Firmware::RecvWork Firmware::recv_work(const uint8_t* slot, uint32_t bytes) {
+  RecvWork w;
+  std::memcpy(static_cast<ibvp_recv_wqe*>(&w), slot, sizeof(ibvp_recv_wqe));
+  w.sge[0] = {w.addr, w.length, w.lkey};
+  const uint32_t n = w.num_sge;
+  if (n <= 1) {
+    w.num_sge = 1;
+    return w;
+  }
+  if (n > IBVP_MAX_SGE || bytes < IBVP_RECV_WQE_BYTES + (n - 1) * IBVP_SGE_BYTES) {
+    w.length = 0;  // a list the slot cannot hold: nothing fits, a message gets LOC_LEN_ERR
+    return w;
+  }
+  std::memcpy(&w.sge[1], slot + IBVP_RECV_WQE_BYTES, (n - 1) * IBVP_SGE_BYTES);
+  uint64_t total = 0;
+  for (uint32_t i = 0; i < n; ++i) total += w.sge[i].length;
+  w.length = total > 0xFFFFFFFFu ? 0xFFFFFFFFu : static_cast<uint32_t>(total);
+  return w;
 }
 
 }  // namespace ibvp::fw

@@ -9,6 +9,7 @@
 //   qp_scheduler.cpp  which QP's next packet the tx engine gets
 //   requester.cpp     send WQEs into packets, READ responses
 //   responder.cpp     received requests: UD, UC, RC SEND / WRITE / READ, multicast
+//   atomics.cpp       RC FETCH_ADD and CMP_SWAP: executed once, duplicates from saved results
 //   reliability.cpp   RC ACK/NAK, the local ACK timer, go-back-N retransmission
 //   congestion.cpp    congestion control at the source and CNPs at the destination
 //   completions.cpp   CQEs, CQ events, the error state's flush

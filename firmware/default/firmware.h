@@ -2,7 +2,7 @@
 // MR context, the doorbell and QP scheduling state and the congestion control flows, and
 // declares the handlers. It talks to the hardware only through the HAL
 // (firmware/hal/ibvp_hal.h). The transport it implements (UD, UC, RC SEND and SEND with
-// immediate, RDMA WRITE (with immediate), RC RDMA READ, RC reliability, completions) is
+// immediate, RDMA WRITE (with immediate), RC RDMA READ and atomics, RC reliability, completions) is
 // split by concern over the .cpp files beside this header; firmware.cpp lists them.
 //
 // Images are built from this code with a doorbell policy (which waiting doorbell the core
@@ -114,6 +114,11 @@ class Firmware {
     uint32_t since_armed = 0;
     bool period_timer = false;
   };
+  // A receive WQE as the responder uses it (v8): the WQE with `length` the total of its SGEs,
+  // and the SGEs (IBA 10.7.2.1), sge[0] the WQE's own.
+  struct RecvWork : ibvp_recv_wqe {
+    std::array<ibvp_sge, IBVP_MAX_SGE> sge{};
+  };
   // A shared receive queue (IBA 10.2.9): its ring, the doorbell record the driver writes its
   // producer index to, and the WQEs fetched and not yet taken.
   struct Srq {
@@ -121,7 +126,7 @@ class Firmware {
     uint64_t ring = 0, db_record = 0;
     uint32_t entries = 0, pdn = 0;
     uint32_t fetched = 0;  // WQEs read from the ring
-    std::deque<ibvp_recv_wqe> cache;
+    std::deque<RecvWork> cache;
   };
   // A send WQE from its fetch to its completion.
   struct SendWork {
@@ -138,6 +143,11 @@ class Firmware {
     bool new_flow = false;
     // IBVP_SEND_INLINE: the payload came with the WQE (its slot, or a BlueFlame doorbell).
     std::array<uint8_t, IBVP_MAX_INLINE_DATA> inline_data{};
+    // v8: the gather list (wqe.sge_length is then its total); sge[0] is the WQE's own SGE.
+    // A list the QP cannot take (over max_send_sge, or past the slot) fails at start_wqe.
+    uint32_t num_sge = 1;
+    bool bad_sge_list = false;
+    std::array<ibvp_sge, IBVP_MAX_SGE> sge{};
   };
   struct Qp {
     bool valid = false;
@@ -145,9 +155,11 @@ class Firmware {
     uint64_t sq_addr = 0, rq_addr = 0;
     uint32_t sq_entries = 0, rq_entries = 0;
     uint32_t sq_stride = IBVP_SEND_WQE_BYTES, max_inline = 0;  // v6: send slot bytes, inline limit
+    uint32_t rq_stride = IBVP_RECV_WQE_BYTES;                  // v8: receive slot bytes
+    uint32_t max_send_sge = 1, max_recv_sge = 1;               // v8: SGEs per WQE
     uint32_t sq_pi = 0, sq_ci = 0;       // producer (doorbell) and consumer (WQEs fetched)
     uint32_t rq_pi = 0, rq_fetched = 0;  // receive WQEs posted and fetched into the cache
-    std::deque<ibvp_recv_wqe> recv_cache;
+    std::deque<RecvWork> recv_cache;
     uint32_t srqn = 0;  // 1 + the SRQ it receives from; 0: its own receive queue
     uint32_t db_class = 0, ipd = 0;
     uint32_t qkey = 0, dest_qpn = 0, access = 0;
@@ -159,11 +171,21 @@ class Firmware {
     uint16_t dlid = 0;
     uint8_t sl = 0;
     uint32_t mtu_bytes = 4096;
+    // RDMA READs and atomics (IBA 9.4.5, 10.2.4): outstanding at once as requester, and the
+    // responder resources that keep executed atomics' results for their duplicates. A QP
+    // whose next WQE is over max_rd_atomic waits (rd_atomic_wait) until a response comes.
+    uint8_t max_rd_atomic = 1, max_dest_rd_atomic = 1;
+    bool rd_atomic_wait = false;
+    struct AtomicResult {
+      uint32_t psn = 0, msn = 0;
+      uint64_t orig = 0;
+    };
+    std::deque<AtomicResult> atomic_results;  // newest last, at most max_dest_rd_atomic
     // Responder: the message in progress (a SEND into `current`, or an RDMA WRITE).
     bool in_message = false;
     bool in_write = false;
     bool message_failed = false;
-    ibvp_recv_wqe current{};
+    RecvWork current{};
     uint32_t current_offset = 0;
     uint64_t write_va = 0;
     uint32_t write_len = 0;
@@ -214,8 +236,16 @@ class Firmware {
   void fetch_recv_wqes(Qp& qp);
   // The receive WQE the next message takes: the QP's own, or its SRQ's (fetched on demand).
   bool recv_wqe_available(Qp& qp);
-  ibvp_recv_wqe take_recv_wqe(Qp& qp);
-  void return_recv_wqe(Qp& qp, const ibvp_recv_wqe& w);  // UC: an abandoned message's WQE
+  RecvWork take_recv_wqe(Qp& qp);
+  void return_recv_wqe(Qp& qp, const RecvWork& w);  // UC: an abandoned message's WQE
+  // v8: a receive slot's WQE and SGEs (`bytes` of it) as the responder uses them.
+  static RecvWork recv_work(const uint8_t* slot, uint32_t bytes);
+  // Payload bytes [payload_offset, +len) of the packet being handled into bytes
+  // [msg_offset, +len) of a message laid over `n` SGEs in order (IBA 10.7.2.1); with
+  // `pdn`, each piece's region checked for local write (0 without). False: a piece outside
+  // its region or a failed DMA write.
+  bool scatter(const ibvp_sge* sge, uint32_t n, uint64_t msg_offset, uint32_t payload_offset, uint32_t len,
+               const uint32_t* pdn);
 
   // Send scheduling (qp_scheduler.cpp) and transmission (requester.cpp).
   void set_active(uint32_t qpn, Qp& qp);
@@ -256,6 +286,13 @@ class Firmware {
   void receive_read_request(uint32_t qpn, Qp& qp, const ibvp_rx_packet& rx, bool duplicate);
   void receive_ack(uint32_t qpn, Qp& qp, const ibvp_rx_packet& rx);
   void receive_read_response(uint32_t qpn, Qp& qp, const ibvp_rx_packet& rx);
+  // Atomics (atomics.cpp): the responder executes a request once and answers a duplicate
+  // from its saved results; the requester writes the original value to its SGE.
+  void receive_atomic(uint32_t qpn, Qp& qp, const ibvp_rx_packet& rx, bool duplicate);
+  void send_atomic_ack(uint32_t qpn, const Qp& qp, uint32_t psn, uint32_t msn, uint64_t orig);
+  void receive_atomic_ack(uint32_t qpn, Qp& qp, const ibvp_rx_packet& rx);
+  // IBA 9.4.5 / 10.2.4: the WQE at send_idx is a READ or atomic and max_rd_atomic are out.
+  bool rd_atomic_blocked(const Qp& qp) const;
   void responder_error(uint32_t qpn, Qp& qp, const ibvp_rx_packet& rx, uint8_t nak, uint8_t status);
   void send_ack(uint32_t qpn, Qp& qp, uint32_t psn, uint8_t syndrome);
   // A responder's packet to its RC peer (ACK, NAK, READ response): the QP's path, `psn`.

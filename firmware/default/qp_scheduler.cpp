@@ -12,7 +12,9 @@ namespace ibvp::fw {
 
 void Firmware::set_active(uint32_t qpn, Qp& qp) {
   // A QP waiting out an RNR NAK's timer sends nothing (IBA 9.7.5.2.8).
-  const bool has_work = qp.state == IBVP_QPS_RTS && !qp.rnr_wait && qp.send_idx < qp.sq.size();
+  // Nor one whose next READ or atomic would exceed max_rd_atomic (IBA 9.4.5, 10.2.4).
+  qp.rd_atomic_wait = qp.send_idx < qp.sq.size() && rd_atomic_blocked(qp);
+  const bool has_work = qp.state == IBVP_QPS_RTS && !qp.rnr_wait && qp.send_idx < qp.sq.size() && !qp.rd_atomic_wait;
   if (has_work == qp.active) return;
   qp.active = has_work;
   size_t i = 0;
@@ -27,13 +29,21 @@ void Firmware::set_active(uint32_t qpn, Qp& qp) {
   }
 }
 
+bool Firmware::rd_atomic_blocked(const Qp& qp) const {
+  if (qp.type != IBVP_QPT_RC || qp.next_packet != 0 || !is_rd_atomic(qp.sq[qp.send_idx].wqe.opcode)) return false;
+  uint32_t out = 0;  // READs and atomics sent and not answered: all before send_idx
+  for (uint32_t i = 0; i < qp.send_idx; ++i)
+    if (is_rd_atomic(qp.sq[i].wqe.opcode) && ++out >= qp.max_rd_atomic) return true;
+  return false;
+}
+
 uint8_t Firmware::next_sl(const Qp& qp) const {
   return qp.type == IBVP_QPT_UD ? static_cast<uint8_t>(qp.sq[qp.send_idx].wqe.sl & 15) : qp.sl;
 }
 
 uint32_t Firmware::next_packet_bytes(const Qp& qp) const {
   const SendWork& w = qp.sq[qp.send_idx];
-  if (w.wqe.opcode == IBVP_WR_RDMA_READ) return kHeaderRoom;  // the request: headers only
+  if (is_rd_atomic(w.wqe.opcode)) return kHeaderRoom;  // the request: headers only
   const uint32_t mtu = qp.type == IBVP_QPT_UD ? kPortMtu : qp.mtu_bytes;
   const uint64_t start = uint64_t{qp.next_packet} * mtu;
   const uint32_t rest = start >= w.wqe.sge_length ? 0 : static_cast<uint32_t>(w.wqe.sge_length - start);

@@ -95,7 +95,8 @@ void Firmware::complete_acked(uint32_t qpn, Qp& qp, uint32_t psn, bool inclusive
     const uint32_t last = psn_add(w.first_psn, w.psns - 1);
     const bool covered = inclusive ? !psn_before(psn, last) : psn_before(last, psn);
     if (!covered) break;
-    if (w.wqe.opcode == IBVP_WR_RDMA_READ) {
+    // An atomic, too, completes only with its response (ATOMIC ACKNOWLEDGE).
+    if (is_rd_atomic(w.wqe.opcode)) {
       if (rewind(qpn, qp, psn_add(w.first_psn, w.read_done))) schedule();
       break;
     }

@@ -1,7 +1,7 @@
 // The requester (IBA 9.7.5.1 and Table 38): a send WQE is checked (opcode per transport,
 // memory key, length), given its PSNs and posted to the tx engine one packet at a time
-// (SEND, SEND with immediate, RDMA WRITE (with immediate), RDMA READ request; inline data
-// from the WQE). UD and UC WQEs complete when their last packet has left (TX_DONE); RC WQEs
+// (SEND, SEND with immediate, RDMA WRITE (with immediate), RDMA READ request, atomic request;
+// inline data from the WQE). UD and UC WQEs complete when their last packet has left (TX_DONE); RC WQEs
 // wait for an ACK (reliability.cpp) or, for a READ, for its response packets, scattered
 // here in PSN order (IBA 9.7.5.1.3).
 #include "firmware/default/firmware.h"
@@ -16,16 +16,31 @@ bool Firmware::start_wqe(uint32_t qpn, Qp& qp, SendWork& w) {
   const bool send_op = wqe.opcode == IBVP_WR_SEND || wqe.opcode == IBVP_WR_SEND_WITH_IMM;
   const bool write_op = wqe.opcode == IBVP_WR_RDMA_WRITE || wqe.opcode == IBVP_WR_RDMA_WRITE_WITH_IMM;
   const bool read_op = wqe.opcode == IBVP_WR_RDMA_READ;
+  const bool atomic_op = is_atomic(wqe.opcode);
   uint8_t status = IBVP_WC_SUCCESS;
   const bool inl = (wqe.flags & IBVP_SEND_INLINE) != 0;
   // IBA Table 38: UD has SEND only, UC SEND and RDMA WRITE, RC all three. Inline data
   // (libibverbs IBV_SEND_INLINE) carries a SEND's or WRITE's payload in the WQE, up to the
   // QP's max_inline_data, with no memory key to check.
-  if (!(send_op || (write_op && !ud) || (read_op && rc)) || (inl && (read_op || wqe.sge_length > qp.max_inline)))
+  // Atomics (IBA 9.4.5) are RC only, never inline, and return 8 bytes into their SGE.
+  if (!(send_op || (write_op && !ud) || ((read_op || atomic_op) && rc)) ||
+      (inl && (read_op || atomic_op || wqe.sge_length > qp.max_inline)))
     status = IBVP_WC_LOC_QP_OP_ERR;
-  else if (!inl && wqe.sge_length > 0 &&
-           !mr_covers(wqe.sge_lkey, qp.pdn, wqe.sge_addr, wqe.sge_length, read_op ? IBVP_ACCESS_LOCAL_WRITE : 0))
+  else if (atomic_op && wqe.sge_length < 8)
+    status = IBVP_WC_LOC_LEN_ERR;
+  else if (w.bad_sge_list || (atomic_op && w.num_sge > 1))
+    status = IBVP_WC_LOC_QP_OP_ERR;  // more SGEs than the QP was created for
+  else if (!inl && w.num_sge == 1 && wqe.sge_length > 0 &&
+           !mr_covers(wqe.sge_lkey, qp.pdn, wqe.sge_addr, atomic_op ? 8 : wqe.sge_length,
+                      read_op || atomic_op ? IBVP_ACCESS_LOCAL_WRITE : 0))
     status = IBVP_WC_LOC_PROT_ERR;
+  else if (!inl && w.num_sge > 1) {
+    // v8: every SGE of the list inside its region (a READ's, which receive, writable).
+    for (uint32_t i = 0; i < w.num_sge; ++i)
+      if (w.sge[i].length > 0 && !mr_covers(w.sge[i].lkey, qp.pdn, w.sge[i].addr, w.sge[i].length,
+                                            read_op ? IBVP_ACCESS_LOCAL_WRITE : 0))
+        status = IBVP_WC_LOC_PROT_ERR;
+  }
   else if (ud && wqe.sge_length > kPortMtu)
     status = IBVP_WC_LOC_LEN_ERR;
   if (status != IBVP_WC_SUCCESS) {
@@ -35,7 +50,7 @@ bool Firmware::start_wqe(uint32_t qpn, Qp& qp, SendWork& w) {
     return false;
   }
   const uint32_t mtu = ud ? kPortMtu : qp.mtu_bytes;
-  const uint32_t packets = wqe.sge_length == 0 ? 1 : (wqe.sge_length + mtu - 1) / mtu;
+  const uint32_t packets = wqe.sge_length == 0 || atomic_op ? 1 : (wqe.sge_length + mtu - 1) / mtu;
   // cc_persist=0: a flow that went idle (its QP had nothing queued or in flight) starts
   // again at R_max.
   if ((cc_ || cct_) && !sched_.cc.persist && w.new_flow) {
@@ -64,6 +79,8 @@ void Firmware::post_next_packet(uint32_t qpn, Qp& qp) {
     case IBVP_WR_RDMA_WRITE: d.op = IBVP_TX_RDMA_WRITE; break;
     case IBVP_WR_RDMA_WRITE_WITH_IMM: d.op = IBVP_TX_RDMA_WRITE_IMM; break;
     case IBVP_WR_RDMA_READ: d.op = IBVP_TX_RDMA_READ_REQ; break;
+    case IBVP_WR_ATOMIC_CMP_AND_SWP: d.op = IBVP_TX_ATOMIC_CMP_SWAP; break;
+    case IBVP_WR_ATOMIC_FETCH_AND_ADD: d.op = IBVP_TX_ATOMIC_FETCH_ADD; break;
     default: d.op = IBVP_TX_SEND; break;
   }
   d.sl = ud ? static_cast<uint8_t>(wqe.sl & 15) : qp.sl;
@@ -101,6 +118,13 @@ void Firmware::post_next_packet(uint32_t qpn, Qp& qp) {
     d.remote_addr = wqe.remote_addr + skip;
     d.dma_len = static_cast<uint32_t>(wqe.sge_length - skip);
     last = true;
+  } else if (is_atomic(wqe.opcode)) {
+    // AtomicETH (IBA 9.3.4): CmpSwap sends Swap and Compare, FetchAdd the addend.
+    d.psn = w.first_psn;
+    d.remote_addr = wqe.remote_addr;
+    d.atomic_data = wqe.opcode == IBVP_WR_ATOMIC_CMP_AND_SWP ? wqe.swap : wqe.compare_add;
+    d.atomic_compare = wqe.opcode == IBVP_WR_ATOMIC_CMP_AND_SWP ? wqe.compare_add : 0;
+    last = true;
   } else {
     d.psn = w.first_psn;
     d.remote_addr = wqe.remote_addr;
@@ -114,8 +138,13 @@ void Firmware::post_next_packet(uint32_t qpn, Qp& qp) {
   // frees, and UD/UC messages complete when their last packet has left.
   d.notify_done = 1;
   d.cookie = make_cookie(qpn, w.wqe_counter, last);
-  const bool inl = (wqe.flags & IBVP_SEND_INLINE) != 0 && d.op != IBVP_TX_RDMA_READ_REQ;
-  if ((inl ? hal_->tx_post_inline(c_, &d, w.inline_data.data()) : hal_->tx_post(c_, &d)) != 0) {
+  const bool inl = (wqe.flags & IBVP_SEND_INLINE) != 0 && !is_rd_atomic(wqe.opcode);
+  // v8: a payload of several SGEs is gathered by the tx engine, one DMA read per piece.
+  const bool gather = !inl && w.num_sge > 1 && d.op != IBVP_TX_RDMA_READ_REQ;
+  const int posted = inl      ? hal_->tx_post_inline(c_, &d, w.inline_data.data())
+                     : gather ? hal_->tx_post_gather(c_, &d, w.sge.data(), w.num_sge)
+                              : hal_->tx_post(c_, &d);
+  if (posted != 0) {
     complete_send(qpn, qp, w, IBVP_WC_LOC_QP_OP_ERR, true);
     qp.sq.erase(qp.sq.begin() + qp.send_idx);
     enter_error(qpn, qp);
@@ -179,7 +208,8 @@ void Firmware::receive_read_response(uint32_t qpn, Qp& qp, const ibvp_rx_packet&
     enter_error(qpn, qp);
     return;
   }
-  if (rx.payload_len > 0 && hal_->rx_scatter(c_, 0, w.wqe.sge_addr + offset, rx.payload_len) != 0) {
+  // Into the READ's SGEs in order (v8), the message's bytes [offset, offset + payload_len).
+  if (rx.payload_len > 0 && !scatter(w.sge.data(), w.num_sge, offset, 0, rx.payload_len, nullptr)) {
     const SendWork bad = w;
     qp.sq.pop_front();
     qp.send_idx--;

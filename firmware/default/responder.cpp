@@ -7,9 +7,31 @@
 // move the QP to the error state (IBA 9.7.5.2.2, 9.9.3).
 #include "firmware/default/firmware.h"
 
+#include <algorithm>
+
 #include "firmware/default/constants.h"
 
 namespace ibvp::fw {
+
+bool Firmware::scatter(const ibvp_sge* sge, uint32_t n, uint64_t msg_offset, uint32_t payload_offset, uint32_t len,
+                       const uint32_t* pdn) {
+  if (n <= 1) {  // one buffer: one check, one DMA write (as before v8)
+    if (pdn && !mr_covers(sge[0].lkey, *pdn, sge[0].addr + msg_offset, len, IBVP_ACCESS_LOCAL_WRITE)) return false;
+    return len == 0 || hal_->rx_scatter(c_, payload_offset, sge[0].addr + msg_offset, len) == 0;
+  }
+  uint64_t start = 0;  // message offset of SGE k
+  for (uint32_t k = 0; k < n && len > 0; start += sge[k].length, ++k) {
+    if (msg_offset >= start + sge[k].length) continue;
+    const uint64_t in_sge = msg_offset - start;
+    const uint32_t piece = static_cast<uint32_t>(std::min<uint64_t>(len, sge[k].length - in_sge));
+    if (pdn && !mr_covers(sge[k].lkey, *pdn, sge[k].addr + in_sge, piece, IBVP_ACCESS_LOCAL_WRITE)) return false;
+    if (hal_->rx_scatter(c_, payload_offset, sge[k].addr + in_sge, piece) != 0) return false;
+    msg_offset += piece;
+    payload_offset += piece;
+    len -= piece;
+  }
+  return len == 0;
+}
 
 void Firmware::on_rx(const ibvp_rx_packet& rx) {
   hal_->counter_add(c_, IBVP_CNT_RX_PACKETS, 1);
@@ -35,14 +57,22 @@ void Firmware::on_rx(const ibvp_rx_packet& rx) {
     return;
   }
   // RC responses (ACK, READ RESPONSE): the requester side, valid in RTS.
-  if (rx.opcode == 0x11 || (rx.opcode >= 0x0D && rx.opcode <= 0x10)) {
+  // ATOMIC ACKNOWLEDGE (0x12) too.
+  if (rx.opcode == 0x11 || rx.opcode == 0x12 || (rx.opcode >= 0x0D && rx.opcode <= 0x10)) {
     if (qp.state != IBVP_QPS_RTS) {
       hal_->counter_add(c_, IBVP_CNT_RX_DROPPED, 1);
       return;
     }
     if (rx.opcode == 0x11) receive_ack(rx.dest_qp, qp, rx);
+    else if (rx.opcode == 0x12) receive_atomic_ack(rx.dest_qp, qp, rx);
     else receive_read_response(rx.dest_qp, qp, rx);
-    if (sched_.cc.window > 0) schedule();  // the QP's window may have opened
+    if (sched_.cc.window > 0) {
+      schedule();  // the QP's window may have opened
+    } else if (qp.rd_atomic_wait) {
+      // A READ or atomic answered: the next one may go (max_rd_atomic).
+      set_active(rx.dest_qp, qp);
+      if (qp.active) schedule();
+    }
     return;
   }
   // IBA 10.3.1: a QP receives from RTR on.
@@ -84,7 +114,7 @@ void Firmware::receive_ud(uint32_t qpn, Qp& qp, const ibvp_rx_packet& rx) {
     hal_->counter_add(c_, IBVP_CNT_RX_DROPPED, 1);
     return;
   }
-  const ibvp_recv_wqe w = take_recv_wqe(qp);
+  const RecvWork w = take_recv_wqe(qp);
   ibvp_cqe cqe{};
   cqe.wr_id = w.wr_id;
   cqe.qp_num = qpn;
@@ -98,7 +128,10 @@ void Firmware::receive_ud(uint32_t qpn, Qp& qp, const ibvp_rx_packet& rx) {
     cqe.wc_flags |= IBVP_WC_WITH_IMM;
   }
   if (cqe.byte_len > w.length) cqe.status = IBVP_WC_LOC_LEN_ERR;
-  else if (!mr_covers(w.lkey, qp.pdn, w.addr, cqe.byte_len, IBVP_ACCESS_LOCAL_WRITE)) cqe.status = IBVP_WC_LOC_PROT_ERR;
+  else if (w.num_sge > 1) {  // v8: the payload after the GRH room, over the SGEs
+    if (!scatter(w.sge.data(), w.num_sge, IBVP_UD_GRH_BYTES, 0, rx.payload_len, &qp.pdn))
+      cqe.status = IBVP_WC_LOC_PROT_ERR;
+  } else if (!mr_covers(w.lkey, qp.pdn, w.addr, cqe.byte_len, IBVP_ACCESS_LOCAL_WRITE)) cqe.status = IBVP_WC_LOC_PROT_ERR;
   else if (hal_->rx_scatter(c_, 0, w.addr + IBVP_UD_GRH_BYTES, rx.payload_len) != 0) cqe.status = IBVP_WC_LOC_PROT_ERR;
   // No GRH on local packets: the first 40 bytes are left as they were (libibverbs semantics).
   complete(qp.recv_cqn, cqe, rx.se != 0);
@@ -166,9 +199,9 @@ void Firmware::receive_rc_uc(uint32_t qpn, Qp& qp, const ibvp_rx_packet& rx) {
   }
   const uint8_t op = rx.opcode & 0x1F;
   const bool send = op <= 0x05, write = op >= 0x06 && op <= 0x0B, read = rc && op == 0x0C;
-  // Anything else (an atomic, which this firmware does not execute, docs/hca.md; a READ on
-  // UC, which has none) is an invalid request (IBA 9.7.5.2.5).
-  if (!send && !write && !read) {
+  const bool atomic = rc && (op == 0x13 || op == 0x14);  // CmpSwap, FetchAdd (atomics.cpp)
+  // Anything else (a READ on UC, which has none) is an invalid request (IBA 9.7.5.2.5).
+  if (!send && !write && !read && !atomic) {
     hal_->counter_add(c_, IBVP_CNT_RX_DROPPED, 1);
     if (rc) send_ack(qpn, qp, rx.psn, kNakInvalidRequest);
     return;
@@ -184,6 +217,7 @@ void Firmware::receive_rc_uc(uint32_t qpn, Qp& qp, const ibvp_rx_packet& rx) {
       // delivered again; a READ is executed again, anything else acknowledged again.
       hal_->counter_add(c_, IBVP_CNT_DUPLICATES, 1);
       if (read) receive_read_request(qpn, qp, rx, true);
+      else if (atomic) receive_atomic(qpn, qp, rx, true);
       else if (rx.ack_req) send_ack(qpn, qp, psn_add(qp.epsn, 0xFFFFFF), kAckSyndrome);
       return;
     }
@@ -216,6 +250,10 @@ void Firmware::receive_rc_uc(uint32_t qpn, Qp& qp, const ibvp_rx_packet& rx) {
   qp.rnr_nak_sent = false;
   if (read) {
     receive_read_request(qpn, qp, rx, false);
+    return;
+  }
+  if (atomic) {
+    receive_atomic(qpn, qp, rx, false);
     return;
   }
   if (first) {
@@ -268,12 +306,10 @@ void Firmware::receive_rc_uc(uint32_t qpn, Qp& qp, const ibvp_rx_packet& rx) {
       nak = kNakRemoteAccess;
     }
   } else {
+    // A SEND longer than the receive WQE's SGEs is a local length error (IBA 9.7.5.2.2;
+    // ibv_wc IBV_WC_LOC_LEN_ERR); the payload is scattered over them in order.
     if (end > qp.current.length) status = IBVP_WC_LOC_LEN_ERR;
-    else if (!mr_covers(qp.current.lkey, qp.pdn, qp.current.addr + qp.current_offset, rx.payload_len,
-                        IBVP_ACCESS_LOCAL_WRITE))
-      status = IBVP_WC_LOC_PROT_ERR;
-    else if (rx.payload_len > 0 &&
-             hal_->rx_scatter(c_, 0, qp.current.addr + qp.current_offset, rx.payload_len) != 0)
+    else if (!scatter(qp.current.sge.data(), qp.current.num_sge, qp.current_offset, 0, rx.payload_len, &qp.pdn))
       status = IBVP_WC_LOC_PROT_ERR;
   }
   qp.current_offset = static_cast<uint32_t>(end);

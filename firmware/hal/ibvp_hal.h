@@ -31,7 +31,7 @@ extern "C" {
 #endif
 
 /* Bumped on any change to this header that changes layout or meaning. */
-#define IBVP_HAL_VERSION 7u /* 2: RDMA descriptors, packet windows, RETH on rx, QP scheduling attributes;
+#define IBVP_HAL_VERSION 8u /* 2: RDMA descriptors, packet windows, RETH on rx, QP scheduling attributes;
                              3: held packets (IBVP_TXF_HOLD, tx_release);
                              4: multicast attach and detach (IBVP_CMD_ATTACH_MCAST);
                              5: QP0/QP1 in firmware: IBVP_EV_MAD, rx_read, mad_send, mad_to_host,
@@ -44,7 +44,15 @@ extern "C" {
                                 ibvp_doorbell.wqe_bytes, doorbell_wqe), tx_post_inline;
                              7: RNR NAK and retry (ibvp_mbox_modify_qp.min_rnr_timer, IBVP_CNT_RNR_*);
                                 CQ moderation (IBVP_CMD_MODIFY_CQ); shared receive queues
-                                (IBVP_CMD_CREATE_SRQ; ibvp_mbox_qp.rq_entries 0, rq_addr the SRQN) */
+                                (IBVP_CMD_CREATE_SRQ; ibvp_mbox_qp.rq_entries 0, rq_addr the SRQN);
+                             8: atomics (IBVP_WR_ATOMIC_*, IBVP_ACCESS_REMOTE_ATOMIC, IBVP_WC_COMP_SWAP and
+                                FETCH_ADD, IBVP_TX_ATOMIC_*, ibvp_tx_desc.atomic_*, ibvp_rx_packet.atomic_*;
+                                ibvp_send_wqe: bf_pi at 44, the UD fields from 48 sharing their bytes
+                                with compare_add and swap); ibvp_mbox_modify_qp.cur_state 8 bits, then
+                                max_rd_atomic and max_dest_rd_atomic; multiple SGEs (struct ibvp_sge,
+                                ibvp_send_wqe.num_sge, ibvp_recv_wqe.num_sge, ibvp_mbox_qp.qp_type 8 bits
+                                then max_send_sge and max_recv_sge, ibvp_send_stride_sge,
+                                ibvp_recv_stride, tx_post_gather) */
 
 /* ---------------------------------------------------------------------------------------
  * Register map (BAR0 byte offsets; 32-bit registers, 32-bit accesses).
@@ -158,7 +166,10 @@ struct ibvp_mbox_cq {
   uint64_t event_addr; /* 16: 32-bit counter the HCA increments (DMA write) on an armed event; 0: none */
 };
 struct ibvp_mbox_qp {
-  uint32_t qp_type;      /* 0: IBVP_QPT_* (libibverbs values) */
+  uint8_t qp_type;       /* 0: IBVP_QPT_* (libibverbs values); v8: 8 bits (was 32) */
+  uint8_t max_send_sge;  /* 1: v8: SGEs a send WQE may carry (0 counts as 1; at most IBVP_MAX_SGE) */
+  uint8_t max_recv_sge;  /* 2: v8: SGEs a receive WQE may carry (0 counts as 1); an SRQ's QP: 1 */
+  uint8_t reserved_v8;   /* 3 */
   uint32_t pdn;          /* 4 */
   uint32_t send_cqn;     /* 8 */
   uint32_t recv_cqn;     /* 12 */
@@ -179,7 +190,10 @@ struct ibvp_mbox_modify_qp {
   uint32_t qpn;       /* 0 */
   uint32_t attr_mask; /* 4: IBVP_QP_* bits (libibverbs ibv_qp_attr_mask values) */
   uint32_t qp_state;  /* 8: IBVP_QPS_* */
-  uint32_t cur_state; /* 12: the state the driver believes the QP is in */
+  uint8_t cur_state;  /* 12: the state the driver believes the QP is in */
+  uint8_t max_rd_atomic;      /* 13: v8: RDMA READs and atomics this QP has outstanding as requester */
+  uint8_t max_dest_rd_atomic; /* 14: v8: responder resources: atomic results kept for duplicates */
+  uint8_t reserved_v8;        /* 15 */
   uint32_t qkey;      /* 16 */
   uint32_t dest_qpn;  /* 20 */
   uint32_t rq_psn;    /* 24 */
@@ -248,9 +262,11 @@ enum {
   IBVP_QP_MIN_RNR_TIMER = 1 << 15, IBVP_QP_SQ_PSN = 1 << 16, IBVP_QP_MAX_DEST_RD_ATOMIC = 1 << 17,
   IBVP_QP_DEST_QPN = 1 << 20
 };
-enum { IBVP_ACCESS_LOCAL_WRITE = 1, IBVP_ACCESS_REMOTE_WRITE = 2, IBVP_ACCESS_REMOTE_READ = 4 };
+enum { IBVP_ACCESS_LOCAL_WRITE = 1, IBVP_ACCESS_REMOTE_WRITE = 2, IBVP_ACCESS_REMOTE_READ = 4,
+       IBVP_ACCESS_REMOTE_ATOMIC = 8 /* v8 */ };
 enum { IBVP_MTU_256 = 1, IBVP_MTU_512, IBVP_MTU_1024, IBVP_MTU_2048, IBVP_MTU_4096 };
-enum { IBVP_WR_RDMA_WRITE = 0, IBVP_WR_RDMA_WRITE_WITH_IMM, IBVP_WR_SEND, IBVP_WR_SEND_WITH_IMM, IBVP_WR_RDMA_READ };
+enum { IBVP_WR_RDMA_WRITE = 0, IBVP_WR_RDMA_WRITE_WITH_IMM, IBVP_WR_SEND, IBVP_WR_SEND_WITH_IMM, IBVP_WR_RDMA_READ,
+       IBVP_WR_ATOMIC_CMP_AND_SWP /* v8 */, IBVP_WR_ATOMIC_FETCH_AND_ADD /* v8 */ };
 enum { IBVP_SEND_FENCE = 1, IBVP_SEND_SIGNALED = 2, IBVP_SEND_SOLICITED = 4, IBVP_SEND_INLINE = 8 };
 enum {
   IBVP_WC_SUCCESS = 0, IBVP_WC_LOC_LEN_ERR, IBVP_WC_LOC_QP_OP_ERR, IBVP_WC_LOC_EEC_OP_ERR,
@@ -258,7 +274,8 @@ enum {
   IBVP_WC_LOC_ACCESS_ERR, IBVP_WC_REM_INV_REQ_ERR, IBVP_WC_REM_ACCESS_ERR, IBVP_WC_REM_OP_ERR,
   IBVP_WC_RETRY_EXC_ERR, IBVP_WC_RNR_RETRY_EXC_ERR
 };
-enum { IBVP_WC_SEND = 0, IBVP_WC_RDMA_WRITE = 1, IBVP_WC_RDMA_READ = 2, IBVP_WC_RECV = 128, IBVP_WC_RECV_RDMA_WITH_IMM = 129 };
+enum { IBVP_WC_SEND = 0, IBVP_WC_RDMA_WRITE = 1, IBVP_WC_RDMA_READ = 2, IBVP_WC_COMP_SWAP = 3 /* v8 */,
+       IBVP_WC_FETCH_ADD = 4 /* v8 */, IBVP_WC_RECV = 128, IBVP_WC_RECV_RDMA_WITH_IMM = 129 };
 enum { IBVP_WC_GRH = 1, IBVP_WC_WITH_IMM = 2 };
 
 /* ---------------------------------------------------------------------------------------
@@ -270,9 +287,31 @@ enum { IBVP_WC_GRH = 1, IBVP_WC_WITH_IMM = 2 };
 /* v6: the most inline data a send WQE carries: with its 64-byte WQE, 256 bytes, one
  * BlueFlame buffer (mlx5's BF buffers are 256 bytes too). */
 #define IBVP_MAX_INLINE_DATA 192u
+/* v8: one scatter/gather element (libibverbs struct ibv_sge). A WQE's first SGE is in the WQE;
+ * with num_sge n > 1 the others, n - 1 of 16 bytes each, follow it in its ring slot (a send
+ * WQE's at byte 64, a receive WQE's at byte 32), as mlx5's data segments do. */
+struct ibvp_sge {
+  uint64_t addr;
+  uint32_t length;
+  uint32_t lkey;
+};
+#define IBVP_SGE_BYTES 16u
+#define IBVP_MAX_SGE 8u /* per WQE, send and receive (ibv_device_attr.max_sge) */
 /* v6: bytes of one send ring slot of a QP created with `max_inline`. */
 static inline uint32_t ibvp_send_stride(uint32_t max_inline) {
   return IBVP_SEND_WQE_BYTES + (max_inline + IBVP_SEND_WQE_BYTES - 1) / IBVP_SEND_WQE_BYTES * IBVP_SEND_WQE_BYTES;
+}
+/* v8: the send slot of a QP created with `max_inline` and `max_sge`: room after the WQE for
+ * the larger of its inline data and its SGEs beyond the first, in 64-byte units. */
+static inline uint32_t ibvp_send_stride_sge(uint32_t max_inline, uint32_t max_sge) {
+  const uint32_t sges = max_sge > 1 ? (max_sge - 1) * IBVP_SGE_BYTES : 0;
+  return ibvp_send_stride(max_inline > sges ? max_inline : sges);
+}
+/* v8: the receive slot of a QP created with `max_sge`: the WQE and its SGEs beyond the first,
+ * in 32-byte units. */
+static inline uint32_t ibvp_recv_stride(uint32_t max_sge) {
+  const uint32_t sges = max_sge > 1 ? (max_sge - 1) * IBVP_SGE_BYTES : 0;
+  return IBVP_RECV_WQE_BYTES + (sges + IBVP_RECV_WQE_BYTES - 1) / IBVP_RECV_WQE_BYTES * IBVP_RECV_WQE_BYTES;
 }
 /* UD receive buffers start with room for a GRH (libibverbs semantics): the payload lands
  * 40 bytes in, and byte_len counts those 40 bytes. */
@@ -281,7 +320,9 @@ static inline uint32_t ibvp_send_stride(uint32_t max_inline) {
 struct ibvp_send_wqe {
   uint8_t opcode;       /* 0: IBVP_WR_* */
   uint8_t flags;        /* 1: IBVP_SEND_* (FENCE, SIGNALED, SOLICITED, INLINE) */
-  uint16_t reserved0;   /* 2 */
+  uint8_t num_sge;      /* 2: v8: SGEs; 0 or 1: the one below; n > 1: n - 1 more follow at byte 64
+                           (struct ibvp_sge; not with INLINE, whose data the CPU gathered) */
+  uint8_t reserved0;    /* 3 */
   uint32_t imm_data;    /* 4: sent as ImmDt, big-endian on the wire, as the host stored it */
   uint64_t wr_id;       /* 8 */
   uint64_t sge_addr;    /* 16: one scatter/gather element (INLINE: unused) */
@@ -289,20 +330,34 @@ struct ibvp_send_wqe {
   uint32_t sge_lkey;    /* 28 */
   uint64_t remote_addr; /* 32: RDMA */
   uint32_t rkey;        /* 40: RDMA */
-  uint32_t remote_qpn;  /* 44: UD */
-  uint32_t remote_qkey; /* 48: UD */
-  uint16_t dlid;        /* 52: UD address vector */
-  uint8_t sl;           /* 54: UD address vector */
-  uint8_t reserved1;    /* 55 */
-  uint32_t bf_pi;       /* 56: v6, BlueFlame: the SQ producer index after this WQE (the doorbell) */
-  uint32_t reserved2;   /* 60 */
+  uint32_t bf_pi;       /* 44: v6, BlueFlame: the SQ producer index after this WQE (the doorbell);
+                           v8: at 44 (was 56) */
+  /* v8: UD WQEs carry an address vector, atomic WQEs (RC only) their operands, in one place
+   * (as libibverbs' wr.ud and wr.atomic). An atomic's remote_addr and rkey name the 8-byte
+   * target (8-byte aligned, IBA 9.4.5); its SGE the 8-byte local buffer that receives the
+   * original value. */
+  union {
+    struct {
+      uint32_t remote_qpn;  /* 48: UD */
+      uint32_t remote_qkey; /* 52: UD */
+      uint16_t dlid;        /* 56: UD address vector */
+      uint8_t sl;           /* 58: UD address vector */
+      uint8_t reserved1;    /* 59 */
+      uint32_t reserved2;   /* 60 */
+    };
+    struct {
+      uint64_t compare_add; /* 48: CMP_AND_SWP: the compare value; FETCH_AND_ADD: the addend */
+      uint64_t swap;        /* 56: CMP_AND_SWP: the value written when the compare matches */
+    };
+  };
 };
 struct ibvp_recv_wqe {
   uint64_t wr_id;    /* 0 */
   uint64_t addr;     /* 8 */
   uint32_t length;   /* 16 */
   uint32_t lkey;     /* 20 */
-  uint64_t reserved; /* 24 */
+  uint32_t num_sge;  /* 24: v8: SGEs; 0 or 1: the one above; n > 1: n - 1 more follow at byte 32 */
+  uint32_t reserved; /* 28 */
 };
 /* Written by the HCA; valid when (owner & 1) equals the pass bit the consumer expects:
  * 1 on the first pass over the (zeroed) ring, 0 on the second, and so on. */
@@ -350,7 +405,13 @@ enum {
   IBVP_TX_RDMA_READ_REQ = 5, IBVP_TX_READ_RESP = 6,
   /* Congestion notification packet (IBA annex A10, BTH opcode 0x81): BTH only, BECN set,
    * DestQP = the QP that sent the marked packet; any qp_type, no payload. */
-  IBVP_TX_CNP = 7
+  IBVP_TX_CNP = 7,
+  /* v8: RC atomics (IBA 9.4.5): one request packet with AtomicETH (remote_addr, rkey,
+   * atomic_data, atomic_compare), no payload; the responder's ATOMIC ACKNOWLEDGE carries AETH
+   * and AtomicAckETH (atomic_data: the original value). */
+  IBVP_TX_ATOMIC_CMP_SWAP = 8,
+  IBVP_TX_ATOMIC_FETCH_ADD = 9,
+  IBVP_TX_ATOMIC_ACK = 10
 };
 /* ibvp_tx_desc.cc_flags */
 enum {
@@ -392,6 +453,10 @@ struct ibvp_tx_desc {
   uint32_t cc_ipd_q8;   /* congestion control rate of the flow (src_qp, dlid): after each of
                            its packets of duration d, the flow's next packet waits
                            cc_ipd_q8 * d / 256 after the tail (1/256 packet times; 0: none) */
+  uint32_t reserved3;
+  uint64_t atomic_data;    /* v8: AtomicETH Swap (CMP_SWAP) or Add (FETCH_ADD) data; ATOMIC_ACK:
+                              AtomicAckETH's original data */
+  uint64_t atomic_compare; /* v8: AtomicETH Compare data (CMP_SWAP) */
 };
 
 /* A received packet, after the rx engine checked its CRCs and lengths. Its payload stays
@@ -417,9 +482,12 @@ struct ibvp_rx_packet {
   uint8_t ecn;        /* IBVP_RX_FECN | IBVP_RX_BECN: BTH.FECN / BTH.BECN as received */
   uint32_t aeth_msn;
   uint32_t payload_len;
-  uint64_t reth_va;   /* RETH (RDMA WRITE first/only, READ request) */
-  uint32_t reth_rkey;
-  uint32_t reth_dma_len;
+  uint64_t reth_va;   /* RETH (RDMA WRITE first/only, READ request); v8: an atomic's AtomicETH VA */
+  uint32_t reth_rkey; /* v8: an atomic's AtomicETH R_Key too */
+  uint32_t reth_dma_len; /* v8: an atomic's 8 */
+  uint64_t atomic_swap_add; /* v8: AtomicETH Swap or Add data */
+  uint64_t atomic_compare;  /* v8: AtomicETH Compare data */
+  uint64_t atomic_orig;     /* v8: AtomicAckETH original remote data (ATOMIC ACKNOWLEDGE) */
 };
 
 enum { IBVP_RX_FECN = 1, IBVP_RX_BECN = 2 };
@@ -473,6 +541,8 @@ enum ibvp_counter {
   IBVP_CNT_MADS_TO_HOST,      /* v5: MADs passed to the host's management software */
   IBVP_CNT_RNR_NAKS_SENT,     /* v7: RNR NAKs a responder sent (a SEND found no receive WQE) */
   IBVP_CNT_RNR_RETRIES,       /* v7: RNR NAKs a requester waited out and retried after */
+  IBVP_CNT_ATOMICS,           /* v8: atomics a responder executed (each once) */
+  IBVP_CNT_ATOMIC_REPLAYS,    /* v8: duplicate atomics answered from the saved results */
   IBVP_CNT_COUNT
 };
 
@@ -547,6 +617,10 @@ struct ibvp_hal {
    * no DMA read; the packets are ready tx_pipeline_delay after the call. payload_addr is
    * ignored; at most IBVP_MAX_INLINE_DATA bytes. */
   int (*tx_post_inline)(void* ctx, const struct ibvp_tx_desc* desc, const void* payload);
+  /* v8. As tx_post, but the payload is gathered from `num_sge` host buffers in order (one DMA
+   * read per SGE piece of each packet); their lengths add up to payload_len, payload_addr is
+   * ignored. At most IBVP_MAX_SGE. */
+  int (*tx_post_gather)(void* ctx, const struct ibvp_tx_desc* desc, const struct ibvp_sge* sges, uint32_t num_sge);
 };
 
 /* What an image exports. */

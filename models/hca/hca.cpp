@@ -116,6 +116,10 @@ struct HalBridge {
     HalCall g;
     return h(c).hal_tx_post_inline(d, p);
   }
+  static int tx_post_gather(void* c, const ibvp_tx_desc* d, const ibvp_sge* s, uint32_t n) {
+    HalCall g;
+    return h(c).hal_tx_post_gather(d, s, n);
+  }
 };
 
 namespace {
@@ -131,6 +135,9 @@ uint32_t packet_count(const ibvp_tx_desc& d) {
 ib::Opcode opcode_for(const ibvp_tx_desc& d, uint32_t index, uint32_t count) {
   if (d.op == IBVP_TX_ACK) return ib::Opcode::rc_acknowledge;
   if (d.op == IBVP_TX_CNP) return ib::Opcode::cnp;
+  if (d.op == IBVP_TX_ATOMIC_CMP_SWAP) return ib::Opcode::rc_compare_swap;
+  if (d.op == IBVP_TX_ATOMIC_FETCH_ADD) return ib::Opcode::rc_fetch_add;
+  if (d.op == IBVP_TX_ATOMIC_ACK) return ib::Opcode::rc_atomic_acknowledge;
   if (d.op == IBVP_TX_RDMA_READ_REQ) return ib::Opcode::rc_rdma_read_request;
   if (d.op == IBVP_TX_READ_RESP) {
     if (count == 1) return ib::Opcode::rc_rdma_read_response_only;
@@ -241,6 +248,7 @@ Hca::Hca(sc_core::sc_module_name name, uint32_t node, uint16_t lid, const HcaCon
   hal_.mad_to_host = &HalBridge::mad_to_host;
   hal_.doorbell_wqe = &HalBridge::doorbell_wqe;
   hal_.tx_post_inline = &HalBridge::tx_post_inline;
+  hal_.tx_post_gather = &HalBridge::tx_post_gather;
   lmc_ = cfg_.lmc;
   port_state_ = cfg_.port_state;
   for (size_t i = 0; i < cfg_.vlarb.high.size() && i < IBVP_VLARB_ENTRIES; ++i)
@@ -726,9 +734,13 @@ int Hca::hal_tx_post(const ibvp_tx_desc* d) {
   hal_call();
   if (d == nullptr || d->vl >= cfg_.data_vls || !is_mtu(d->mtu_bytes) || d->dlid == 0) return -1;
   if (d->qp_type != IBVP_QPT_RC && d->qp_type != IBVP_QPT_UC && d->qp_type != IBVP_QPT_UD) return -1;
-  if (d->op > IBVP_TX_CNP) return -1;
+  if (d->op > IBVP_TX_ATOMIC_ACK) return -1;
   if (d->op == IBVP_TX_CNP && d->payload_len != 0) return -1;
-  const bool rc_only = d->op == IBVP_TX_ACK || d->op == IBVP_TX_RDMA_READ_REQ || d->op == IBVP_TX_READ_RESP;
+  // Atomic requests and their acknowledgements (IBA 9.4.5) are RC packets without payload.
+  const bool atomic = d->op >= IBVP_TX_ATOMIC_CMP_SWAP && d->op <= IBVP_TX_ATOMIC_ACK;
+  if (atomic && d->payload_len != 0) return -1;
+  const bool rc_only =
+      d->op == IBVP_TX_ACK || d->op == IBVP_TX_RDMA_READ_REQ || d->op == IBVP_TX_READ_RESP || atomic;
   if (rc_only && d->qp_type != IBVP_QPT_RC) return -1;
   const bool rdma_write = d->op == IBVP_TX_RDMA_WRITE || d->op == IBVP_TX_RDMA_WRITE_IMM;
   if (rdma_write && d->qp_type == IBVP_QPT_UD) return -1;  // IBA Table 38: no UD RDMA
@@ -754,6 +766,22 @@ int Hca::hal_tx_post_inline(const ibvp_tx_desc* d, const void* payload) {
   TxJob& job = tx_jobs_.back();
   job.inline_data = true;
   std::memcpy(job.payload.data(), payload, d->payload_len);
+  return 0;
+}
+
+int Hca::hal_tx_post_gather(const ibvp_tx_desc* d, const ibvp_sge* sges, uint32_t num_sge) {
+  // The checks of tx_post (one HAL call is charged there), and a list that holds the payload.
+  uint64_t total = 0;
+  for (uint32_t i = 0; sges != nullptr && i < num_sge && i < IBVP_MAX_SGE; ++i) total += sges[i].length;
+  if (d == nullptr || sges == nullptr || num_sge == 0 || num_sge > IBVP_MAX_SGE || total != d->payload_len) {
+    hal_call();
+    return -1;
+  }
+  const int rc = hal_tx_post(d);
+  if (rc != 0) return rc;
+  TxJob& job = tx_jobs_.back();
+  job.num_sge = num_sge;
+  std::copy(sges, sges + num_sge, job.sge.begin());
   return 0;
 }
 
@@ -864,7 +892,7 @@ ib::Packet* Hca::build_packet(const ibvp_tx_desc& d, uint32_t index, uint32_t co
   // RC asks for an ACK on the last packet of a message (IBA 9.7.6.1.2 lets the requester
   // choose; one per message is what current HCAs do for short messages).
   p->bth.ack_req = d.qp_type == IBVP_QPT_RC && d.op != IBVP_TX_ACK && d.op != IBVP_TX_READ_RESP &&
-                   d.op != IBVP_TX_CNP && (last || (d.cc_flags & IBVP_TXF_ACKREQ) != 0);
+                   d.op != IBVP_TX_CNP && d.op != IBVP_TX_ATOMIC_ACK && (last || (d.cc_flags & IBVP_TXF_ACKREQ) != 0);
   p->bth.psn = (d.psn + index) & 0xFFFFFF;
   // Congestion: an ACK returning a mark, or a CNP (IBA annex A10), carries BECN.
   p->bth.becn = (d.cc_flags & IBVP_TXF_BECN) != 0 || d.op == IBVP_TX_CNP;
@@ -877,6 +905,12 @@ ib::Packet* Hca::build_packet(const ibvp_tx_desc& d, uint32_t index, uint32_t co
   p->reth.va = d.remote_addr;
   p->reth.r_key = d.rkey;
   p->reth.dma_len = d.op == IBVP_TX_RDMA_READ_REQ ? d.dma_len : d.payload_len;
+  // AtomicETH on an atomic request, AtomicAckETH on its acknowledgement (IBA 9.3.4, 9.3.6).
+  p->atomic_eth.va = d.remote_addr;
+  p->atomic_eth.r_key = d.rkey;
+  p->atomic_eth.swap_add = d.atomic_data;
+  p->atomic_eth.compare = d.atomic_compare;
+  p->atomic_ack_eth.orig = d.atomic_data;
   p->payload_bytes = bytes;
   if (bytes > 0) p->payload.assign(payload, payload + bytes);
   p->finalize_lengths();
@@ -888,7 +922,9 @@ ib::Packet* Hca::build_packet(const ibvp_tx_desc& d, uint32_t index, uint32_t co
   p->src_node = node_;
   p->created = sc_core::sc_time_stamp();
   const auto tag = flow_of_qp_.find(d.src_qp);
-  p->flow = tag == flow_of_qp_.end() || d.op == IBVP_TX_ACK || d.op == IBVP_TX_CNP ? ib::kNoFlow : tag->second;
+  p->flow = tag == flow_of_qp_.end() || d.op == IBVP_TX_ACK || d.op == IBVP_TX_CNP || d.op == IBVP_TX_ATOMIC_ACK
+                ? ib::kNoFlow
+                : tag->second;
   if (p->flow != ib::kNoFlow && !reserved_of_qp_.empty()) {
     const auto r = reserved_of_qp_.find(d.src_qp);
     if (r != reserved_of_qp_.end()) p->reserved_bps = r->second;
@@ -971,17 +1007,41 @@ void Hca::tx_thread() {
         if (dma_reads_done_ps_.size() < cfg_.dma_max_outstanding_reads) break;
         sc_core::wait(sc_core::sc_time::from_value(dma_reads_done_ps_.front() - agenda_.now_ps()));
       }
-      tlm::tlm_generic_payload t;
-      t.set_command(tlm::TLM_READ_COMMAND);
-      t.set_address(d.payload_addr + offset + at_byte);
-      t.set_data_ptr(data + at_byte);
-      t.set_data_length(bytes);
-      t.set_streaming_width(bytes);
-      t.set_response_status(tlm::TLM_INCOMPLETE_RESPONSE);
+      // One read of the packet's bytes, or (tx_post_gather) one per SGE piece they span,
+      // in order (IBA 10.7.2.1: the gather list is the message's byte order).
       sc_core::sc_time delay = sc_core::SC_ZERO_TIME;
-      dma->b_transport(t, delay);
+      bool read_ok = true;
+      const auto read = [&](uint64_t address, uint8_t* into, uint32_t n) {
+        tlm::tlm_generic_payload t;
+        t.set_command(tlm::TLM_READ_COMMAND);
+        t.set_address(address);
+        t.set_data_ptr(into);
+        t.set_data_length(n);
+        t.set_streaming_width(n);
+        t.set_response_status(tlm::TLM_INCOMPLETE_RESPONSE);
+        sc_core::sc_time piece_delay = sc_core::SC_ZERO_TIME;
+        dma->b_transport(t, piece_delay);
+        delay = std::max(delay, piece_delay);
+        read_ok = read_ok && t.is_response_ok();
+      };
+      if (job.num_sge == 0) {
+        read(d.payload_addr + offset + at_byte, data + at_byte, bytes);
+      } else {
+        uint64_t at = offset + at_byte, sge_start = 0;  // message offset of the piece, of SGE k
+        uint32_t left = bytes;
+        uint8_t* into = data + at_byte;
+        for (uint32_t k = 0; k < job.num_sge && left > 0; sge_start += job.sge[k].length, ++k) {
+          const ibvp_sge& s = job.sge[k];
+          if (at >= sge_start + s.length) continue;
+          const uint32_t n = static_cast<uint32_t>(std::min<uint64_t>(left, sge_start + s.length - at));
+          read(s.addr + (at - sge_start), into, n);
+          at += n;
+          into += n;
+          left -= n;
+        }
+      }
       tx_payload_read_bytes_ += bytes;
-      if (!t.is_response_ok()) {
+      if (!read_ok) {
         // The firmware checked the key and bounds; a failure here is an address outside
         // host memory. The rest of the window is not sent; the firmware hears of it if it
         // asked to.
@@ -1384,6 +1444,14 @@ void Hca::rx_ready(ib::Packet* p) {
   i.reth_va = h.reth.va;
   i.reth_rkey = h.reth.r_key;
   i.reth_dma_len = h.reth.dma_len;
+  if (layout.atomic_eth) {  // the atomic's target in the RETH's fields (ibvp_hal.h, v8)
+    i.reth_va = h.atomic_eth.va;
+    i.reth_rkey = h.atomic_eth.r_key;
+    i.reth_dma_len = 8;
+    i.atomic_swap_add = h.atomic_eth.swap_add;
+    i.atomic_compare = h.atomic_eth.compare;
+  }
+  i.atomic_orig = h.atomic_ack_eth.orig;
   if (test_rx_drop_ && test_rx_drop_(i)) {
     ++test_rx_dropped_;
     rx_items_.put(item);

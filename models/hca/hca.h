@@ -281,6 +281,9 @@ class Hca : public sc_core::sc_module {
     uint32_t wire_bytes;  // all its packets, reserved in the VL's tx buffer
     bool inline_data = false;  // tx_post_inline: the payload is here, no DMA read
     std::array<uint8_t, IBVP_MAX_INLINE_DATA> payload{};
+    // tx_post_gather (v8): the payload's SGEs, read in order; 0: one buffer at payload_addr.
+    uint32_t num_sge = 0;
+    std::array<ibvp_sge, IBVP_MAX_SGE> sge{};
   };
   // A doorbell as filed, with the WQE a BlueFlame write carried (db.wqe_bytes of it).
   struct FiledDoorbell {
@@ -363,6 +366,7 @@ class Hca : public sc_core::sc_module {
   uint32_t hal_tx_space(uint32_t vl);
   int hal_tx_post(const ibvp_tx_desc* d);
   int hal_tx_post_inline(const ibvp_tx_desc* d, const void* payload);
+  int hal_tx_post_gather(const ibvp_tx_desc* d, const ibvp_sge* sges, uint32_t num_sge);
   int hal_doorbell_wqe(uint32_t db_class, uint32_t index, void* buf, uint32_t len);
   int hal_tx_release(uint32_t src_qp, uint32_t packets);
   int hal_rx_read(uint32_t offset, void* buf, uint32_t len);

@@ -25,6 +25,8 @@ OpcodeLayout opcode_layout(Opcode op) {
     case 0x0D: case 0x0F: case 0x10: l.aeth = true; l.has_payload = true; break;
     case 0x0E: l.has_payload = true; break;
     case 0x11: l.aeth = true; break;                                  // ACK
+    case 0x12: l.aeth = true; l.atomic_ack_eth = true; break;         // ATOMIC ACKNOWLEDGE
+    case 0x13: case 0x14: l.atomic_eth = true; break;                 // CmpSwap, FetchAdd
     default: break;
   }
   return l;
@@ -34,7 +36,7 @@ bool is_known_opcode(uint8_t code) {
   if (code == static_cast<uint8_t>(Opcode::cnp)) return true;
   const uint8_t transport = code >> 5;
   const uint8_t kind = code & 0x1F;
-  if (transport == 0) return kind <= 0x11;
+  if (transport == 0) return kind <= 0x14;  // through FETCH ADD (IBA Table 38)
   if (transport == 1) return kind <= 0x0B;
   if (transport == 3) return kind == 0x04 || kind == 0x05;
   return false;
@@ -60,6 +62,9 @@ const char* opcode_name(Opcode op) {
     case Opcode::rc_rdma_read_response_last: return "RC RDMA READ response Last";
     case Opcode::rc_rdma_read_response_only: return "RC RDMA READ response Only";
     case Opcode::rc_acknowledge: return "RC Acknowledge";
+    case Opcode::rc_atomic_acknowledge: return "RC ATOMIC Acknowledge";
+    case Opcode::rc_compare_swap: return "RC CmpSwap";
+    case Opcode::rc_fetch_add: return "RC FetchAdd";
     case Opcode::uc_send_first: return "UC SEND First";
     case Opcode::uc_send_middle: return "UC SEND Middle";
     case Opcode::uc_send_last: return "UC SEND Last";

@@ -35,6 +35,9 @@ enum class Opcode : uint8_t {
   rc_rdma_read_response_last = 0x0F,
   rc_rdma_read_response_only = 0x10,
   rc_acknowledge = 0x11,
+  rc_atomic_acknowledge = 0x12,  // AETH + AtomicAckETH (IBA 9.4.5)
+  rc_compare_swap = 0x13,        // AtomicETH
+  rc_fetch_add = 0x14,           // AtomicETH
 
   uc_send_first = 0x20,
   uc_send_middle = 0x21,
@@ -112,6 +115,21 @@ struct Aeth {
   uint32_t msn = 0;      // 24 bits
 };
 
+// Atomic Extended Transport Header, 28 bytes (IBA 9.3.4): an RC COMPARE SWAP or FETCH ADD
+// request. VA must be 8-byte aligned (IBA 9.4.5).
+struct AtomicEth {
+  uint64_t va = 0;
+  uint32_t r_key = 0;
+  uint64_t swap_add = 0;  // Swap Data (CmpSwap) or Add Data (FetchAdd)
+  uint64_t compare = 0;   // Compare Data (CmpSwap only)
+};
+
+// Atomic Acknowledge Extended Transport Header, 8 bytes (IBA 9.3.6): the value the target
+// held before the atomic.
+struct AtomicAckEth {
+  uint64_t orig = 0;
+};
+
 // Link-layer flow control packet, 6 bytes on the wire including its 16-bit LPCRC (IBA 7.9.4).
 struct FlowControlPacket {
   uint8_t op = 0;       // 4 bits: 0 normal, 1 initialization
@@ -132,6 +150,8 @@ constexpr uint32_t kDethBytes = 8;
 constexpr uint32_t kRethBytes = 16;
 constexpr uint32_t kAethBytes = 4;
 constexpr uint32_t kImmDtBytes = 4;
+constexpr uint32_t kAtomicEthBytes = 28;
+constexpr uint32_t kAtomicAckEthBytes = 8;
 constexpr uint32_t kIcrcBytes = 4;
 constexpr uint32_t kVcrcBytes = 2;
 constexpr uint32_t kFlowControlPacketBytes = 6;
@@ -142,6 +162,8 @@ struct OpcodeLayout {
   bool reth = false;
   bool aeth = false;
   bool immdt = false;
+  bool atomic_eth = false;      // RC COMPARE SWAP, FETCH ADD
+  bool atomic_ack_eth = false;  // RC ATOMIC ACKNOWLEDGE (after its AETH)
   bool has_payload = false;  // whether a payload may follow
 };
 OpcodeLayout opcode_layout(Opcode op);

@@ -26,7 +26,8 @@ namespace {
 uint32_t transport_header_bytes(const Bth& bth) {
   const OpcodeLayout l = opcode_layout(bth.opcode);
   return kBthBytes + (l.deth ? kDethBytes : 0) + (l.reth ? kRethBytes : 0) +
-         (l.aeth ? kAethBytes : 0) + (l.immdt ? kImmDtBytes : 0);
+         (l.aeth ? kAethBytes : 0) + (l.immdt ? kImmDtBytes : 0) + (l.atomic_eth ? kAtomicEthBytes : 0) +
+         (l.atomic_ack_eth ? kAtomicAckEthBytes : 0);
 }
 uint32_t pad_for(uint32_t payload) { return (4 - payload % 4) % 4; }
 }  // namespace

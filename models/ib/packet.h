@@ -43,6 +43,8 @@ struct Packet {
   Deth deth;
   Reth reth;
   Aeth aeth;
+  AtomicEth atomic_eth;
+  AtomicAckEth atomic_ack_eth;
   uint32_t immdt = 0;
   uint32_t payload_bytes = 0;
   // wire_bytes() as of finalize_lengths(): what links and buffers charge, read per hop

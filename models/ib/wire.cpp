@@ -43,7 +43,8 @@ uint64_t be64(const uint8_t* p) { return static_cast<uint64_t>(be32(p)) << 32 | 
 
 uint32_t extended_header_bytes(const OpcodeLayout& l) {
   return (l.deth ? kDethBytes : 0) + (l.reth ? kRethBytes : 0) + (l.aeth ? kAethBytes : 0) +
-         (l.immdt ? kImmDtBytes : 0);
+         (l.immdt ? kImmDtBytes : 0) + (l.atomic_eth ? kAtomicEthBytes : 0) +
+         (l.atomic_ack_eth ? kAtomicAckEthBytes : 0);
 }
 
 uint32_t pad_for(uint32_t payload) { return (4 - payload % 4) % 4; }
@@ -114,7 +115,8 @@ void write_packet(const Packet& p, uint8_t* out, bool with_vcrc = true) {
   w.u8(p.bth.ack_req ? 0x80u : 0u);
   w.be24(p.bth.psn & 0xFFFFFFu);
 
-  // Extended headers in the order IBA 9.3 / Table 39 fixes: DETH, RETH, AETH, ImmDt.
+  // Extended headers in the order IBA 9.3 / Table 39 fixes: DETH, RETH, AtomicETH, AETH,
+  // AtomicAckETH, ImmDt.
   if (layout.deth) {  // DETH: Q_Key(32) | resv8 SrcQP(24)
     w.be32(p.deth.q_key);
     w.be32(p.deth.src_qp & 0xFFFFFFu);
@@ -124,10 +126,17 @@ void write_packet(const Packet& p, uint8_t* out, bool with_vcrc = true) {
     w.be32(p.reth.r_key);
     w.be32(p.reth.dma_len);
   }
+  if (layout.atomic_eth) {  // AtomicETH (IBA 9.3.4): VA(64) | R_Key(32) | SwapAddData(64) | CmpData(64)
+    w.be64(p.atomic_eth.va);
+    w.be32(p.atomic_eth.r_key);
+    w.be64(p.atomic_eth.swap_add);
+    w.be64(p.atomic_eth.compare);
+  }
   if (layout.aeth) {  // AETH: Syndrome(8) | MSN(24)
     w.u8(p.aeth.syndrome);
     w.be24(p.aeth.msn & 0xFFFFFFu);
   }
+  if (layout.atomic_ack_eth) w.be64(p.atomic_ack_eth.orig);  // AtomicAckETH (IBA 9.3.6): OrigRemData(64)
   if (layout.immdt) w.be32(p.immdt);  // ImmDt: 32 bits
 
   if (p.payload.empty()) w.zeros(p.payload_bytes);
@@ -263,10 +272,21 @@ DecodeResult decode_headers(const uint8_t* d, size_t len) {
     p.reth.dma_len = be32(d + off + 12);
     off += kRethBytes;
   }
+  if (layout.atomic_eth) {
+    p.atomic_eth.va = be64(d + off);
+    p.atomic_eth.r_key = be32(d + off + 8);
+    p.atomic_eth.swap_add = be64(d + off + 12);
+    p.atomic_eth.compare = be64(d + off + 20);
+    off += kAtomicEthBytes;
+  }
   if (layout.aeth) {
     p.aeth.syndrome = d[off];
     p.aeth.msn = be24(d + off + 1);
     off += kAethBytes;
+  }
+  if (layout.atomic_ack_eth) {
+    p.atomic_ack_eth.orig = be64(d + off);
+    off += kAtomicAckEthBytes;
   }
   if (layout.immdt) {
     p.immdt = be32(d + off);

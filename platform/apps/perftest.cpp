@@ -27,13 +27,13 @@ HostMemoryPlan Perftest::plan(const PerftestConfig& cfg) {
   // The objects setup() creates, in its order.
   HostMemoryPlan p;
   const uint32_t sends = perftest_is_bw(cfg.test) ? cfg.tx_depth : 16;
-  p.cq(static_cast<int>(sends));
-  p.cq(static_cast<int>(cfg.iterations));
+  p.cq(static_cast<int>(sends * cfg.qps));
+  p.cq(static_cast<int>(cfg.iterations * cfg.qps));
   QpCap cap;
   cap.max_send_wr = sends;
   cap.max_recv_wr = cfg.iterations;
   cap.max_inline_data = cfg.inline_size;
-  p.qp(cap);
+  for (uint32_t i = 0; i < cfg.qps; ++i) p.qp(cap);
   uint64_t largest = 0;
   for (uint64_t b : cfg.sizes) largest = std::max(largest, b);
   p.buffer(largest + kSpare);
@@ -72,10 +72,11 @@ bool Perftest::setup(Side& s) {
   s.mr = reg_mr(s.pd, buffer_, max_bytes_ + kSpare, ACCESS_LOCAL_WRITE | ACCESS_REMOTE_WRITE | ACCESS_REMOTE_READ);
   const bool bw = perftest_is_bw(cfg_.test);
   const uint32_t sends = bw ? cfg_.tx_depth : 16;
-  s.send_cq = create_cq(*s.ctx, static_cast<int>(sends));
+  // One send and one receive CQ for all QPs (perftest -q shares them too).
+  s.send_cq = create_cq(*s.ctx, static_cast<int>(sends * cfg_.qps));
   // Every receive of one size is posted before the size starts (no send waits out an RNR
-  // timer): the receive queue and CQ hold them all.
-  s.recv_cq = create_cq(*s.ctx, static_cast<int>(cfg_.iterations));
+  // timer): the receive queues and CQ hold them all.
+  s.recv_cq = create_cq(*s.ctx, static_cast<int>(cfg_.iterations * cfg_.qps));
   if (!s.mr || !s.send_cq || !s.recv_cq) return fail("cannot register memory or create CQs"), false;
   QpInitAttr a;
   a.send_cq = s.send_cq;
@@ -84,38 +85,50 @@ bool Perftest::setup(Side& s) {
   a.cap.max_send_wr = sends;
   a.cap.max_recv_wr = cfg_.iterations;
   a.cap.max_inline_data = cfg_.inline_size;
-  s.qp = create_qp(s.pd, a);
-  if (!s.qp) return fail("cannot create the QP"), false;
+  for (uint32_t i = 0; i < cfg_.qps; ++i) {
+    s.qps.push_back(create_qp(s.pd, a));
+    if (!s.qps.back()) return fail("cannot create QP " + std::to_string(i + 1) + " of " + std::to_string(cfg_.qps)), false;
+  }
+  s.qp = s.qps[0];
   return true;
 }
 
 bool Perftest::connect(Side& s, const Side& peer) {
-  const bool ud = s.qp->qp_type == QpType::ud;
+  for (size_t i = 0; i < s.qps.size(); ++i)
+    if (!connect_qp(s, s.qps[i], peer.qps[i])) return false;
+  s.ah = s.ahs.empty() ? nullptr : s.ahs[0];
+  return true;
+}
+
+bool Perftest::connect_qp(Side& s, QueuePair* qp, const QueuePair* peer_qp) {
+  const Side& peer = &s == &client_ ? server_ : client_;
+  const bool ud = qp->qp_type == QpType::ud;
   QpAttr a;
   a.qp_state = QpState::init;
   a.qkey = kQkey;
   a.qp_access_flags = ACCESS_LOCAL_WRITE | ACCESS_REMOTE_WRITE | ACCESS_REMOTE_READ;
-  int rc = modify_qp(s.qp, a, QP_STATE | QP_PKEY_INDEX | QP_PORT | (ud ? QP_QKEY : QP_ACCESS_FLAGS));
+  int rc = modify_qp(qp, a, QP_STATE | QP_PKEY_INDEX | QP_PORT | (ud ? QP_QKEY : QP_ACCESS_FLAGS));
   a.qp_state = QpState::rtr;
   uint32_t mask = QP_STATE;
   if (!ud) {
     a.ah_attr.dlid = peer.lid;
     a.ah_attr.sl = cfg_.sl;
     a.path_mtu = mtu_from_bytes(cfg_.mtu);
-    a.dest_qp_num = peer.qp->qp_num;
+    a.dest_qp_num = peer_qp->qp_num;
     a.rq_psn = 0;
     a.max_dest_rd_atomic = 16;
     mask |= QP_AV | QP_PATH_MTU | QP_DEST_QPN | QP_RQ_PSN | QP_MAX_DEST_RD_ATOMIC | QP_MIN_RNR_TIMER;
   }
-  if (rc == 0) rc = modify_qp(s.qp, a, mask);
+  if (rc == 0) rc = modify_qp(qp, a, mask);
   a.qp_state = QpState::rts;
   a.sq_psn = 0;
   a.max_rd_atomic = 16;
   mask = QP_STATE | QP_SQ_PSN;
   if (!ud) mask |= QP_TIMEOUT | QP_RETRY_CNT | QP_RNR_RETRY | QP_MAX_QP_RD_ATOMIC;
-  if (rc == 0) rc = modify_qp(s.qp, a, mask);
-  if (ud && rc == 0) s.ah = create_ah(s.pd, AhAttr{peer.lid, cfg_.sl, 1});
-  if (rc != 0 || (ud && !s.ah)) return fail("cannot bring the QP of " + std::string(s.host->name()) + " to RTS"), false;
+  if (rc == 0) rc = modify_qp(qp, a, mask);
+  AddressHandle* ah = ud && rc == 0 ? create_ah(s.pd, AhAttr{peer.lid, cfg_.sl, 1}) : nullptr;
+  if (ud) s.ahs.push_back(ah);
+  if (rc != 0 || (ud && !ah)) return fail("cannot bring the QP of " + std::string(s.host->name()) + " to RTS"), false;
   return true;
 }
 
@@ -127,7 +140,8 @@ bool Perftest::post_recvs(Side& s, uint64_t bytes, uint32_t count) {
     wrs[i].sg = {buffer_, static_cast<uint32_t>(bytes + grh), s.mr->lkey};
     wrs[i].next = i + 1 < count ? &wrs[i + 1] : nullptr;
   }
-  if (post_recv(s.qp, wrs.data()) != 0) return fail("cannot post receives"), false;
+  for (QueuePair* qp : s.qps)
+    if (post_recv(qp, wrs.data()) != 0) return fail("cannot post receives"), false;
   return true;
 }
 
@@ -194,50 +208,61 @@ void Perftest::client_bw(uint64_t bytes) {
   const uint32_t depth = std::min(cfg_.tx_depth, s.qp->sq_entries);
   const uint32_t cq_mod = std::min(cfg_.cq_mod, depth);
   const uint32_t n = cfg_.iterations;
+  const uint32_t nq = static_cast<uint32_t>(s.qps.size());
+  const uint64_t total = uint64_t{n} * nq;  // every QP runs n messages (perftest -q)
   rendezvous(0);  // the server's receives are posted
   const uint64_t start = now_ps();
-  uint32_t posted = 0, completed = 0;
+  // Per QP: WRs posted and known completed (a completion's WR and those before it).
+  std::vector<uint32_t> posted(nq), completed(nq);
+  uint64_t all_posted = 0, all_completed = 0;
   Wc wc[16];
-  // perftest's tposted and tcompleted (run_iter_bw): each post's time, and each signaled
-  // completion's poll time, for the peak bandwidth.
-  std::vector<uint64_t> tposted(n), tcompleted(n);
-  while (completed < n) {
-    while (posted < n && posted - completed < depth) {
-      SendWr w;
-      w.wr_id = posted + 1;  // WRs done when this one completes
-      w.opcode = op;
-      w.sg = {buffer_, static_cast<uint32_t>(bytes), s.mr->lkey};
-      w.send_flags = ((posted + 1) % cq_mod == 0 || posted + 1 == n) ? uint32_t{SEND_SIGNALED} : 0u;
-      w.send_flags |= inline_flag(op, bytes);
-      w.rdma.remote_addr = buffer_;
-      w.rdma.rkey = server_.mr->rkey;
-      if (s.ah) {
-        w.ud.ah = s.ah;
-        w.ud.remote_qpn = server_.qp->qp_num;
-        w.ud.remote_qkey = kQkey;
+  // perftest's tposted and tcompleted (run_iter_bw) over all QPs in posting and completion
+  // order: each post's time, and each completion's poll time, for the peak bandwidth.
+  std::vector<uint64_t> tposted(total), tcompleted(total);
+  while (all_completed < total) {
+    // run_iter_bw: QP after QP, each topped up to tx_depth outstanding.
+    for (uint32_t q = 0; q < nq; ++q) {
+      while (posted[q] < n && posted[q] - completed[q] < depth) {
+        SendWr w;
+        w.wr_id = uint64_t{q} << 32 | (posted[q] + 1);  // the QP, and its WRs done when this one completes
+        w.opcode = op;
+        w.sg = {buffer_, static_cast<uint32_t>(bytes), s.mr->lkey};
+        w.send_flags = ((posted[q] + 1) % cq_mod == 0 || posted[q] + 1 == n) ? uint32_t{SEND_SIGNALED} : 0u;
+        w.send_flags |= inline_flag(op, bytes);
+        w.rdma.remote_addr = buffer_;
+        w.rdma.rkey = server_.mr->rkey;
+        if (s.ah) {
+          w.ud.ah = s.ahs[q];
+          w.ud.remote_qpn = server_.qps[q]->qp_num;
+          w.ud.remote_qkey = kQkey;
+        }
+        tposted[all_posted] = now_ps();
+        if (const int err = post_send(s.qps[q], &w); err != 0)
+          return fail("post_send refused a work request: " + std::string(std::strerror(err)));
+        ++posted[q];
+        ++all_posted;
       }
-      tposted[posted] = now_ps();
-      if (const int err = post_send(s.qp, &w); err != 0)
-        return fail("post_send refused a work request: " + std::string(std::strerror(err)));
-      ++posted;
     }
     int got = poll_cq(s.send_cq, 16, wc);
     if (got == 0) got = poll_cq_wait(s.send_cq, wc[0]);
     for (int i = 0; i < got; ++i) {
       if (!check(wc[i], what, bytes)) return;
-      completed = std::max<uint32_t>(completed, static_cast<uint32_t>(wc[i].wr_id));
-      tcompleted[wc[i].wr_id - 1] = now_ps();
+      const uint32_t q = static_cast<uint32_t>(wc[i].wr_id >> 32);
+      const uint32_t done = static_cast<uint32_t>(wc[i].wr_id & 0xFFFFFFFF);
+      if (q >= nq || done <= completed[q]) continue;
+      for (uint32_t k = completed[q]; k < done && all_completed < total; ++k) tcompleted[all_completed++] = now_ps();
+      completed[q] = done;
     }
   }
   const double seconds = static_cast<double>(now_ps() - start) * 1e-12;
   PerftestRow r;
   r.bytes = bytes;
   r.iterations = n;
-  r.bw_avg_MBps = static_cast<double>(bytes) * n / seconds / 1048576.0;
+  r.bw_avg_MBps = static_cast<double>(bytes) * static_cast<double>(total) / seconds / 1048576.0;
   // print_report_bw: bytes over the best time per message, in MiB/s.
   const uint64_t peak_ps = std::max<uint64_t>(1, perftest_peak_delta_ps(tposted, tcompleted, cq_mod));
   r.bw_peak_MBps = static_cast<double>(bytes) * 1e12 / static_cast<double>(peak_ps) / 1048576.0;
-  r.msg_rate_Mpps = n / seconds * 1e-6;
+  r.msg_rate_Mpps = static_cast<double>(total) / seconds * 1e-6;
   rows_.push_back(r);
   rendezvous(0);  // the server has its receives (send_bw)
 }
@@ -247,7 +272,7 @@ void Perftest::server_bw(uint64_t bytes) {
   rendezvous(1);
   if (cfg_.test == PerftestKind::send_bw) {
     Wc wc[16];
-    for (uint32_t got = 0; got < cfg_.iterations && !finished_;) {
+    for (uint64_t got = 0; got < uint64_t{cfg_.iterations} * cfg_.qps && !finished_;) {
       int k = poll_cq(server_.recv_cq, 16, wc);
       if (k == 0) k = poll_cq_wait(server_.recv_cq, wc[0]);
       for (int i = 0; i < k; ++i)
@@ -452,17 +477,21 @@ std::string Perftest::table() const {
   setup.cq_mod = std::min(cfg_.cq_mod, setup.tx_depth);
   setup.max_inline_bytes = cfg_.inline_size;  // perftest prints the QP's max_inline_data
   // connect(): PSNs start at 0, 16 RDMA READs outstanding; the buffer is at buffer_ on both.
-  auto address = [&](const Side& side) {
+  auto address = [&](const Side& side, size_t i) {
     PerftestAddress a;
     a.lid = side.lid;
-    a.qpn = side.qp ? side.qp->qp_num : 0;
+    a.qpn = i < side.qps.size() ? side.qps[i]->qp_num : 0;
     a.rkey = side.mr ? side.mr->rkey : 0;
     a.vaddr = buffer_;
     a.out_reads = 16;
     return a;
   };
-  setup.local = address(client_);
-  setup.remote = address(server_);
+  setup.local = address(client_, 0);
+  setup.remote = address(server_, 0);
+  for (size_t i = 1; i < client_.qps.size() && i < server_.qps.size(); ++i) {
+    setup.more_local.push_back(address(client_, i));
+    setup.more_remote.push_back(address(server_, i));
+  }
   return perftest_report(setup, rows_);
 }
 
@@ -489,6 +518,7 @@ nlohmann::ordered_json Perftest::json() const {
   return Json{{"test", perftest_kind_name(cfg_.test)},
               {"qp_type", cfg_.qp_type == PerftestQpType::ud ? "UD" : "RC"},
               {"mtu", cfg_.mtu},
+              {"qps", cfg_.qps},
               {"rows", std::move(rows)}};
 }
 

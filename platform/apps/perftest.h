@@ -61,8 +61,10 @@ class Perftest {
     verbs::MemoryRegion* mr = nullptr;
     verbs::CompletionQueue* send_cq = nullptr;
     verbs::CompletionQueue* recv_cq = nullptr;
-    verbs::QueuePair* qp = nullptr;
-    verbs::AddressHandle* ah = nullptr;  // UD: to the peer
+    verbs::QueuePair* qp = nullptr;      // qps[0]
+    std::vector<verbs::QueuePair*> qps;  // perftest -q: one per QP pair, qps[i] to the peer's qps[i]
+    std::vector<verbs::AddressHandle*> ahs;
+    verbs::AddressHandle* ah = nullptr;  // UD: to the peer (ahs[0])
     uint16_t lid = 0;
   };
   static constexpr uint64_t kSpare = 4096;  // after the largest message: the write_lat probe target
@@ -72,6 +74,7 @@ class Perftest {
   void server_program();
   bool setup(Side& s);         // device, PD, MR, CQs, QP; false on failure (error_ set)
   bool connect(Side& s, const Side& peer);
+  bool connect_qp(Side& s, verbs::QueuePair* qp, const verbs::QueuePair* peer_qp);
   void rendezvous(int side);   // both programs reach the same point (perftest's TCP sync)
   bool post_recvs(Side& s, uint64_t bytes, uint32_t count);
   bool check(const verbs::Wc& wc, const char* what, uint64_t bytes);

@@ -108,7 +108,7 @@ std::string perftest_report(const PerftestSetup& s, const std::vector<PerftestRo
   o += kResultLine;
   put("                    %s %sTest\n", verb_name(c.test), bw ? "BW " : "Latency ");
   put(" Dual-port       : %s\t\tDevice         : %s\n", "OFF", s.device.c_str());
-  put(" Number of qps   : %d\t\tTransport type : %s\n", 1, "IB");
+  put(" Number of qps   : %d\t\tTransport type : %s\n", static_cast<int>(c.qps), "IB");
   put(" Connection type : %s\t\tUsing SRQ      : %s\n", c.qp_type == PerftestQpType::ud ? "UD" : "RC", "OFF");
   put(" PCIe relax order: %s\t\tLock-free      : %s\n", "Unsupported", "OFF");
   put(" ibv_wr* API     : %s\t\tUsing Enhanced Reorder      : %s\n", "OFF", "OFF");
@@ -124,8 +124,13 @@ std::string perftest_report(const PerftestSetup& s, const std::vector<PerftestRo
   put(" rdma_cm QPs\t : %s\n", "OFF");
   put(" Data ex. method : %s\n", "Ethernet");
   o += kResultLine;
-  // ctx_print_pingpong_data, local then remote (BASIC_ADDR_FMT, READ_FMT, RDMA_FMT).
-  for (const auto& [side, a] : {std::pair{"local", &s.local}, std::pair{"remote", &s.remote}}) {
+  // ctx_print_pingpong_data, every QP's local line, then every QP's remote line
+  // (BASIC_ADDR_FMT, READ_FMT, RDMA_FMT).
+  std::vector<std::pair<const char*, const PerftestAddress*>> lines{{"local", &s.local}};
+  for (const PerftestAddress& a : s.more_local) lines.emplace_back("local", &a);
+  lines.emplace_back("remote", &s.remote);
+  for (const PerftestAddress& a : s.more_remote) lines.emplace_back("remote", &a);
+  for (const auto& [side, a] : lines) {
     put(" %s address: LID %#04x QPN %#06x PSN %#06x", side, unsigned{a->lid}, a->qpn, a->psn);
     if (c.test == PerftestKind::read_bw) put(" OUT %#04x", a->out_reads);
     if (c.test == PerftestKind::read_bw || c.test == PerftestKind::write_bw || c.test == PerftestKind::write_lat)

@@ -32,6 +32,8 @@ struct PerftestSetup {
   uint32_t cqe_poll = 16;       // completions taken per poll
   uint32_t max_inline_bytes = 0;
   PerftestAddress local, remote;
+  // perftest -q: the other QPs' addresses, printed after the first QP's local and remote line.
+  std::vector<PerftestAddress> more_local, more_remote;
 };
 
 // print_report_bw's peak: the smallest time per message over every run of consecutive

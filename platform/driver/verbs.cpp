@@ -93,8 +93,9 @@ void HostMemoryPlan::cq(int cqe) {
 }
 
 void HostMemoryPlan::qp(const QpCap& cap) {
-  alloc(uint64_t{round_up_pow2(cap.max_send_wr)} * ibvp_send_stride(cap.max_inline_data), kRingAlign);
-  alloc(uint64_t{round_up_pow2(cap.max_recv_wr)} * IBVP_RECV_WQE_BYTES, kRingAlign);
+  alloc(uint64_t{round_up_pow2(cap.max_send_wr)} * ibvp_send_stride_sge(cap.max_inline_data, cap.max_send_sge),
+        kRingAlign);
+  alloc(uint64_t{round_up_pow2(cap.max_recv_wr)} * ibvp_recv_stride(cap.max_recv_sge), kRingAlign);
 }
 
 uint64_t HostMemoryPlan::driver_bytes() const { return align_up(next_, kPageBytes); }
@@ -214,7 +215,8 @@ QueuePair* create_qp(ProtectionDomain* pd, const QpInitAttr& attr) {
   if (pd == nullptr) return nullptr;
   Context& ctx = *pd->context;
   ctx.cpu().spend_call();
-  if (attr.send_cq == nullptr || attr.recv_cq == nullptr || attr.cap.max_send_sge > 1 || attr.cap.max_recv_sge > 1 ||
+  if (attr.send_cq == nullptr || attr.recv_cq == nullptr || attr.cap.max_send_sge > IBVP_MAX_SGE ||
+      attr.cap.max_recv_sge > IBVP_MAX_SGE || (attr.srq != nullptr && attr.cap.max_recv_sge > 1) ||
       attr.cap.max_send_wr == 0 || attr.cap.max_recv_wr == 0 || attr.cap.max_inline_data > IBVP_MAX_INLINE_DATA ||
       attr.doorbell_class > 0xFFFF)  // the mailbox's 16-bit field; the firmware refuses any class it lacks
     return nullptr;
@@ -228,15 +230,20 @@ QueuePair* create_qp(ProtectionDomain* pd, const QpInitAttr& attr) {
   qp->sq_entries = round_up_pow2(attr.cap.max_send_wr);
   qp->rq_entries = round_up_pow2(attr.cap.max_recv_wr);
   qp->max_inline = attr.cap.max_inline_data;
-  qp->sq_stride = ibvp_send_stride(qp->max_inline);
+  qp->max_send_sge = std::max<uint32_t>(1, attr.cap.max_send_sge);
+  qp->max_recv_sge = std::max<uint32_t>(1, attr.cap.max_recv_sge);
+  qp->sq_stride = ibvp_send_stride_sge(qp->max_inline, qp->max_send_sge);
+  qp->rq_stride = ibvp_recv_stride(qp->max_recv_sge);
   try {
     qp->sq_addr = ctx.alloc(uint64_t{qp->sq_entries} * qp->sq_stride, kRingAlign);
-    qp->rq_addr = ctx.alloc(uint64_t{qp->rq_entries} * IBVP_RECV_WQE_BYTES, kRingAlign);
+    qp->rq_addr = ctx.alloc(uint64_t{qp->rq_entries} * qp->rq_stride, kRingAlign);
   } catch (const std::bad_alloc&) {
     return nullptr;  // ENOMEM
   }
   ibvp_mbox_qp m{};
-  m.qp_type = static_cast<uint32_t>(attr.qp_type);
+  m.qp_type = static_cast<uint8_t>(attr.qp_type);
+  m.max_send_sge = static_cast<uint8_t>(qp->max_send_sge);
+  m.max_recv_sge = static_cast<uint8_t>(qp->max_recv_sge);
   m.pdn = pd->handle;
   m.send_cqn = attr.send_cq->cqn;
   m.recv_cqn = attr.recv_cq->cqn;
@@ -301,7 +308,9 @@ int modify_qp(QueuePair* qp, const QpAttr& attr, uint32_t attr_mask) {
   m.qpn = qp->qp_num;
   m.attr_mask = attr_mask;
   m.qp_state = static_cast<uint32_t>(next);
-  m.cur_state = static_cast<uint32_t>(qp->state);
+  m.cur_state = static_cast<uint8_t>(qp->state);
+  m.max_rd_atomic = attr.max_rd_atomic;
+  m.max_dest_rd_atomic = attr.max_dest_rd_atomic;
   m.qkey = attr.qkey;
   m.dest_qpn = attr.dest_qp_num;
   m.rq_psn = attr.rq_psn;
@@ -335,13 +344,21 @@ int post_send(QueuePair* qp, SendWr* wr, SendWr** bad_wr) {
   int err = 0;
   uint32_t posted = 0;
   // The slot of the last WQE written: a lone WQE goes by BlueFlame when the device has it.
+  static_assert(IBVP_MAX_INLINE_DATA >= (IBVP_MAX_SGE - 1) * IBVP_SGE_BYTES, "a slot's SGEs fit the buffer");
   uint8_t slot[IBVP_SEND_WQE_BYTES + IBVP_MAX_INLINE_DATA];
   uint32_t slot_bytes = 0;
   for (SendWr* w = wr; w != nullptr; w = w->next) {
     const bool inl = (w->send_flags & SEND_INLINE) != 0;
-    const uint32_t inline_len = inl && w->num_sge == 1 ? w->sg.length : 0;
-    if (!state_ok || w->num_sge < 0 || w->num_sge > 1) err = EINVAL;
+    const bool atomic = w->opcode == WrOpcode::atomic_cmp_and_swp || w->opcode == WrOpcode::atomic_fetch_and_add;
+    const Sge* sges = w->sg_list ? w->sg_list : &w->sg;
+    const uint32_t num_sge = w->num_sge > 0 ? static_cast<uint32_t>(w->num_sge) : 0;
+    // Inline data: the CPU gathers every SGE, whose total counts against max_inline_data.
+    uint64_t inline_len = 0;
+    for (uint32_t k = 0; inl && k < num_sge && k < qp->max_send_sge; ++k) inline_len += sges[k].length;
+    if (!state_ok || w->num_sge < 0 || num_sge > qp->max_send_sge) err = EINVAL;
     else if (qp->qp_type == QpType::ud && w->ud.ah == nullptr) err = EINVAL;
+    // Atomics are RC only and never inline (IBA 9.4.5; libibverbs returns EINVAL).
+    else if (atomic && (qp->qp_type != QpType::rc || inl)) err = EINVAL;
     // libibverbs (mlx5): inline data beyond the QP's max_inline_data, or on a READ, is EINVAL.
     else if (inl && (inline_len > qp->max_inline || w->opcode == WrOpcode::rdma_read)) err = EINVAL;
     else if (qp->sq_head - qp->sq_tail >= qp->sq_entries) err = ENOMEM;
@@ -354,13 +371,19 @@ int post_send(QueuePair* qp, SendWr* wr, SendWr** bad_wr) {
     e.flags = static_cast<uint8_t>(w->send_flags | (qp->sq_sig_all ? uint32_t{SEND_SIGNALED} : 0u));
     e.imm_data = w->imm_data;
     e.wr_id = w->wr_id;
-    if (w->num_sge == 1) {
-      e.sge_addr = w->sg.addr;
-      e.sge_length = w->sg.length;
-      e.sge_lkey = w->sg.lkey;
+    if (num_sge >= 1) {
+      e.sge_addr = sges[0].addr;
+      e.sge_length = inl ? static_cast<uint32_t>(inline_len) : sges[0].length;
+      e.sge_lkey = sges[0].lkey;
     }
-    e.remote_addr = w->rdma.remote_addr;
-    e.rkey = w->rdma.rkey;
+    // SGEs 2.. follow the WQE in its slot (ibvp_hal.h, v8); inline data has none.
+    if (num_sge > 1 && !inl) e.num_sge = static_cast<uint8_t>(num_sge);
+    e.remote_addr = atomic ? w->atomic.remote_addr : w->rdma.remote_addr;
+    e.rkey = atomic ? w->atomic.rkey : w->rdma.rkey;
+    if (atomic) {
+      e.compare_add = w->atomic.compare_add;
+      e.swap = w->atomic.swap;
+    }
     if (qp->qp_type == QpType::ud) {
       e.remote_qpn = w->ud.remote_qpn;
       e.remote_qkey = w->ud.remote_qkey;
@@ -377,8 +400,18 @@ int post_send(QueuePair* qp, SendWr* wr, SendWr** bad_wr) {
       e.sge_addr = 0;
       e.sge_lkey = 0;
       std::memcpy(slot, &e, sizeof e);
-      if (inline_len > 0) ctx.memory().read(w->sg.addr, slot + IBVP_SEND_WQE_BYTES, inline_len);
-      slot_bytes += (inline_len + 7) / 8 * 8;
+      uint32_t at = IBVP_SEND_WQE_BYTES;
+      for (uint32_t k = 0; k < num_sge; ++k) {
+        if (sges[k].length > 0) ctx.memory().read(sges[k].addr, slot + at, sges[k].length);
+        at += sges[k].length;
+      }
+      slot_bytes += static_cast<uint32_t>((inline_len + 7) / 8 * 8);
+    } else if (num_sge > 1) {
+      for (uint32_t k = 1; k < num_sge; ++k) {
+        const ibvp_sge s{sges[k].addr, sges[k].length, sges[k].lkey};
+        std::memcpy(slot + IBVP_SEND_WQE_BYTES + (k - 1) * IBVP_SGE_BYTES, &s, sizeof s);
+      }
+      slot_bytes += (num_sge - 1) * IBVP_SGE_BYTES;
     }
     ctx.memory().write(qp->sq_addr + uint64_t{idx} * qp->sq_stride, slot, slot_bytes);
     if (ctx.observer()) ctx.observer()->on_post_send(ctx.node(), qp->qp_num, qp->sq_head - 1, w->wr_id, called_ps);
@@ -398,16 +431,28 @@ int post_send(QueuePair* qp, SendWr* wr, SendWr** bad_wr) {
 }
 
 namespace {
-// A receive WR as the HAL's receive WQE (a QP's receive queue and an SRQ hold the same).
-ibvp_recv_wqe recv_wqe(const RecvWr& w) {
+// A receive WR as the HAL's receive WQE and its SGEs 2.. after it (a QP's receive queue and
+// an SRQ hold the same; an SRQ's WRs have one SGE). Returns the bytes of `slot` written.
+uint32_t recv_wqe(const RecvWr& w, uint8_t* slot) {
   ibvp_recv_wqe e{};
   e.wr_id = w.wr_id;
-  if (w.num_sge == 1) {
-    e.addr = w.sg.addr;
-    e.length = w.sg.length;
-    e.lkey = w.sg.lkey;
+  const Sge* sges = w.sg_list ? w.sg_list : &w.sg;
+  if (w.num_sge >= 1) {
+    e.addr = sges[0].addr;
+    e.length = sges[0].length;
+    e.lkey = sges[0].lkey;
   }
-  return e;
+  uint32_t bytes = sizeof e;
+  if (w.num_sge > 1) {
+    e.num_sge = static_cast<uint32_t>(w.num_sge);
+    for (int k = 1; k < w.num_sge; ++k) {
+      const ibvp_sge s{sges[k].addr, sges[k].length, sges[k].lkey};
+      std::memcpy(slot + bytes, &s, sizeof s);
+      bytes += IBVP_SGE_BYTES;
+    }
+  }
+  std::memcpy(slot, &e, sizeof e);
+  return bytes;
 }
 }  // namespace
 
@@ -418,15 +463,18 @@ int post_recv(QueuePair* qp, RecvWr* wr, RecvWr** bad_wr) {
   int err = 0;
   uint32_t posted = 0;
   for (RecvWr* w = wr; w != nullptr; w = w->next) {
-    if (qp->state == QpState::reset || qp->srq != nullptr || w->num_sge < 0 || w->num_sge > 1) err = EINVAL;
+    if (qp->state == QpState::reset || qp->srq != nullptr || w->num_sge < 0 ||
+        static_cast<uint32_t>(w->num_sge) > qp->max_recv_sge)
+      err = EINVAL;
     else if (qp->rq_head - qp->rq_tail >= qp->rq_entries) err = ENOMEM;
     if (err != 0) {
       if (bad_wr) *bad_wr = w;
       break;
     }
-    const ibvp_recv_wqe e = recv_wqe(*w);
+    uint8_t slot[IBVP_RECV_WQE_BYTES + IBVP_MAX_SGE * IBVP_SGE_BYTES];
+    const uint32_t bytes = recv_wqe(*w, slot);
     const uint32_t idx = qp->rq_head & (qp->rq_entries - 1);
-    ctx.memory().write(qp->rq_addr + uint64_t{idx} * IBVP_RECV_WQE_BYTES, &e, sizeof e);
+    ctx.memory().write(qp->rq_addr + uint64_t{idx} * qp->rq_stride, slot, bytes);
     qp->rq_head++;
     posted++;
   }
@@ -475,8 +523,10 @@ int post_srq_recv(SharedReceiveQueue* srq, RecvWr* wr, RecvWr** bad_wr) {
       if (bad_wr) *bad_wr = w;
       break;
     }
-    const ibvp_recv_wqe e = recv_wqe(*w);
-    ctx.memory().write(srq->ring + uint64_t{srq->head & (srq->entries - 1)} * IBVP_RECV_WQE_BYTES, &e, sizeof e);
+    uint8_t slot[IBVP_RECV_WQE_BYTES + IBVP_MAX_SGE * IBVP_SGE_BYTES];
+    recv_wqe(*w, slot);
+    ctx.memory().write(srq->ring + uint64_t{srq->head & (srq->entries - 1)} * IBVP_RECV_WQE_BYTES, slot,
+                       IBVP_RECV_WQE_BYTES);
     srq->head++;
     posted++;
   }

@@ -24,12 +24,16 @@ namespace ibvp::verbs {
 enum class QpType : uint32_t { rc = IBVP_QPT_RC, uc = IBVP_QPT_UC, ud = IBVP_QPT_UD };
 enum class QpState : uint32_t { reset = 0, init, rtr, rts, sqd, sqe, err };
 enum class Mtu : uint8_t { mtu_256 = 1, mtu_512, mtu_1024, mtu_2048, mtu_4096 };
-enum class WrOpcode : uint8_t { rdma_write = 0, rdma_write_with_imm, send, send_with_imm, rdma_read };
+enum class WrOpcode : uint8_t {
+  rdma_write = 0, rdma_write_with_imm, send, send_with_imm, rdma_read, atomic_cmp_and_swp, atomic_fetch_and_add
+};
 enum class WcStatus : uint8_t {
   success = 0, loc_len_err, loc_qp_op_err, loc_eec_op_err, loc_prot_err, wr_flush_err, mw_bind_err,
   bad_resp_err, loc_access_err, rem_inv_req_err, rem_access_err, rem_op_err, retry_exc_err, rnr_retry_exc_err
 };
-enum class WcOpcode : uint8_t { send = 0, rdma_write = 1, rdma_read = 2, recv = 128, recv_rdma_with_imm = 129 };
+enum class WcOpcode : uint8_t {
+  send = 0, rdma_write = 1, rdma_read = 2, comp_swap = 3, fetch_add = 4, recv = 128, recv_rdma_with_imm = 129
+};
 // ibv_qp_attr_mask
 enum QpAttrMask : uint32_t {
   QP_STATE = IBVP_QP_STATE, QP_CUR_STATE = IBVP_QP_CUR_STATE, QP_ACCESS_FLAGS = IBVP_QP_ACCESS_FLAGS,
@@ -41,7 +45,7 @@ enum QpAttrMask : uint32_t {
 };
 enum AccessFlags : uint32_t {
   ACCESS_LOCAL_WRITE = IBVP_ACCESS_LOCAL_WRITE, ACCESS_REMOTE_WRITE = IBVP_ACCESS_REMOTE_WRITE,
-  ACCESS_REMOTE_READ = IBVP_ACCESS_REMOTE_READ
+  ACCESS_REMOTE_READ = IBVP_ACCESS_REMOTE_READ, ACCESS_REMOTE_ATOMIC = IBVP_ACCESS_REMOTE_ATOMIC
 };
 enum SendFlags : uint32_t {
   SEND_FENCE = IBVP_SEND_FENCE, SEND_SIGNALED = IBVP_SEND_SIGNALED, SEND_SOLICITED = IBVP_SEND_SOLICITED,
@@ -83,8 +87,11 @@ struct Sge {
 struct SendWr {
   uint64_t wr_id = 0;
   SendWr* next = nullptr;
-  Sge sg;               // the scatter/gather list: one element (num_sge 0 or 1)
+  Sge sg;               // the scatter/gather list of one element (num_sge 0 or 1, sg_list null)
   int num_sge = 1;
+  // libibverbs' sg_list: num_sge elements (at most the QP's max_send_sge), gathered in order
+  // (IBA 10.7.2.1); null: `sg`.
+  Sge* sg_list = nullptr;
   WrOpcode opcode = WrOpcode::send;
   uint32_t send_flags = 0;
   uint32_t imm_data = 0;
@@ -92,6 +99,14 @@ struct SendWr {
     uint64_t remote_addr = 0;
     uint32_t rkey = 0;
   } rdma;
+  // IBV_WR_ATOMIC_*: 8 bytes at remote_addr (8-byte aligned); the original value comes back
+  // into the 8-byte SGE (IBA 9.4.5).
+  struct {
+    uint64_t remote_addr = 0;
+    uint64_t compare_add = 0;  // CMP_AND_SWP: compare; FETCH_AND_ADD: the addend
+    uint64_t swap = 0;         // CMP_AND_SWP: written when the target equals compare_add
+    uint32_t rkey = 0;
+  } atomic;
   struct {
     AddressHandle* ah = nullptr;
     uint32_t remote_qpn = 0;
@@ -103,6 +118,7 @@ struct RecvWr {
   RecvWr* next = nullptr;
   Sge sg;
   int num_sge = 1;
+  Sge* sg_list = nullptr;  // num_sge elements (at most max_recv_sge; an SRQ's: 1), scattered in order; null: `sg`
 };
 struct Wc {
   uint64_t wr_id = 0;
@@ -119,8 +135,8 @@ struct Wc {
 struct QpCap {
   uint32_t max_send_wr = 64;
   uint32_t max_recv_wr = 64;
-  uint32_t max_send_sge = 1;
-  uint32_t max_recv_sge = 1;
+  uint32_t max_send_sge = 1;  // at most IBVP_MAX_SGE; SGEs 2.. take 16 bytes of the send slot each
+  uint32_t max_recv_sge = 1;  // at most IBVP_MAX_SGE (1 with an SRQ)
   // Bytes a send WQE may carry inline (IBV_SEND_INLINE); at most IBVP_MAX_INLINE_DATA. Each
   // send slot grows by this, rounded up to 64 bytes (the data follows the WQE, as in mlx5).
   uint32_t max_inline_data = 0;
@@ -190,6 +206,8 @@ struct QueuePair {
   uint32_t sq_head = 0, sq_tail = 0;  // WQEs posted; WQEs known completed (CQE wqe counter)
   uint32_t max_inline = 0;            // QpCap::max_inline_data
   uint32_t sq_stride = IBVP_SEND_WQE_BYTES;  // bytes per send slot: the WQE and its inline room
+  uint32_t rq_stride = IBVP_RECV_WQE_BYTES;  // bytes per receive slot: the WQE and its SGEs
+  uint32_t max_send_sge = 1, max_recv_sge = 1;
   uint32_t rq_head = 0, rq_tail = 0;  // receive WQEs posted; completed
   SharedReceiveQueue* srq = nullptr;  // QpInitAttr::srq
 };

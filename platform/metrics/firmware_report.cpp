@@ -18,7 +18,8 @@ constexpr const char* kCounterNames[] = {
     "doorbells",      "doorbells_skipped", "wqes",          "tx_messages",     "rx_packets",     "rx_dropped",
     "rx_psn_errors",  "acks_sent",         "naks_sent",     "naks_received",   "cqes",           "error_cqes",
     "retransmissions", "ack_timeouts",     "duplicates",    "fecn_received",   "becn_sent",      "becn_received",
-    "smps",           "gmps",              "mads_to_host", "rnr_naks_sent",   "rnr_retries"};
+    "smps",           "gmps",              "mads_to_host", "rnr_naks_sent",   "rnr_retries",
+    "atomics",        "atomic_replays"};
 static_assert(sizeof kCounterNames / sizeof kCounterNames[0] == IBVP_CNT_COUNT,
               "a counter of ibvp_hal.h has no name here");
 

@@ -25,7 +25,7 @@ bool is_last(uint8_t op) {
   return o == 0x02 || o == 0x03 || o == 0x04 || o == 0x05 || (o >= 0x08 && o <= 0x0C);
 }
 // Packets that acknowledge requests: ACK, READ RESPONSE Last and Only (RC only).
-bool acknowledges(uint8_t op) { return op == 0x11 || op == 0x0F || op == 0x10; }
+bool acknowledges(uint8_t op) { return op == 0x11 || op == 0x0F || op == 0x10 || op == 0x12; }  // 0x12: ATOMIC ACKNOWLEDGE
 // a <= b in 24-bit PSN space (IBA 9.7.1: half the space is ahead).
 bool psn_le(uint32_t a, uint32_t b) { return ((b - a) & 0xFFFFFF) < 0x800000; }
 

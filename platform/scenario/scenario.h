@@ -185,6 +185,7 @@ struct PerftestConfig {
   uint32_t mtu = 4096;            // path MTU, bytes
   uint8_t sl = 0;
   uint32_t inline_size = 0;       // SENDs and WRITEs up to this many bytes go inline (perftest -I)
+  uint32_t qps = 1;               // QPs per side (perftest -q); bandwidth tests post over all of them
 };
 
 

@@ -477,13 +477,21 @@ const sim::ParamGroup& perftest_params() {
               "SENDs and WRITEs up to this size carry their data inline in the WQE (perftest -I; perftest's "
               "default on ConnectX is 188 for the send tests); 0: none, at most 192.")
         .range(0, IBVP_MAX_INLINE_DATA);
+    b.integer("qps", &PerftestConfig::qps, "QPs",
+              "QPs per side (perftest -q): bandwidth tests run iterations messages on each, tx_depth "
+              "outstanding per QP, posted QP after QP; BW and MsgRate count every QP's messages.")
+        .range(1, 64);
     b.on_begin([](PerftestConfig& c) { c.enabled = true; });
     b.rule("client and server are two different endpoints; the scenario has endpoint_model: hca.");
     b.rule("min_bytes <= max_bytes; sizes and min_bytes/max_bytes are not both given; UD sizes are at most mtu.");
+    b.rule("qps above 1 only with a bandwidth test (send_bw, write_bw, read_bw).");
     b.on_complete([](PerftestConfig& c, const std::set<std::string>& given) {
       if (!c.enabled) return;
       if (given.count("sizes") && (given.count("min_bytes") || given.count("max_bytes")))
         throw ParamError("sizes", "sizes and min_bytes/max_bytes both given", "give either a list of sizes or a range");
+      if (c.qps > 1 && !perftest_is_bw(c.test))
+        throw ParamError("qps", "qps " + std::to_string(c.qps) + " with a latency test",
+                         "give qps: 1 (perftest's latency tests run one QP) or a bandwidth test");
       if (c.min_bytes > c.max_bytes)
         throw ParamError("min_bytes", "min_bytes " + std::to_string(c.min_bytes) + " is above max_bytes " +
                                           std::to_string(c.max_bytes),

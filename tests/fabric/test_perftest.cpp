@@ -143,6 +143,70 @@ TEST(Perftest, SendLatOnTheConnectX4ProfileIsWithinTenPercentOfTheMeasuredHca) {
   EXPECT_NEAR(rows[1].t_typical_us, 4.56, 0.456);
 }
 
+// perftest -q: with one WR outstanding per QP (tx_depth 1) a single QP waits a whole round
+// trip per 2-byte WRITE; four QPs keep four in flight, so the message rate rises well above
+// one QP's (the firmware, doorbells and PCIe are far from busy), and every QP's messages
+// are posted and completed: the client's HCA fetched exactly iterations x qps WQEs.
+TEST(Perftest, SeveralQpsRaiseTheMessageRateOfALatencyBoundWriteBwAndEveryMessageCompletes) {
+  struct Run {
+    double mpps;
+    uint64_t wqes;
+    uint32_t iterations;
+  };
+  auto run = [](uint32_t qps) {
+    const Scenario s = scenario_from_yaml("duration: 20ms\n" + kHosts +
+                                             "hca: {profile: connectx4_edr}\n"
+                                             "perftest: {test: write_bw, client: h1, server: h2, sizes: [2], "
+                                             "iterations: 200, tx_depth: 1, cq_mod: 1, qps: " +
+                                             std::to_string(qps) + "}\n",
+                                         "test.yaml");
+    Fabric f(s);
+    sc_core::sc_start(s.duration);
+    const apps::Perftest* pt = f.perftest();
+    Run r{0, 0, 0};
+    if (!pt || !pt->finished() || pt->rows().size() != 1) return r;
+    r.mpps = pt->rows()[0].msg_rate_Mpps;
+    r.iterations = pt->rows()[0].iterations;
+    r.wqes = f.host_at(s.topology.find("h1"))->hca.fw_counter(IBVP_CNT_WQES);
+    return r;
+  };
+  const Run four = run(4);  // one elaboration per process: the one-QP run is the next test
+  EXPECT_EQ(four.iterations, 200u);
+  EXPECT_EQ(four.wqes, 4u * 200u) << "every QP posted and completed its iterations";
+  // One QP with one WR in flight does one message per round trip, under 0.8 Mpps (next
+  // test); four in flight do well over twice that (2.66 Mpps measured).
+  EXPECT_GT(four.mpps, 2 * 0.8) << "four QPs in flight should beat one QP's 1 / RTT";
+}
+
+TEST(Perftest, OneQpOfALatencyBoundWriteBwRunsOneMessagePerRoundTrip) {
+  const Scenario s = scenario_from_yaml("duration: 20ms\n" + kHosts +
+                                            "hca: {profile: connectx4_edr}\n"
+                                            "perftest: {test: write_bw, client: h1, server: h2, sizes: [2], "
+                                            "iterations: 200, tx_depth: 1, cq_mod: 1}\n",
+                                        "test.yaml");
+  Fabric f(s);
+  sc_core::sc_start(s.duration);
+  const apps::Perftest* pt = f.perftest();
+  ASSERT_NE(pt, nullptr);
+  ASSERT_TRUE(pt->finished()) << pt->error();
+  EXPECT_EQ(f.host_at(s.topology.find("h1"))->hca.fw_counter(IBVP_CNT_WQES), 200u);
+  // A WRITE's round trip (post, BlueFlame store and PCIe, wire, the responder's ACK, the
+  // CQE's DMA write, the poll) is at least 1.25 us: at most 0.8 Mpps (0.69 measured).
+  EXPECT_LT(pt->rows()[0].msg_rate_Mpps, 0.8) << "one WR in flight cannot beat 1 / RTT";
+}
+
+TEST(Perftest, QpsAboveOneWithALatencyTestIsAConfigErrorAtPerftestQps) {
+  try {
+    scenario_from_yaml("duration: 1ms\n" + kHosts +
+                           "perftest: {test: send_lat, client: h1, server: h2, sizes: [2], qps: 2}\n",
+                       "test.yaml");
+    FAIL() << "accepted";
+  } catch (const ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find("qps"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("test.yaml"), std::string::npos) << e.what();
+  }
+}
+
 TEST(Perftest, SendBwIsTheBusRateWhenTheBusIsSlower) {
   // PCIe Gen3 x4 (31.5 Gb/s) under a 100 Gb/s link: the payload crosses the bus in
   // completions of Max_Payload_Size 256 bytes, each with 24 bytes of TLP overhead.

@@ -122,6 +122,8 @@ void bring_up_connected(verbs::QueuePair* qp, uint16_t dlid, uint32_t dest_qpn, 
   a.dest_qp_num = dest_qpn;
   a.rq_psn = 0x100;
   a.min_rnr_timer = c.min_rnr_timer;
+  a.max_rd_atomic = c.max_rd_atomic;
+  a.max_dest_rd_atomic = c.max_dest_rd_atomic;
   uint32_t mask = QP_STATE | QP_AV | QP_PATH_MTU | QP_DEST_QPN | QP_RQ_PSN;
   if (qp->qp_type == QpType::rc) mask |= QP_MAX_DEST_RD_ATOMIC | QP_MIN_RNR_TIMER;
   ASSERT_EQ(modify_qp(qp, a, mask), 0);

@@ -72,6 +72,8 @@ struct ConnectedAttrs {
   uint8_t min_rnr_timer = 12;  // the RNR NAK timer code this QP's responder sends (0.64 ms)
   uint8_t sl = 0;
   verbs::Mtu mtu = verbs::Mtu::mtu_1024;
+  uint8_t max_rd_atomic = 1;       // READs and atomics outstanding as requester
+  uint8_t max_dest_rd_atomic = 1;  // responder resources (atomic results kept)
 };
 // Brings an RC or UC `qp` to RTS connected to (dlid, dest_qpn), PSNs 0x100 both ways.
 void bring_up_connected(verbs::QueuePair* qp, uint16_t dlid, uint32_t dest_qpn, const ConnectedAttrs& c);

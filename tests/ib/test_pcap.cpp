@@ -213,6 +213,8 @@ std::vector<Packet> capture_packets() {
       {Opcode::ud_send_only_imm, false, 23},       {Opcode::ud_send_only, true, 256},
       {Opcode::rc_rdma_write_only, true, 4096},    {Opcode::rc_acknowledge, true, 0},
       {Opcode::rc_send_only, true, 31},
+      {Opcode::rc_fetch_add, false, 0},            {Opcode::rc_compare_swap, false, 0},
+      {Opcode::rc_atomic_acknowledge, false, 0},
   };
   uint32_t i = 0;
   for (const Spec& s : specs) {
@@ -247,6 +249,9 @@ std::vector<Packet> capture_packets() {
     p.aeth.syndrome = static_cast<uint8_t>(i % 2 ? 0x1F : 0x20 | i);  // ACK / RNR NAK
     p.aeth.msn = 0x000300 + i;
     p.immdt = 0x11110000 + i;
+    p.atomic_eth = {0x00007F0000100000ull + i * 8, 0x00A70000u + i, 0x0102030405060700ull + i,
+                    0x1112131415161700ull + i};
+    p.atomic_ack_eth.orig = 0x2122232425262700ull + i;
     p.payload_bytes = s.payload;
     p.payload = pattern(s.payload, i);
     p.finalize_lengths();
@@ -265,7 +270,9 @@ const char* const kFields[] = {
     "infiniband.reserved",     "infiniband.bth.destqp",      "infiniband.bth.a",
     "infiniband.bth.psn",      "infiniband.deth.q_key",      "infiniband.deth.srcqp",
     "infiniband.reth.va",      "infiniband.reth.r_key",      "infiniband.reth.dmalen",
-    "infiniband.aeth.syndrome", "infiniband.aeth.msn",       "infiniband.invariant.crc",
+    "infiniband.aeth.syndrome", "infiniband.aeth.msn",
+    "infiniband.atomiceth.swapdt", "infiniband.atomiceth.cmpdt", "infiniband.atomicacketh.origremdt",
+    "infiniband.invariant.crc",
     "infiniband.variant.crc",  "_ws.malformed",              "_ws.expert",
 };
 constexpr size_t kFieldCount = sizeof kFields / sizeof kFields[0];
@@ -304,11 +311,15 @@ std::vector<std::string> expected_fields(const Packet& p, const std::vector<uint
           num(p.bth.psn),
           opt(l.deth, p.deth.q_key),
           opt(l.deth, p.deth.src_qp),
-          opt(l.reth, p.reth.va),
-          opt(l.reth, p.reth.r_key),
+          // Wireshark shows AtomicETH's VA and R_Key in the RETH's fields.
+          l.atomic_eth ? num(p.atomic_eth.va) : opt(l.reth, p.reth.va),
+          l.atomic_eth ? num(p.atomic_eth.r_key) : opt(l.reth, p.reth.r_key),
           opt(l.reth, p.reth.dma_len),
           opt(l.aeth, p.aeth.syndrome),
           opt(l.aeth, p.aeth.msn),
+          opt(l.atomic_eth, p.atomic_eth.swap_add),
+          opt(l.atomic_eth, p.atomic_eth.compare),
+          opt(l.atomic_ack_eth, p.atomic_ack_eth.orig),
           num(icrc_be),
           num(vcrc_be),
           "",

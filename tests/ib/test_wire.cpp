@@ -90,6 +90,11 @@ Packet make_packet(Opcode op, bool global, uint32_t payload, uint32_t seed) {
   p.aeth.syndrome = static_cast<uint8_t>(0x1F - seed % 8);
   p.aeth.msn = 0x00ABCD + seed;
   p.immdt = 0xDEADBEEF ^ seed;
+  p.atomic_eth.va = 0x00007F00ABCD0008ull + 8 * seed;
+  p.atomic_eth.r_key = 0x2000 + seed;
+  p.atomic_eth.swap_add = 0x0102030405060708ull ^ seed;
+  p.atomic_eth.compare = 0x1112131415161718ull + seed;
+  p.atomic_ack_eth.orig = 0xF1F2F3F4F5F6F7F8ull - seed;
   p.payload_bytes = payload;
   p.payload = pattern(payload, seed);
   p.finalize_lengths();
@@ -98,6 +103,8 @@ Packet make_packet(Opcode op, bool global, uint32_t payload, uint32_t seed) {
   const OpcodeLayout l = opcode_layout(op);
   if (!l.deth) p.deth = Deth{};
   if (!l.reth) p.reth = Reth{};
+  if (!l.atomic_eth) p.atomic_eth = AtomicEth{};
+  if (!l.atomic_ack_eth) p.atomic_ack_eth = AtomicAckEth{};
   if (!l.aeth) p.aeth = Aeth{};
   if (!l.immdt) p.immdt = 0;
   if (!global) p.grh = Grh{};
@@ -141,6 +148,11 @@ void expect_same_wire_fields(const Packet& a, const Packet& b) {
   EXPECT_EQ(a.aeth.syndrome, b.aeth.syndrome);
   EXPECT_EQ(a.aeth.msn, b.aeth.msn);
   EXPECT_EQ(a.immdt, b.immdt);
+  EXPECT_EQ(a.atomic_eth.va, b.atomic_eth.va);
+  EXPECT_EQ(a.atomic_eth.r_key, b.atomic_eth.r_key);
+  EXPECT_EQ(a.atomic_eth.swap_add, b.atomic_eth.swap_add);
+  EXPECT_EQ(a.atomic_eth.compare, b.atomic_eth.compare);
+  EXPECT_EQ(a.atomic_ack_eth.orig, b.atomic_ack_eth.orig);
   EXPECT_EQ(a.payload_bytes, b.payload_bytes);
   auto bytes = [](const Packet& p) {
     return p.payload.empty() ? std::vector<uint8_t>(p.payload_bytes) : p.payload;
@@ -236,6 +248,34 @@ TEST(Wire, EncodeWritesBigEndianFieldsAtTheSpecifiedOffsets) {
       0xCA, 0xFE, 0xBA, 0xBE,                                      // ImmDt
       0x5A, 0x00, 0x00, 0x00};                                     // payload + 3 pad
   EXPECT_EQ(head, expect);
+}
+
+// IBA 9.3.4 and 9.3.6: AtomicETH is VA(8) R_Key(4) SwapAdd(8) Compare(8), 28 bytes after
+// the BTH; AtomicAckETH is the 8-byte original data after the AETH.
+TEST(Wire, AtomicEthIs28BytesAndAtomicAckEthFollowsTheAethBigEndian) {
+  Packet req;
+  req.bth.opcode = Opcode::rc_compare_swap;
+  req.atomic_eth = {0x0011223344556678ull, 0xA1B2C3D4, 0x0102030405060708ull, 0x1112131415161718ull};
+  const std::vector<uint8_t> w = encode(req);
+  ASSERT_EQ(w.size(), 8u + 12 + 28 + 4 + 2);
+  const std::vector<uint8_t> eth(w.begin() + 20, w.begin() + 48);
+  const std::vector<uint8_t> expect_eth = {0x00, 0x11, 0x22, 0x33, 0x44, 0x55, 0x66, 0x78,   // VA
+                                           0xA1, 0xB2, 0xC3, 0xD4,                           // R_Key
+                                           0x01, 0x02, 0x03, 0x04, 0x05, 0x06, 0x07, 0x08,   // Swap
+                                           0x11, 0x12, 0x13, 0x14, 0x15, 0x16, 0x17, 0x18};  // Compare
+  EXPECT_EQ(eth, expect_eth);
+  EXPECT_EQ(w[8], 0x13);
+  Packet ack;
+  ack.bth.opcode = Opcode::rc_atomic_acknowledge;
+  ack.aeth = {0x1F, 0x000102};
+  ack.atomic_ack_eth.orig = 0x8899AABBCCDDEEFFull;
+  const std::vector<uint8_t> a = encode(ack);
+  ASSERT_EQ(a.size(), 8u + 12 + 4 + 8 + 4 + 2);
+  const std::vector<uint8_t> tail(a.begin() + 20, a.begin() + 32);
+  const std::vector<uint8_t> expect_tail = {0x1F, 0x00, 0x01, 0x02,                            // AETH
+                                            0x88, 0x99, 0xAA, 0xBB, 0xCC, 0xDD, 0xEE, 0xFF};  // orig
+  EXPECT_EQ(tail, expect_tail);
+  EXPECT_FALSE(opcode_layout(Opcode::rc_fetch_add).has_payload) << "an atomic carries no payload";
 }
 
 TEST(Wire, EncodeDerivesLengthFieldsEvenWhenThePacketWasNotFinalized) {
@@ -347,7 +387,8 @@ TEST(Wire, DecodeRejectsPktLenThatDisagreesWithTheByteCount) {
 }
 
 TEST(Wire, DecodeRejectsUnknownOpcodes) {
-  for (uint8_t code : {uint8_t{0x12}, uint8_t{0x1F}, uint8_t{0x2C}, uint8_t{0x40}, uint8_t{0x60},
+  // 0x15 follows FETCH ADD (0x14), the last RC opcode modelled (IBA Table 38).
+  for (uint8_t code : {uint8_t{0x15}, uint8_t{0x1F}, uint8_t{0x2C}, uint8_t{0x40}, uint8_t{0x60},
                        uint8_t{0xFF}}) {
     std::vector<uint8_t> w = encode(make_packet(Opcode::rc_send_only, false, 8, 2));
     w[8] = code;

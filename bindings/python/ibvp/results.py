@@ -241,7 +241,7 @@ class Results:
         per message size, indexed by bytes. Bandwidth tests: iterations, bw_peak_MBps,
         bw_avg_MBps (MiB/s, perftest's MB) and msg_rate_Mpps; latency tests: iterations,
         t_min_us, t_typical_us, t_avg_us, t_max_us, t_stdev_us, p99_us, p999_us. The test,
-        QP type and MTU are in its attrs. perftest.txt has the report as perftest prints it."""
+        QP type, MTU and QPs per side (perftest -q; iterations are per QP) are in its attrs. perftest.txt has the report as perftest prints it."""
         import pandas as pd
 
         block = self.summary.get("perftest")
@@ -249,7 +249,7 @@ class Results:
             raise KeyError(f"{self.out_dir / 'summary.json'} has no perftest block: only runs with a perftest "
                            "section have one")
         df = pd.DataFrame(block["rows"]).set_index("bytes") if block["rows"] else pd.DataFrame()
-        df.attrs.update({k: block.get(k) for k in ("test", "qp_type", "mtu")})
+        df.attrs.update({k: block.get(k) for k in ("test", "qp_type", "mtu", "qps")})
         return df
 
     @property
