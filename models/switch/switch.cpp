@@ -161,9 +161,17 @@ tlm::tlm_sync_enum Switch::on_tx_bw(int port, tlm::tlm_generic_payload& gp, tlm:
   const link::FabricExt& e = link::PayloadPool::ext(gp);
   assert(e.kind == link::FabricExt::Kind::credit);
   const uint64_t at = agenda_.now_ps() + delay.value();
-  if (sim::Scheduler::canonical())
-    agenda_.push_at(at, kCredit, static_cast<uint16_t>(port), (e.blocks << 4) | e.vl);
-  else
+  if (sim::Scheduler::canonical()) {
+    // The update is this switch's action when it lands; until then the watch must still see
+    // it on its way, as fifo's announcement shows it (IBA 7.9.4: a credit in flight is the
+    // sender's to count). A counter only the watch reads: no result depends on it.
+    uint32_t arg = (e.blocks << 4) | e.vl;
+    if (!agenda_.remote()) {
+      ports_[static_cast<size_t>(port)].credits_on_cable[e.vl] += e.blocks;
+      arg |= kCreditCounted;
+    }
+    agenda_.push_at(at, kCredit, static_cast<uint16_t>(port), arg);
+  } else
     credit_arrived(static_cast<uint16_t>(port), e.vl, e.blocks, at);
   return tlm::TLM_COMPLETED;
 }
@@ -181,7 +189,13 @@ void Switch::dispatch(const sim::Action& a) {
     case kHead: head_arrived(a.port, static_cast<ib::Packet*>(a.ptr)); break;
     case kRouted: routed(a.port, static_cast<ib::Packet*>(a.ptr)); break;
     case kArrive: arrived(a.port, static_cast<ib::Packet*>(a.ptr), a.when_ps); break;
-    case kCredit: credit_arrived(a.port, static_cast<uint8_t>(a.arg & 0xF), a.arg >> 4, a.when_ps); break;
+    case kCredit: {
+      const uint8_t vl = static_cast<uint8_t>(a.arg & 0xF);
+      const uint32_t blocks = (a.arg & ~kCreditCounted) >> 4;
+      if (a.arg & kCreditCounted) ports_[a.port].credits_on_cable[vl] -= blocks;
+      credit_arrived(a.port, vl, blocks, a.when_ps);
+      break;
+    }
     case kTxEnd:
       if (ports_[a.port].retry_at == a.when_ps) ports_[a.port].retry_at = ~uint64_t{0};
       if (ports_[a.arg].offer_at == a.when_ps) ports_[a.arg].offer_at = ~uint64_t{0};
@@ -672,7 +686,7 @@ bool Switch::vl_waits_for_credits(uint16_t port, uint8_t vl) const {
   if (vl == ib::kVl15 || out.vls[vl].requests.empty()) return false;
   if (lifetimes_ && vl_drains_by_lifetime(port, vl)) return false;
   const RequestQueue& q = out.vls[vl].requests;
-  const uint32_t credits = out.credits.available(vl) + out.credits.announced(vl);
+  const uint32_t credits = out.credits.available(vl) + out.credits.announced(vl) + out.credits_on_cable[vl];
   if (rate_) {
     // The request the rate scheduler serves once the inputs now busy free (they free after
     // one packet); it waits for credits like a FIFO head (candidate()).

@@ -416,7 +416,14 @@ class Switch : public sc_core::sc_module {
     // Output buffer (switch.output_buffer_bytes; switch_output_buffer.cpp), null without:
     // allocated only when used, so ports without one keep their size.
     std::unique_ptr<OutputBuffer> ob;
+    // Canonical event order: credit blocks per VL on the cable to this output, pushed as
+    // kCredit actions and not landed yet. Only the deadlock watch reads them
+    // (vl_waits_for_credits): fifo's TxCredits announce such credits, canonical's do not.
+    std::array<uint32_t, ib::kMaxVls> credits_on_cable{};
   };
+  // kCredit's arg: (blocks << 4) | vl, and this bit when credits_on_cable counted it (not
+  // for an agenda another process runs: its own process keeps the count).
+  static constexpr uint32_t kCreditCounted = 1u << 31;
 
   // kTxEnd: a transmission ends while its output or its input has requests waiting;
   // kRetry: arbitrate an output again (it frees, or credits land); kOffer: an input's
