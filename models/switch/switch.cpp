@@ -133,7 +133,14 @@ tlm::tlm_sync_enum Switch::on_rx(int port, tlm::tlm_generic_payload& gp, tlm::tl
   } else if (sim::Scheduler::canonical()) {
     // Canonical event order: the sender's event touches none of this switch's state; the
     // delivery is one action of this switch at the head's arrival, keyed by the sender.
-    agenda_.push_at(head_ps, kArrive, static_cast<uint16_t>(port), 0, p);
+    // Until then the deadlock watch counts its blocks as held here, as fifo's admission at
+    // the send does (a watch-only counter, as credits_on_cable).
+    uint32_t counted = 0;
+    if (!agenda_.remote()) {
+      ports_[static_cast<size_t>(port)].blocks_on_cable[p->lrh.vl] += ib::blocks_for(p->size);
+      counted = 1;
+    }
+    agenda_.push_at(head_ps, kArrive, static_cast<uint16_t>(port), counted, p);
   } else {
     arrived(static_cast<uint16_t>(port), p, head_ps);
   }
@@ -188,7 +195,12 @@ void Switch::dispatch(const sim::Action& a) {
   switch (a.kind) {
     case kHead: head_arrived(a.port, static_cast<ib::Packet*>(a.ptr)); break;
     case kRouted: routed(a.port, static_cast<ib::Packet*>(a.ptr)); break;
-    case kArrive: arrived(a.port, static_cast<ib::Packet*>(a.ptr), a.when_ps); break;
+    case kArrive: {
+      auto* p = static_cast<ib::Packet*>(a.ptr);
+      if (a.arg) ports_[a.port].blocks_on_cable[p->lrh.vl] -= ib::blocks_for(p->size);
+      arrived(a.port, p, a.when_ps);
+      break;
+    }
     case kCredit: {
       const uint8_t vl = static_cast<uint8_t>(a.arg & 0xF);
       const uint32_t blocks = (a.arg & ~kCreditCounted) >> 4;
@@ -713,8 +725,9 @@ bool Switch::vl_waits_for_credits(uint16_t port, uint8_t vl) const {
 }
 
 uint32_t Switch::input_held_blocks(uint16_t in_port, uint8_t vl, uint64_t now_ps, bool& releasing) const {
-  const link::RxBuffers& b = ports_.at(in_port).buffers;
-  return b.used_blocks(vl) - b.released_by(vl, now_ps, releasing);
+  const Port& in = ports_.at(in_port);
+  const link::RxBuffers& b = in.buffers;
+  return b.used_blocks(vl) - b.released_by(vl, now_ps, releasing) + in.blocks_on_cable[vl];
 }
 
 void Switch::finish() {
