@@ -202,6 +202,10 @@ void Endpoint::send(size_t source_index, uint32_t payload_bytes) {
   const uint8_t vl = s.vl;
 
   ib::Packet* p = packets_.acquire();
+  // The pool numbers packets in this process's creation order, which a split run cannot
+  // reproduce; the canonical order numbers them by their source (packet.h).
+  if (sim::Scheduler::canonical()) p->id = ib::canonical_packet_id(node_, created_);
+  ++created_;
   p->lrh.vl = vl;
   p->lrh.sl = s.sl;
   p->lrh.lnh = ib::Lnh::iba_local;

@@ -112,6 +112,7 @@ class Endpoint : public sc_core::sc_module {
   uint64_t wake_ps_ = ~uint64_t{0};  // earliest pending kWake
   uint64_t injected_ = 0;
   uint64_t delivered_ = 0;
+  uint64_t created_ = 0;  // packets made here: the count in a canonical packet id
 };
 
 }  // namespace ibvp::ep

@@ -96,6 +96,15 @@ struct Packet {
   void finalize_lengths();
 };
 
+// Packet ids that do not depend on how a run is split across processes (event_order:
+// canonical, docs/parallel.md): the source node above the source's own count of packets it
+// created. No process numbers another's packets, so one process and a split run give every
+// packet the same id; the packets table renumbers them densely at the end.
+constexpr unsigned kIdCountBits = 40;
+inline uint64_t canonical_packet_id(uint32_t src_node, uint64_t count) {
+  return (uint64_t{src_node} << kIdCountBits) | count;
+}
+
 constexpr uint32_t kCreditBlockBytes = 64;
 inline uint32_t blocks_for(uint32_t bytes) { return (bytes + kCreditBlockBytes - 1) / kCreditBlockBytes; }
 

@@ -133,7 +133,14 @@ tlm::tlm_sync_enum Switch::on_rx(int port, tlm::tlm_generic_payload& gp, tlm::tl
   } else if (sim::Scheduler::canonical()) {
     // Canonical event order: the sender's event touches none of this switch's state; the
     // delivery is one action of this switch at the head's arrival, keyed by the sender.
-    agenda_.push_at(head_ps, kArrive, static_cast<uint16_t>(port), 0, p);
+    // Until then the deadlock watch counts its blocks as held here, as fifo's admission at
+    // the send does (a watch-only counter, as credits_on_cable).
+    uint32_t counted = 0;
+    if (!agenda_.remote()) {
+      ports_[static_cast<size_t>(port)].blocks_on_cable[p->lrh.vl] += ib::blocks_for(p->size);
+      counted = 1;
+    }
+    agenda_.push_at(head_ps, kArrive, static_cast<uint16_t>(port), counted, p);
   } else {
     arrived(static_cast<uint16_t>(port), p, head_ps);
   }
@@ -161,9 +168,17 @@ tlm::tlm_sync_enum Switch::on_tx_bw(int port, tlm::tlm_generic_payload& gp, tlm:
   const link::FabricExt& e = link::PayloadPool::ext(gp);
   assert(e.kind == link::FabricExt::Kind::credit);
   const uint64_t at = agenda_.now_ps() + delay.value();
-  if (sim::Scheduler::canonical())
-    agenda_.push_at(at, kCredit, static_cast<uint16_t>(port), (e.blocks << 4) | e.vl);
-  else
+  if (sim::Scheduler::canonical()) {
+    // The update is this switch's action when it lands; until then the watch must still see
+    // it on its way, as fifo's announcement shows it (IBA 7.9.4: a credit in flight is the
+    // sender's to count). A counter only the watch reads: no result depends on it.
+    uint32_t arg = (e.blocks << 4) | e.vl;
+    if (!agenda_.remote()) {
+      ports_[static_cast<size_t>(port)].credits_on_cable[e.vl] += e.blocks;
+      arg |= kCreditCounted;
+    }
+    agenda_.push_at(at, kCredit, static_cast<uint16_t>(port), arg);
+  } else
     credit_arrived(static_cast<uint16_t>(port), e.vl, e.blocks, at);
   return tlm::TLM_COMPLETED;
 }
@@ -180,8 +195,19 @@ void Switch::dispatch(const sim::Action& a) {
   switch (a.kind) {
     case kHead: head_arrived(a.port, static_cast<ib::Packet*>(a.ptr)); break;
     case kRouted: routed(a.port, static_cast<ib::Packet*>(a.ptr)); break;
-    case kArrive: arrived(a.port, static_cast<ib::Packet*>(a.ptr), a.when_ps); break;
-    case kCredit: credit_arrived(a.port, static_cast<uint8_t>(a.arg & 0xF), a.arg >> 4, a.when_ps); break;
+    case kArrive: {
+      auto* p = static_cast<ib::Packet*>(a.ptr);
+      if (a.arg) ports_[a.port].blocks_on_cable[p->lrh.vl] -= ib::blocks_for(p->size);
+      arrived(a.port, p, a.when_ps);
+      break;
+    }
+    case kCredit: {
+      const uint8_t vl = static_cast<uint8_t>(a.arg & 0xF);
+      const uint32_t blocks = (a.arg & ~kCreditCounted) >> 4;
+      if (a.arg & kCreditCounted) ports_[a.port].credits_on_cable[vl] -= blocks;
+      credit_arrived(a.port, vl, blocks, a.when_ps);
+      break;
+    }
     case kTxEnd:
       if (ports_[a.port].retry_at == a.when_ps) ports_[a.port].retry_at = ~uint64_t{0};
       if (ports_[a.arg].offer_at == a.when_ps) ports_[a.arg].offer_at = ~uint64_t{0};
@@ -672,7 +698,7 @@ bool Switch::vl_waits_for_credits(uint16_t port, uint8_t vl) const {
   if (vl == ib::kVl15 || out.vls[vl].requests.empty()) return false;
   if (lifetimes_ && vl_drains_by_lifetime(port, vl)) return false;
   const RequestQueue& q = out.vls[vl].requests;
-  const uint32_t credits = out.credits.available(vl) + out.credits.announced(vl);
+  const uint32_t credits = out.credits.available(vl) + out.credits.announced(vl) + out.credits_on_cable[vl];
   if (rate_) {
     // The request the rate scheduler serves once the inputs now busy free (they free after
     // one packet); it waits for credits like a FIFO head (candidate()).
@@ -699,8 +725,9 @@ bool Switch::vl_waits_for_credits(uint16_t port, uint8_t vl) const {
 }
 
 uint32_t Switch::input_held_blocks(uint16_t in_port, uint8_t vl, uint64_t now_ps, bool& releasing) const {
-  const link::RxBuffers& b = ports_.at(in_port).buffers;
-  return b.used_blocks(vl) - b.released_by(vl, now_ps, releasing);
+  const Port& in = ports_.at(in_port);
+  const link::RxBuffers& b = in.buffers;
+  return b.used_blocks(vl) - b.released_by(vl, now_ps, releasing) + in.blocks_on_cable[vl];
 }
 
 void Switch::finish() {

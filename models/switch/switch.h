@@ -280,8 +280,9 @@ class Switch : public sc_core::sc_module {
   // and (with bypass) so does every request behind it. With output buffers: the buffer's
   // head lacks those credits and no request can enter the room left (ob_vl_stuck).
   bool vl_waits_for_credits(uint16_t port, uint8_t vl) const;
-  // Blocks of input (`in_port`, `vl`) held by packets at `now_ps`; `releasing` is set when
-  // some of them are on their way out (a tail leaving through the crossbar after now).
+  // Blocks of input (`in_port`, `vl`) held by packets at `now_ps`, those on the cable into
+  // it included; `releasing` is set when some of them are on their way out (a tail leaving
+  // through the crossbar after now).
   uint32_t input_held_blocks(uint16_t in_port, uint8_t vl, uint64_t now_ps, bool& releasing) const;
   // Calls f(out_port, out_vl, blocks, hold) for every request of a packet held in input
   // (`in_port`, `in_vl`), at whichever output it waits. `hold` names the multicast packet a
@@ -416,7 +417,18 @@ class Switch : public sc_core::sc_module {
     // Output buffer (switch.output_buffer_bytes; switch_output_buffer.cpp), null without:
     // allocated only when used, so ports without one keep their size.
     std::unique_ptr<OutputBuffer> ob;
+    // Canonical event order: credit blocks per VL on the cable to this output, pushed as
+    // kCredit actions and not landed yet. Only the deadlock watch reads them
+    // (vl_waits_for_credits): fifo's TxCredits announce such credits, canonical's do not.
+    std::array<uint32_t, ib::kMaxVls> credits_on_cable{};
+    // Canonical event order: blocks per VL of data packets on the cable into this input,
+    // pushed as kArrive and not arrived yet (fifo admits them at the send). Watch-only too
+    // (input_held_blocks).
+    std::array<uint32_t, ib::kMaxVls> blocks_on_cable{};
   };
+  // kCredit's arg: (blocks << 4) | vl, and this bit when credits_on_cable counted it (not
+  // for an agenda another process runs: its own process keeps the count).
+  static constexpr uint32_t kCreditCounted = 1u << 31;
 
   // kTxEnd: a transmission ends while its output or its input has requests waiting;
   // kRetry: arbitrate an output again (it frees, or credits land); kOffer: an input's

@@ -174,7 +174,7 @@ bool Switch::ob_vl_stuck(uint16_t port, uint8_t vl) const {
   const Port& out = ports_.at(port);
   const OutputBuffer& ob = *out.ob;
   if (vl == ib::kVl15 || ob.q[vl].empty()) return false;
-  const uint32_t credits = out.credits.available(vl) + out.credits.announced(vl);
+  const uint32_t credits = out.credits.available(vl) + out.credits.announced(vl) + out.credits_on_cable[vl];
   if (ob.q[vl].front().blocks <= credits) return false;
   const RequestQueue& q = out.vls[vl].requests;
   if (q.empty()) return true;

@@ -28,6 +28,10 @@
 #include "platform/params/validate.h"
 #include "platform/parallel/partition.h"
 #include "platform/parallel/split_check.h"
+#include "platform/parallel/split_runner.h"
+#ifdef IBVP_HAVE_MPI
+#include "platform/parallel/mpi_transport.h"
+#endif
 #include "platform/scenario/scenario_loader.h"
 #include "platform/umad/serve.h"
 #include "models/sim/params.h"
@@ -52,6 +56,58 @@ bool write_file(const std::string& path, const std::string& text) {
   f << text;
   return true;
 }
+
+
+#ifdef IBVP_HAVE_MPI
+// mpirun -n N ibvp-sim ... (docs/parallel.md): the scenario passed check_splittable. Exit
+// status as one process's; a refusal found only now (the launcher and MPI disagree on the
+// rank count, the output directory cannot be claimed) is reported by rank 0 with status 2.
+int run_as_ranks(const ibvp::Scenario& scenario, const ibvp::parallel::Partition& part,
+              const ibvp::parallel::Launch& launch, const std::string& scenario_path,
+              const std::vector<std::string>& overrides, std::string out_dir, bool quiet) {
+  MPI_Init(nullptr, nullptr);
+  ibvp::parallel::MpiTransport tr;
+  auto finish = [](int status) {
+    MPI_Finalize();
+    return status;
+  };
+  if (tr.ranks() != launch.ranks || tr.rank() != launch.rank) {
+    if (launch.rank == 0)
+      std::fprintf(stderr, "ibvp-sim: the launcher's environment names %u processes but MPI started %u; start "
+                           "ibvp-sim with the MPI it was built with (mpirun from libopenmpi-dev, or srun --mpi=pmix)\n",
+                   launch.ranks, tr.ranks());
+    return finish(2);
+  }
+  uint64_t claimed = 1;
+  if (tr.rank() == 0) {
+    try {
+      if (out_dir.empty()) out_dir = "out/" + ibvp::scenario_file_name(scenario_path, overrides);
+      ibvp::claim_output_dir(out_dir, ibvp::OutputDirKind::run, {scenario_path});
+    } catch (const ibvp::ConfigError& e) {
+      std::fprintf(stderr, "ibvp-sim: %s\n", e.what());
+      claimed = 0;
+    }
+  }
+  if (tr.min_all(claimed) == 0) return finish(2);
+  ibvp::RunOptions options;
+  options.out_dir = out_dir;
+  options.progress = !quiet;
+  try {
+    const ibvp::RunResult r = ibvp::parallel::run_split(scenario, options, part, tr);
+    if (tr.rank() == 0 && !quiet)
+      std::fprintf(stderr,
+                   "ibvp-sim: %s: %.3f ms simulated in %.2f s on %u processes; packets injected %llu, delivered %llu, "
+                   "dropped %llu, in flight %llu; results in %s/\n",
+                   scenario.name.c_str(), r.sim_seconds * 1e3, r.wall_seconds, tr.ranks(),
+                   (unsigned long long)r.injected, (unsigned long long)r.delivered, (unsigned long long)r.dropped,
+                   (unsigned long long)r.in_flight, out_dir.c_str());
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "ibvp-sim: rank %u: %s\n", tr.rank(), e.what());
+    tr.abort(1);
+  }
+  return finish(0);
+}
+#endif
 
 }  // namespace
 
@@ -129,26 +185,32 @@ int sc_main(int argc, char** argv) {
     std::fprintf(stderr, "ibvp-sim: command line: --serve-for and --umad-* options need --serve-umad\n");
     return 2;
   }
-  // Started by mpirun or srun among several processes (docs/parallel.md): refused before any
-  // process claims the output directory, which they would all clear and write at once.
+  // Started by mpirun or srun among several processes (docs/parallel.md): every rank reads
+  // and checks the scenario before any process touches the output directory, so a refused
+  // scenario (exit 2, reported by rank 0) writes nothing; then rank 0 claims the directory
+  // and the ranks run their parts, and rank 0 writes the merged results.
   if (const ibvp::parallel::Launch launch = ibvp::parallel::launched_ranks(); launch.ranks > 1) {
+    ibvp::Scenario scenario;
+    ibvp::parallel::Partition part;
     try {
-      const ibvp::Scenario scenario = ibvp::load_scenario(scenario_path, overrides);
-      ibvp::parallel::check_splittable(scenario, ibvp::parallel::partition_fabric(scenario.topology, launch.ranks));
-#ifdef IBVP_HAVE_MPI
-      if (launch.rank == 0)
-        std::fprintf(stderr, "ibvp-sim: started as %u processes: a run split across processes is not available yet "
-                             "(issue 17: the windowed runner and the merge of results are missing); run it as one "
-                             "process (without mpirun) with the same scenario\n", launch.ranks);
-#else
-      if (launch.rank == 0)
-        std::fprintf(stderr, "ibvp-sim: started as %u processes, but this ibvp-sim was built without MPI; install "
-                             "Open MPI (libopenmpi-dev) and rebuild, or run it as one process\n", launch.ranks);
-#endif
+      if (serve_umad)
+        throw ibvp::ConfigError(scenario_path, "--serve-umad", 0, "a served fabric cannot be split across processes",
+                                "run ibvp-sim --serve-umad as one process (without mpirun)");
+      scenario = ibvp::load_scenario(scenario_path, overrides);
+      part = ibvp::parallel::partition_fabric(scenario.topology, launch.ranks);
+      ibvp::parallel::check_splittable(scenario, part);
     } catch (const ibvp::ConfigError& e) {
       if (launch.rank == 0) std::fprintf(stderr, "ibvp-sim: %s\n", e.what());
+      return 2;
     }
+#ifdef IBVP_HAVE_MPI
+    return run_as_ranks(scenario, part, launch, scenario_path, overrides, out_dir, quiet);
+#else
+    if (launch.rank == 0)
+      std::fprintf(stderr, "ibvp-sim: started as %u processes, but this ibvp-sim was built without MPI; install "
+                           "Open MPI (libopenmpi-dev) and rebuild, or run it as one process\n", launch.ranks);
     return 2;
+#endif
   }
   try {
     // Claimed (and cleared) before the scenario is read, so a refused scenario leaves no

@@ -265,17 +265,28 @@ std::optional<StuckReport> DeadlockWatch::stuck(uint64_t now_ps) const {
     r.longest_ps = now_ps - f->last_progress_ps();
     return r;
   }
-  const std::vector<Channel> cand = candidates(now_ps);
+  std::vector<std::string> names;
+  for (const auto& n : fabric_.scenario().topology.nodes) names.push_back(n.name);
+  return stuck_report(names, stuck_channels(now_ps));
+}
+
+std::vector<DeadlockWatch::StuckChannel> DeadlockWatch::stuck_channels(uint64_t now_ps) const {
+  std::vector<StuckChannel> out;
+  for (const Channel& c : candidates(now_ps)) out.push_back({c.node, c.port, c.vl, c.packets, now_ps - c.since_ps});
+  return out;
+}
+
+std::optional<StuckReport> DeadlockWatch::stuck_report(const std::vector<std::string>& node_names,
+                                                       const std::vector<StuckChannel>& cand) {
   if (cand.empty()) return std::nullopt;
   StuckReport r;
   std::set<std::pair<uint32_t, uint16_t>> ports;
   std::vector<StuckOutput> all;
-  for (const Channel& c : cand) {
+  for (const StuckChannel& c : cand) {
     r.packets += c.packets;
-    r.longest_ps = std::max(r.longest_ps, now_ps - c.since_ps);
+    r.longest_ps = std::max(r.longest_ps, c.waiting_ps);
     ports.insert({c.node, c.port});
-    all.push_back({fabric_.scenario().topology.nodes[c.node].name + "/" + std::to_string(c.port), c.vl, c.packets,
-                   now_ps - c.since_ps});
+    all.push_back({node_names[c.node] + "/" + std::to_string(c.port), c.vl, c.packets, c.waiting_ps});
   }
   r.outputs = static_cast<uint32_t>(ports.size());
   // Longest waits first; ties in (node, port, VL) order, so the list is deterministic.

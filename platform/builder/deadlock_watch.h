@@ -55,6 +55,21 @@ class DeadlockWatch {
   // The outputs stuck longer than the timeout at now_ps, or nothing.
   std::optional<StuckReport> stuck(uint64_t now_ps) const;
 
+  // A run split across processes (docs/parallel.md) sees only its own switches: each
+  // process lists its stuck output VLs, and rank 0 makes the report of them all. Listed in
+  // (node, port, VL) order, as stuck() takes them.
+  struct StuckChannel {
+    uint32_t node;
+    uint16_t port;
+    uint8_t vl;
+    uint32_t packets;
+    uint64_t waiting_ps;
+  };
+  std::vector<StuckChannel> stuck_channels(uint64_t now_ps) const;
+  // The report of `channels` in (node, port, VL) order; nothing when empty.
+  static std::optional<StuckReport> stuck_report(const std::vector<std::string>& node_names,
+                                                 const std::vector<StuckChannel>& channels);
+
  private:
   // A switch output VL with requests that have waited at least the timeout.
   struct Channel {

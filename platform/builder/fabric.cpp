@@ -134,6 +134,7 @@ Fabric::Fabric(const Scenario& scenario, const std::string& out_dir) : scenario_
   }
   // Before any model pushes its first action (timed_queue.h).
   sim::Scheduler::set_canonical(scenario_.event_order == EventOrder::canonical);
+  recorder_->set_canonical_ids(scenario_.event_order == EventOrder::canonical);
   build_nodes();
   build_links();
   program_switches();

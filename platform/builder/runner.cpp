@@ -28,6 +28,8 @@ std::string format_time(uint64_t ps) {
   return buf;
 }
 
+}  // namespace
+
 // On a terminal the bar redraws in place; in a log (CI, a pipe) each report is one line.
 void print_progress(uint64_t now_ps, uint64_t end_ps, double wall_s, uint64_t hops, const std::string& extra) {
   const double frac = end_ps ? static_cast<double>(now_ps) / static_cast<double>(end_ps) : 1.0;
@@ -58,7 +60,7 @@ uint64_t peak_rss_bytes() {
 }
 
 // Every cabled port's counters now, in (node, port) order (metrics/traffic_metrics.h).
-std::vector<metrics::PortTraffic> read_ports(const Fabric& fabric) {
+std::vector<metrics::PortTraffic> read_port_traffic(const Fabric& fabric) {
   const topo::Topology& t = fabric.scenario().topology;
   std::vector<metrics::PortTraffic> out;
   for (uint32_t n = 0; n < t.nodes.size(); ++n)
@@ -71,7 +73,6 @@ std::vector<metrics::PortTraffic> read_ports(const Fabric& fabric) {
   return out;
 }
 
-}  // namespace
 
 RunResult run_scenario(const Scenario& scenario, const RunOptions& options) {
   if (!options.out_dir.empty()) {
@@ -89,7 +90,7 @@ RunResult run_scenario(const Scenario& scenario, const RunOptions& options) {
   // Table 2's traffic window opens at the warm-up: nothing has run yet, so these are zeros
   // when there is none.
   uint64_t warmup_ps = scenario.warmup.value();
-  std::vector<metrics::PortTraffic> ports_at_warmup = read_ports(fabric);
+  std::vector<metrics::PortTraffic> ports_at_warmup = read_port_traffic(fabric);
   bool warm = warmup_ps == 0;
   // SystemC's own elaboration (port binding, end_of_elaboration, time-zero activations) runs
   // here, so the wall clock below measures simulation: sim-ms/s and packet-hops/s are rates
@@ -146,11 +147,11 @@ RunResult run_scenario(const Scenario& scenario, const RunOptions& options) {
       // The SM paused the kernel at the moment it was up (sc_pause), so a warm-up of 0 opens
       // the traffic window exactly there.
       warm = t >= warmup_ps;
-      if (warm) ports_at_warmup = read_ports(fabric);
+      if (warm) ports_at_warmup = read_port_traffic(fabric);
       continue;
     }
     if (!warm && t >= warmup_ps) {
-      ports_at_warmup = read_ports(fabric);
+      ports_at_warmup = read_port_traffic(fabric);
       warm = true;
     }
     on_grid = !to_warmup;
@@ -194,7 +195,7 @@ RunResult run_scenario(const Scenario& scenario, const RunOptions& options) {
   {
     const uint64_t end = sc_core::sc_time_stamp().value();
     // A run that ends before its warm-up has no measured span.
-    result.traffic = metrics::summarize_traffic(ports_at_warmup, read_ports(fabric), warm ? end - warmup_ps : 0);
+    result.traffic = metrics::summarize_traffic(ports_at_warmup, read_port_traffic(fabric), warm ? end - warmup_ps : 0);
   }
   if (perftest) result.perftest_table = perftest->table();
   if (const LinkEvents* le = fabric.link_events()) result.link_events_text = LinkEvents::text(le->report());

@@ -7,6 +7,7 @@
 #include <optional>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 #include "platform/builder/deadlock_watch.h"
 #include "platform/metrics/traffic_metrics.h"
@@ -59,5 +60,13 @@ class DeadlockError : public std::runtime_error {
 };
 
 RunResult run_scenario(const Scenario& scenario, const RunOptions& options);
+
+// Shared with the split runner (platform/parallel/split_runner.h):
+// every cabled port's traffic counters now, in (node, port) order;
+std::vector<metrics::PortTraffic> read_port_traffic(const Fabric& fabric);
+// this process's peak resident memory (Linux VmHWM), 0 if unknown;
+uint64_t peak_rss_bytes();
+// one progress line (a bar redrawn in place on a terminal) on stderr.
+void print_progress(uint64_t now_ps, uint64_t end_ps, double wall_s, uint64_t hops, const std::string& extra = "");
 
 }  // namespace ibvp

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include "platform/metrics/bytes.h"
+
 namespace ibvp::metrics {
 
 size_t LatencyHistogram::bucket_of(uint64_t v) {
@@ -65,6 +67,46 @@ double LatencyHistogram::quantile(double q) const {
     }
   }
   return static_cast<double>(max_);
+}
+
+void LatencyHistogram::merge(const LatencyHistogram& o) {
+  if (o.count_ == 0) return;
+  if (count_ == 0) {
+    *this = o;
+    return;
+  }
+  // The union of both spans of buckets, as add() would have grown it.
+  const size_t lo = std::min(first_, o.first_);
+  const size_t hi = std::max(first_ + counts_.size(), o.first_ + o.counts_.size());
+  std::vector<uint64_t> c(hi - lo, 0);
+  for (size_t k = 0; k < counts_.size(); ++k) c[first_ - lo + k] += counts_[k];
+  for (size_t k = 0; k < o.counts_.size(); ++k) c[o.first_ - lo + k] += o.counts_[k];
+  counts_ = std::move(c);
+  first_ = lo;
+  min_ = std::min(min_, o.min_);
+  max_ = std::max(max_, o.max_);
+  count_ += o.count_;
+  sum_ += o.sum_;
+}
+
+void LatencyHistogram::save(std::string& out) const {
+  put(out, static_cast<uint64_t>(first_));
+  put(out, count_);
+  put(out, min_);
+  put(out, max_);
+  put(out, sum_);
+  put_vector(out, counts_);
+}
+
+LatencyHistogram LatencyHistogram::load(ByteReader& in) {
+  LatencyHistogram h;
+  h.first_ = static_cast<size_t>(in.get<uint64_t>());
+  h.count_ = in.get<uint64_t>();
+  h.min_ = in.get<uint64_t>();
+  h.max_ = in.get<uint64_t>();
+  h.sum_ = in.get<unsigned __int128>();
+  h.counts_ = in.get_vector<uint64_t>();
+  return h;
 }
 
 }  // namespace ibvp::metrics

@@ -7,9 +7,12 @@
 // run of seconds keeps as much as a run of milliseconds.
 #include <cstddef>
 #include <cstdint>
+#include <string>
 #include <vector>
 
 namespace ibvp::metrics {
+
+class ByteReader;
 
 class LatencyHistogram {
  public:
@@ -29,6 +32,12 @@ class LatencyHistogram {
   // used), as the middle of the bucket that holds it, clamped to [min, max]. Exact for
   // values below kLinear and for the extremes.
   double quantile(double q) const;
+
+  // A run split across processes (docs/parallel.md): `other`'s values added to these. Bins
+  // add, so the merged histogram is the one a single process would have built.
+  void merge(const LatencyHistogram& other);
+  void save(std::string& out) const;
+  static LatencyHistogram load(ByteReader& in);
 
   // Bucket arithmetic, public for the tests that pin the layout.
   static size_t bucket_of(uint64_t value);

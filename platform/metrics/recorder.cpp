@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cassert>
 
+#include "platform/metrics/bytes.h"
+
 namespace ibvp::metrics {
 
 Recorder::Recorder(uint32_t flows, uint64_t warmup_ps, bool keep_packets)
@@ -58,8 +60,36 @@ void Recorder::track_connections(const workload::CbrConnections& connections, Co
 
 PacketRecord* Recorder::record_of(const ib::Packet& p) {
   if (!keep_packets_) return nullptr;
+  if (canonical_ids_) return &canonical_record(p.id);
   assert(p.id < packets_.size());
   return &packets_[p.id];
+}
+
+PacketRecord& Recorder::canonical_record(uint64_t id) {
+  {
+    // A split run's process sees a packet's end without its injection (or the reverse): the
+    // record is made by whichever comes first, and the halves meet in the merge.
+    const uint64_t src = id >> ib::kIdCountBits, count = id & ((uint64_t{1} << ib::kIdCountBits) - 1);
+    if (src >= by_source_.size()) by_source_.resize(src + 1);
+    std::vector<PacketRecord>& v = by_source_[src];
+    if (count >= v.size()) v.resize(count + 1, PacketRecord{});
+    v[count].id = id;
+    return v[count];
+  }
+}
+
+const std::vector<PacketRecord>& Recorder::packets() const {
+  if (!canonical_ids_) return packets_;
+  packets_.clear();
+  for (const std::vector<PacketRecord>& v : by_source_)
+    for (const PacketRecord& r : v)
+      if (r.seen & PacketRecord::kInjected) packets_.push_back(r);
+  // Injection time, then source and count: an order no split changes.
+  std::sort(packets_.begin(), packets_.end(), [](const PacketRecord& a, const PacketRecord& b) {
+    return a.injected_ps != b.injected_ps ? a.injected_ps < b.injected_ps : a.id < b.id;
+  });
+  for (size_t i = 0; i < packets_.size(); ++i) packets_[i].id = i;
+  return packets_;
 }
 
 void Recorder::on_inject(const ib::Packet& p, uint64_t t) {
@@ -68,10 +98,12 @@ void Recorder::on_inject(const ib::Packet& p, uint64_t t) {
   if (p.flow >= flows_.size()) return;
   flows_[p.flow].injected++;
   if (!keep_packets_) return;
-  // Packet ids are dense and handed out in creation order, so records index by id.
-  if (p.id >= packets_.size()) packets_.resize(p.id + 1, PacketRecord{});
-  PacketRecord& r = packets_[p.id];
+  // Packet ids are dense and handed out in creation order, so records index by id (with
+  // canonical ids, by source and count).
+  if (!canonical_ids_ && p.id >= packets_.size()) packets_.resize(p.id + 1, PacketRecord{});
+  PacketRecord& r = *record_of(p);
   r.id = p.id;
+  r.seen |= PacketRecord::kInjected;
   r.flow = p.flow;
   r.src_node = p.src_node;
   r.dst_node = p.dst_node;
@@ -146,6 +178,7 @@ void Recorder::on_deliver(const ib::Packet& p, uint32_t node, uint64_t t) {
   // Wire bytes, like the port series: a flow's rate and a link's utilisation add up.
   if (flow_series_[p.flow] >= 0) series_[flow_series_[p.flow]].add(t, p.size);
   if (PacketRecord* r = record_of(p)) {
+    r->seen |= PacketRecord::kDone;
     r->done_ps = t;
     r->hops = p.hops;
     r->vl = p.lrh.vl;
@@ -165,6 +198,7 @@ void Recorder::on_drop(const ib::Packet& p, uint32_t node, uint64_t t) {
     if (it != video_.end() && it->second.frames.on_lost(p.frame, p.frame_packets)) it->second.stats.on_lost_frame();
   }
   if (PacketRecord* r = record_of(p)) {
+    r->seen |= PacketRecord::kDone;
     r->done_ps = t;
     r->hops = p.hops;
     r->drop = static_cast<uint8_t>(p.drop);
@@ -180,6 +214,82 @@ void Recorder::on_transmit(uint32_t node, uint16_t port, const ib::Packet& p, ui
   auto it = port_series_.find((uint64_t{node} << 16) | port);
   // A packet counts in the window that holds its tail: the whole packet has then crossed.
   if (it != port_series_.end()) series_[it->second].add(end, p.size);
+}
+
+void Recorder::save(std::string& out) const {
+  for (uint64_t v : {injected_, delivered_, dropped_, transmissions_, replicated_}) put(out, v);
+  put(out, static_cast<uint64_t>(flows_.size()));
+  for (const FlowTotals& f : flows_) {
+    for (uint64_t v : {f.injected, f.delivered, f.dropped, f.marked, f.measured_packets, f.measured_payload_bytes})
+      put(out, v);
+    f.latency_ps.save(out);
+    f.network_latency_ps.save(out);
+  }
+  put(out, static_cast<uint64_t>(series_.size()));
+  for (const RateSeries& r : series_) put_vector(out, r.bins);
+  put(out, static_cast<uint64_t>(drops_by_reason_.size()));
+  for (const auto& [why, n] : drops_by_reason_) {
+    put(out, why);
+    put(out, n);
+  }
+  std::vector<PacketRecord> records;
+  if (canonical_ids_)
+    for (const std::vector<PacketRecord>& v : by_source_)
+      for (const PacketRecord& r : v)
+        if (r.seen) records.push_back(r);
+  put_vector(out, records);
+}
+
+void Recorder::merge_saved(ByteReader& in) {
+  for (uint64_t* v : {&injected_, &delivered_, &dropped_, &transmissions_, &replicated_}) *v += in.get<uint64_t>();
+  const uint64_t flows = in.get<uint64_t>();
+  assert(flows == flows_.size());
+  for (uint64_t i = 0; i < flows; ++i) {
+    FlowTotals& f = flows_[i];
+    for (uint64_t* v : {&f.injected, &f.delivered, &f.dropped, &f.marked, &f.measured_packets, &f.measured_payload_bytes})
+      *v += in.get<uint64_t>();
+    f.latency_ps.merge(LatencyHistogram::load(in));
+    f.network_latency_ps.merge(LatencyHistogram::load(in));
+  }
+  const uint64_t series = in.get<uint64_t>();
+  assert(series == series_.size());
+  for (uint64_t i = 0; i < series; ++i) {
+    const std::vector<uint64_t> bins = in.get_vector<uint64_t>();
+    std::vector<uint64_t>& mine = series_[i].bins;
+    // As add() grows them: up to the last bin any process wrote.
+    if (bins.size() > mine.size()) mine.resize(bins.size(), 0);
+    for (size_t k = 0; k < bins.size(); ++k) mine[k] += bins[k];
+  }
+  const uint64_t reasons = in.get<uint64_t>();
+  for (uint64_t i = 0; i < reasons; ++i) {
+    const uint8_t why = in.get<uint8_t>();
+    drops_by_reason_[why] += in.get<uint64_t>();
+  }
+  for (const PacketRecord& r : in.get_vector<PacketRecord>()) {
+    if (!canonical_ids_ || !keep_packets_) continue;
+    PacketRecord& mine = canonical_record(r.id);
+    if (r.seen & PacketRecord::kInjected) {
+      // Everything on_inject writes.
+      const PacketRecord done = mine;
+      mine = r;
+      if (done.seen & PacketRecord::kDone) {
+        mine.done_ps = done.done_ps;
+        mine.hops = done.hops;
+        mine.vl = done.vl;
+        mine.route = done.route;
+        mine.drop = done.drop;
+        mine.drop_node = done.drop_node;
+      }
+    } else if (r.seen & PacketRecord::kDone) {
+      mine.done_ps = r.done_ps;
+      mine.hops = r.hops;
+      mine.vl = r.vl;
+      mine.route = r.route;
+      mine.drop = r.drop;
+      mine.drop_node = r.drop_node;
+    }
+    mine.seen |= r.seen;
+  }
 }
 
 std::vector<double> Recorder::sample(const RateSeries& s, uint64_t window_ps, uint64_t step_ps, uint64_t end_ps) {

@@ -35,6 +35,10 @@ struct PacketRecord {
   uint8_t drop;      // ib::DropReason; 0 = delivered (or in flight when done_ps == 0)
   uint32_t drop_node;
   std::array<uint8_t, ib::kRouteHops> route;  // output port at each switch (ib::Packet::route)
+  // Canonical ids (split runs): which halves this process saw; the source's process records
+  // the injection, the one where it was delivered or dropped the end.
+  uint8_t seen;
+  static constexpr uint8_t kInjected = 1, kDone = 2;
 };
 
 struct FlowTotals {
@@ -78,12 +82,18 @@ struct RateSeries {
   }
 };
 
+class ByteReader;
+
 class Recorder : public sim::FabricObserver {
  public:
   Recorder(uint32_t flows, uint64_t warmup_ps, bool keep_packets);
   // Moves the warm-up (an in-band SM's run counts it from the moment the subnet is up);
   // before any packet was created after the old one.
   void set_warmup_ps(uint64_t warmup_ps) { warmup_ps_ = warmup_ps; }
+  // event_order canonical: packet ids are (source node, its count) (ib::canonical_packet_id),
+  // sparse and the same in one process and a split run; records are kept per source and
+  // packets() lists them by (injection time, id), renumbered 0, 1, ... Before any packet.
+  void set_canonical_ids(bool on) { canonical_ids_ = on; }
 
   // Sample a port's transmissions (node, port) or a flow's deliveries as a rate series; a
   // flow's utilisation is its share of its source's link, as seed 004 Fig. 2 draws flows
@@ -135,8 +145,16 @@ class Recorder : public sim::FabricObserver {
   uint64_t replicated() const { return replicated_; }
   const std::map<uint8_t, uint64_t>& drops_by_reason() const { return drops_by_reason_; }
   const std::vector<FlowTotals>& flows() const { return flows_; }
-  const std::vector<PacketRecord>& packets() const { return packets_; }
+  const std::vector<PacketRecord>& packets() const;
   const std::vector<RateSeries>& series() const { return series_; }
+
+  // A run split across processes (docs/parallel.md): this process's counts as bytes, and
+  // another process's added to these on rank 0: totals, flows (latency histograms add bin
+  // by bin), rate series' bins, drops by reason, and packet records (with canonical ids, the
+  // injection from the source's process and the end from where it was delivered or dropped).
+  // Multicast, video and connection metrics are not merged (a split run refuses them).
+  void save(std::string& out) const;
+  void merge_saved(ByteReader& in);
 
   // Rate of `s` at each grid time t = step, 2 step, ... <= end: bytes whose event time lies in
   // [t - window/2, t + window/2), over the window (clipped at 0 and end).
@@ -144,6 +162,7 @@ class Recorder : public sim::FabricObserver {
 
  private:
   PacketRecord* record_of(const ib::Packet& p);
+  PacketRecord& canonical_record(uint64_t id);  // by source and count, made if missing
   RateSeries new_series(const std::string& name, double capacity) const;
 
   uint64_t warmup_ps_;
@@ -152,7 +171,10 @@ class Recorder : public sim::FabricObserver {
   std::pair<uint64_t, uint64_t> rate_edges_ps_{0, 0};
   uint64_t rate_end_ps_ = UINT64_MAX;
   std::vector<FlowTotals> flows_;
-  std::vector<PacketRecord> packets_;  // index = packet id when kept
+  // index = packet id when kept (fifo); with canonical ids, the sorted list packets() made
+  mutable std::vector<PacketRecord> packets_;
+  bool canonical_ids_ = false;
+  std::vector<std::vector<PacketRecord>> by_source_;  // canonical ids: [source node][count]
   std::vector<RateSeries> series_;
   std::map<uint64_t, size_t> port_series_;  // (node << 16 | port) -> series index
   std::vector<int32_t> flow_series_;       // flow -> series index or -1

@@ -4,6 +4,8 @@
 #include <string>
 
 #include "platform/params/config_error.h"
+#include "platform/sm/channel_dependency.h"
+#include "platform/sm/routing.h"
 
 namespace ibvp::parallel {
 
@@ -53,10 +55,29 @@ void check_splittable(const Scenario& s, const Partition& part) {
     if (part.ports[r] == 0)
       refuse(s, "topology", split + " leaves rank " + std::to_string(r) + " without any node",
              "run with fewer processes (at most one per leaf switch)");
+  if (s.routing.rfind("multipath", 0) == 0)
+    refuse(s, "routing", split + " does not merge the paths table of alternative outputs yet",
+           "use a routing engine with one output per destination (minhop, updn, dfs, ...), or run in one process");
   if (part.lookahead_ps == 0)
     refuse(s, "topology.link.length_m",
            split + " cuts a cable without propagation delay: the processes could not run ahead of each other",
            "give every cable a length above 0 m");
+  // The deadlock watch reads every switch, and a process of a split run holds only its own;
+  // a split run runs only routings that cannot deadlock: no cycle in the channel dependency
+  // graph (Dally and Seitz 1987; every route taken on VL 0, which can only add cycles). The
+  // watch then has nothing to find, and the stuck outputs at the end are merged on rank 0.
+  const sm::RoutingTables rt = sm::make_routing_engine(s.routing, s.routing_options)->compute(s.topology);
+  const sm::CdgReport cdg = sm::analyze_deadlock(s.topology, rt);
+  if (!cdg.acyclic) {
+    std::string cycle;
+    for (size_t i = 0; i < cdg.cycle.size() && i < 8; ++i) cycle += (i ? " -> " : "") + cdg.cycle[i];
+    if (cdg.cycle.size() > 8) cycle += " -> ...";
+    refuse(s, "routing",
+           split + " needs routes that cannot deadlock, and routing " + s.routing +
+               "'s channel dependencies close a cycle (" + cycle +
+               "): the deadlock watch cannot see across processes yet",
+           "use routing: updn or dfs (up*/down*: no cycle on any topology), or run in one process");
+  }
 }
 
 Launch launched_ranks() {

@@ -1,5 +1,6 @@
-// ibvp-sim started among several processes (mpirun, srun; docs/parallel.md): it refuses
-// before any process claims the output directory, naming what to change. The launcher is
+// ibvp-sim started among several processes (mpirun, srun; docs/parallel.md): a scenario a
+// split run cannot run is refused before any process claims the output directory, naming
+// what to change. (tests/split/split_totals.py runs the accepted ones under mpirun.) The launcher is
 // stood in for by its environment (Open MPI's OMPI_COMM_WORLD_SIZE / _RANK), so the test
 // needs no mpirun.
 #include <gtest/gtest.h>
@@ -58,9 +59,9 @@ TEST(SplitRun, IbvpSimUnderMpiWithFifoOrderExitsWith2NamingEventOrderAndWritesNo
   EXPECT_FALSE(wrote);
 }
 
-TEST(SplitRun, OnlyRankZeroReportsAndNoRankClaimsTheOutputDirectory) {
+TEST(SplitRun, OnlyRankZeroReportsARefusalAndNoRankClaimsTheOutputDirectory) {
   const std::filesystem::path dir = fresh_dir("rank1");
-  const Outcome o = run_as_rank(dir, "canonical", 1);
+  const Outcome o = run_as_rank(dir, "fifo", 1);
   const bool wrote = std::filesystem::exists(dir / "out");
   std::filesystem::remove_all(dir);
   EXPECT_EQ(o.status, 2);

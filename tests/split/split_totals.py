@@ -1,8 +1,11 @@
 #!/usr/bin/env python3
-"""A fabric-only run split across MPI ranks (bench/split_bench.cpp, docs/parallel.md) moves
-exactly the packets a one-process run with event_order: canonical moves: the same packets
-injected, delivered and in flight at the end, the same packet-hops, and every rank's events
-add up to the one process's. Run with 2 and 3 ranks on a 4-ary 2-tree at load 0.5.
+"""A fabric-only run split across MPI ranks (platform/parallel/split_runner.h, docs/parallel.md)
+gives the files of the one-process run with event_order: canonical, byte for byte:
+`mpirun -n N ibvp-sim` with 2 and 3 ranks writes every file the one process writes, each
+identical but run.json (wall clock, memory and rates: the only file that differs between two
+identical one-process runs too). And ibvp-split-bench, the same runner without files, moves
+the same packets: injected, delivered, dropped and in flight, the same packet-hops, and
+every rank's events add up to the one process's. A 4-ary 2-tree at load 0.5 with a warm-up.
 Skipped (exit 77) without mpirun."""
 import argparse
 import json
@@ -21,8 +24,24 @@ event_order: canonical
 topology: {generator: fat_tree, k: 4, n: 2}
 routing: minhop
 traffic: {generator: poisson, load: 0.5, payload_bytes: 256}
-outputs: {packets_csv: false}
+warmup: 10us
 """
+
+# Five switches in a ring, each host sending two hops clockwise: min-hop's channel
+# dependencies close a cycle and the one-process run deadlocks (exit 3,
+# tests/python/test_sim_deadlock.py). A split run cannot watch for that across processes:
+# it refuses the routing (exit 2) before any process writes.
+RING = {
+    "name": "ring5", "duration": "50ms", "deadlock_timeout": "1ms", "routing": "minhop", "event_order": "canonical",
+    "topology": {"inline": {"switches": [{"name": f"s{k}", "ports": 3} for k in range(5)],
+                            "hosts": [f"h{k}" for k in range(5)],
+                            "links": [[f"h{k}", f"s{k}/3"] for k in range(5)] + [[f"s{k}/1", f"s{(k + 1) % 5}/2"] for k in range(5)]}},
+    "flows": [{"name": f"f{k}", "src": f"h{k}", "dst": f"h{(k + 2) % 5}"} for k in range(5)],
+}
+
+# Files that may differ from the one-process run's: wall-clock seconds, events per second,
+# peak memory (docs/parallel.md).
+NOT_COMPARED = {"run.json"}
 
 
 def main() -> int:
@@ -53,6 +72,28 @@ def main() -> int:
         want = {"injected": p["injected"], "delivered": p["delivered"], "dropped": p["dropped"],
                 "in_flight": p["in_flight"], "packet_hops": summary["packet_hops"]}
         failed = False
+        one = sorted(f.name for f in (Path(tmp) / "one").iterdir())
+        for ranks in (2, 3):
+            out = Path(tmp) / f"split{ranks}"
+            done = subprocess.run([args.mpirun, "-n", str(ranks), args.sim, str(scenario), "--out", str(out), "--quiet"],
+                                  env=env, capture_output=True, text=True, timeout=600)
+            if done.returncode != 0:
+                print(done.stdout, done.stderr)
+                return 1
+            got = sorted(f.name for f in out.iterdir())
+            if got != one:
+                print(f"FAIL: {ranks} ranks wrote {got}, one process {one}")
+                failed = True
+            compared = 0
+            for name in one:
+                if name in NOT_COMPARED or name.startswith("."):
+                    continue
+                compared += 1
+                if (out / name).read_bytes() != (Path(tmp) / "one" / name).read_bytes():
+                    print(f"FAIL: {ranks} ranks: {name} differs from the one-process run's")
+                    failed = True
+            if not failed:
+                print(f"ibvp-sim on {ranks} ranks: {compared} files identical to one process's")
         for ranks in (2, 3):
             done = subprocess.run([args.mpirun, "-n", str(ranks), args.bench, str(scenario)], env=env,
                                   capture_output=True, text=True, timeout=600)
@@ -66,6 +107,17 @@ def main() -> int:
             if got != want or rank_events != events:
                 print(f"FAIL: {ranks} ranks differ from one process")
                 failed = True
+        ring = Path(tmp) / "ring.yaml"
+        ring.write_text(json.dumps(RING))  # YAML reads JSON
+        one = subprocess.run([args.sim, str(ring), "--out", str(Path(tmp) / "ring1"), "--quiet"], capture_output=True,
+                             text=True, timeout=600)
+        split = subprocess.run([args.mpirun, "-n", "2", args.sim, str(ring), "--out", str(Path(tmp) / "ring2"), "--quiet"],
+                               env=env, capture_output=True, text=True, timeout=600)
+        print(f"ring: one process exits {one.returncode}, 2 ranks exit {split.returncode}: {split.stderr.strip()}")
+        if one.returncode != 3 or split.returncode != 2 or "routing" not in split.stderr or "ring.yaml" not in split.stderr \
+                or "cycle" not in split.stderr or (Path(tmp) / "ring2").exists():
+            print("FAIL: a split run of a deadlocking routing must be refused, naming the key, before writing")
+            failed = True
         return 1 if failed else 0
 
 

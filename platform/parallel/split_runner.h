@@ -1,0 +1,34 @@
+#pragma once
+// Runs a fabric-only scenario split across processes (docs/parallel.md, issue 17): every
+// process elaborates the whole fabric and runs only the switches and endpoints its part of
+// the partition holds (the others' agendas are remote). Conservative windows: all ranks run
+// to the same window end, at most the earliest pending action anywhere plus the lookahead
+// (the shortest delay across a cut), then exchange the deliveries that crossed the cut,
+// keyed by their senders (event_order: canonical). At the end rank 0 gathers every rank's
+// counts (metrics::Recorder::save, port counters, stuck outputs) and writes the files one
+// process writes. Only rank 0 touches the output directory.
+#include <cstdint>
+
+#include "platform/builder/runner.h"
+#include "platform/parallel/partition.h"
+#include "platform/parallel/transport.h"
+#include "platform/scenario/scenario.h"
+
+namespace ibvp::parallel {
+
+// One rank's work, for measuring (ibvp-split-bench).
+struct SplitStats {
+  uint64_t actions = 0;   // model actions served here
+  uint64_t sent = 0;      // deliveries sent across the cut
+  uint64_t received = 0;
+  uint64_t windows = 0;
+  double wall_seconds = 0;
+};
+
+// The scenario passed check_splittable(scenario, part). The result (on rank 0: the merged
+// run's; elsewhere: this rank's own counts) is what ibvp-sim reports. options.out_dir is
+// written by rank 0 only; options.progress prints on rank 0 only.
+RunResult run_split(const Scenario& scenario, const RunOptions& options, const Partition& part, Transport& transport,
+                    SplitStats* stats = nullptr);
+
+}  // namespace ibvp::parallel
