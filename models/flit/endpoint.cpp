@@ -19,8 +19,13 @@ void FlitEndpoint::receive(uint16_t vc, const Flit& f, Cycle now, Wire& wire) {
   }
   ++payload_received_;
   Message& m = msgs_[f.msg];
-  // Wormhole switching keeps a message's flits in order, preempted or not.
-  if (f.seq != m.flits_delivered) m.out_of_order = true;
+  // Wormhole switching keeps a message's flits in order, preempted or not (a dummy header
+  // resumes on its message's output VC, router.cpp): a flit out of sequence is a model
+  // error, counted once per message (summary.json's flit_router.messages_out_of_order).
+  if (f.seq != m.flits_delivered && !m.out_of_order) {
+    m.out_of_order = true;
+    ++messages_out_of_order_;
+  }
   ++m.flits_delivered;
   if (f.seq == 0) m.head_delivered = now;
   if (is_tail(f.kind)) {

@@ -50,6 +50,9 @@ class FlitEndpoint {
   uint64_t payload_flits_sent() const { return payload_sent_; }
   uint64_t payload_flits_received() const { return payload_received_; }
   uint64_t dummy_flits_received() const { return dummies_received_; }
+  // Messages a flit of which arrived before an earlier one of the same message (0 unless the
+  // model is wrong).
+  uint64_t messages_out_of_order() const { return messages_out_of_order_; }
   size_t messages_waiting() const { return queued_ + sending_.size(); }
   // The QoS NIC's VirtualClock (nic_scheduler virtual_clock): auxVC of a connection, in ps.
   uint64_t aux_vc_ps(uint32_t connection) const { return vclock_.aux_vc(connection); }
@@ -81,7 +84,7 @@ class FlitEndpoint {
   sched::VirtualClock vclock_;
   std::vector<uint32_t> in_buffers_;
   FlitListener* listener_ = nullptr;
-  uint64_t payload_sent_ = 0, payload_received_ = 0, dummies_received_ = 0;
+  uint64_t payload_sent_ = 0, payload_received_ = 0, dummies_received_ = 0, messages_out_of_order_ = 0;
 };
 
 }  // namespace ibvp::flit

@@ -206,6 +206,12 @@ uint64_t FlitNetwork::dummies_delivered() const {
     if (e) n += e->dummy_flits_received();
   return n;
 }
+uint64_t FlitNetwork::messages_out_of_order() const {
+  uint64_t n = 0;
+  for (const auto& e : endpoints_)
+    if (e) n += e->messages_out_of_order();
+  return n;
+}
 uint64_t FlitNetwork::dummies_buffered() const {
   uint64_t n = 0;
   for (const auto& r : routers_)

@@ -75,6 +75,8 @@ class FlitNetwork : private Wire {
   // Preemptions and accelerations of every router, per class (flit.h).
   ClassCounts class_counts(uint8_t cls) const;
   uint64_t dummies_delivered() const;
+  // Messages whose flits reached their sink out of sequence (FlitEndpoint; 0 unless wrong).
+  uint64_t messages_out_of_order() const;
   uint64_t dummies_buffered() const;
   uint64_t dummies_on_cables() const;
   // Per cable direction, VC and buffer: sender's credits + flits on the cable + flits in the

@@ -132,7 +132,8 @@ void FlitRouter::allocate(Cycle now) {
     InputVc& v = in(q.p, q.v);
     const Flit& f = active(v).front().flit;
     const uint16_t out = route_.at(msgs_[f.msg].dst);
-    const VcChoice c = choose_vc(cfg_, outputs_[out], f.cls, msgs_, false);
+    const ResumeRoute* back = f.dummy ? v.resume_of(f.msg) : nullptr;
+    const VcChoice c = back ? resume_vc(*back, f.cls) : choose_vc(cfg_, outputs_[out], f.cls, msgs_, false);
     if (!c.found) {
       // Fig. 2b: the output VC is held by a lower-priority message; accelerate it.
       if (c.has_blocker && cfg_.acceleration) {
@@ -153,6 +154,25 @@ void FlitRouter::allocate(Cycle now) {
     VcRoute& r = active_route(v);
     r = VcRoute{true, false, out, c.vc, c.pool, now, f.msg};
   }
+}
+
+// A dummy header reopens its message's path through the output VC and buffer its earlier
+// flits took (ResumeRoute): the next router holds those flits in that VC's buffer, and only
+// one FIFO buffer keeps the two parts of the message in order there. While another message
+// holds that VC the header waits; a lower-priority holder is accelerated (Fig. 2b).
+VcChoice FlitRouter::resume_vc(const ResumeRoute& back, uint8_t cls) const {
+  VcChoice c;
+  const OutputVc& o = outputs_[back.out_port][back.out_vc];
+  const uint32_t holder = back.pool == Pool::extra ? o.extra_owner : o.owner;
+  if (holder == kNone) {
+    c.vc = back.out_vc;
+    c.pool = back.pool;
+    c.found = true;
+  } else if (msgs_[holder].cls > cls && back.pool == Pool::regular) {
+    c.blocker = back.out_vc;
+    c.has_blocker = true;
+  }
+  return c;
 }
 
 void FlitRouter::crossbar(Cycle now, Wire& wire) {
@@ -233,6 +253,13 @@ void FlitRouter::cross(uint16_t p, uint16_t vc, Cycle now, Wire& wire) {
   }
   if (is_head(f.kind)) r.head_crossed = true;
   if (!is_tail(f.kind)) return;
+  // A dummy tail leaves the message's earlier flits in the far buffer of this output VC: its
+  // dummy header, behind it in this buffer, must take the same one (ResumeRoute). Its real
+  // tail ends it.
+  auto back = std::find_if(v.resumes.begin(), v.resumes.end(), [&](const ResumeRoute& x) { return x.msg == f.msg; });
+  assert(back == v.resumes.end() || (back->out_vc == r.out_vc && back->pool == r.pool));
+  if (f.dummy && back == v.resumes.end()) v.resumes.push_back({f.msg, r.out_port, r.out_vc, r.pool});
+  else if (!f.dummy && back != v.resumes.end()) v.resumes.erase(back);
   // The tail (real or dummy) releases the path (wormhole switching).
   (r.pool == Pool::extra ? o.extra_owner : o.owner) = kNone;
   holder_in_[r.out_port][r.out_vc] = kNone;

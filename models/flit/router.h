@@ -24,6 +24,7 @@
 #include "models/flit/flit_config.h"
 #include "models/flit/input_vc.h"
 #include "models/flit/output_vc.h"
+#include "models/flit/vc_allocator.h"
 #include "models/flit/wire.h"
 #include "models/sched/virtual_clock.h"
 
@@ -70,6 +71,7 @@ class FlitRouter {
   static VcRoute& active_route(InputVc& v) { return v.serving_extra ? v.extra_route : v.regular_route; }
   void start_preemption(uint16_t p, InputVc& v, Cycle now);
   void allocate(Cycle now);
+  VcChoice resume_vc(const ResumeRoute& back, uint8_t cls) const;
   void crossbar(Cycle now, Wire& wire);
   void cross(uint16_t p, uint16_t v, Cycle now, Wire& wire);
   void enqueue_sched(uint16_t p, uint32_t connection, Cycle now);

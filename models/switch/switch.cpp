@@ -97,6 +97,7 @@ void Switch::attach_port(uint16_t port, const link::LinkRate& rate) {
   lifetimes_ |= cfg_.hoq_life < kLifetimeInfinite;
   if (cfg_.scheduling != Scheduling::fifo) {
     p.sched = std::make_unique<RateState>();
+    p.sched->vc = sched::VirtualClock(cfg_.vc_bits);
     // Fair Queueing's fluid system shares this output's link.
     if (cfg_.scheduling == Scheduling::fair_queueing)
       p.sched->fq = std::make_unique<sched::FairQueueing>(rate.data_bits_per_s());

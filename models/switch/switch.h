@@ -79,7 +79,7 @@ const char* request_order_name(RequestOrder o);
 // charged at its reserved rate (Packet::reserved_bps, unreserved_rate for packets without).
 enum class Scheduling : uint8_t {
   fifo,           // request order (switch.request_order)
-  virtual_clock,  // smallest auxVC + Vtick, auxVC += Vtick when sent (Zhang, unbounded counters)
+  virtual_clock,  // smallest auxVC + Vtick, auxVC += Vtick when sent (counters: vc_bits)
   fair_queueing,  // smallest weighted finish tag (Demers, Keshav, Shenker)
 };
 const char* scheduling_name(Scheduling s);
@@ -116,6 +116,9 @@ struct SwitchConfig {
   Scheduling scheduling = Scheduling::fifo;
   SchedulingScope scheduling_scope = SchedulingScope::per_vl;
   double unreserved_rate = 1e9;  // b/s; rate schedulers: the rate of packets that reserved none
+  // virtual_clock: 0, unbounded counters with Zhang's real-time term; n, n-bit counters of ns
+  // with seed 003 Sec. 3.1's overflow rule (models/sched/virtual_clock.h).
+  uint32_t vc_bits = 0;
   link::VlArbConfig vlarb = link::VlArbConfig::round_robin(1);
   Sl2VlTable sl2vl = default_sl2vl(1);  // for every (input, output) pair unless set per pair
   EcnConfig ecn;                         // congestion marking (seed 004 Sec. 5)
@@ -247,6 +250,11 @@ class Switch : public sc_core::sc_module {
   bool attached(uint16_t port) const { return port < ports_.size() && ports_[port].tx != nullptr; }
   const link::PortCounters& counters(uint16_t port) const { return ports_.at(port).counters; }
   uint64_t dropped() const { return dropped_; }
+  // scheduling virtual_clock: the output's VirtualClock (its auxVCs, counter_bits), or null.
+  const sched::VirtualClock* virtual_clock(uint16_t port) const {
+    const auto& s = ports_.at(port).sched;
+    return s && cfg_.scheduling == Scheduling::virtual_clock ? &s->vc : nullptr;
+  }
   // Packets held in input and output buffers now (for conservation checks and deadlock reports).
   uint64_t buffered_packets() const { return buffered_ + obuf_held_; }
   // What the deadlock watch (platform/builder/deadlock_watch) reads between kernel slices;

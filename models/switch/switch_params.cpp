@@ -154,9 +154,15 @@ const sim::ParamGroup& switch_params() {
            "virtual_clock, fair_queueing, and model flit_wormhole's VirtualClock: the rate packets that reserved "
            "none are charged at (ACKs, flows without reserved_rate).")
         .real_range(1.0, 1e13);
+    b.integer("vc_bits", &SwitchConfig::vc_bits, "bits",
+              "virtual_clock: 0 for unbounded counters with Zhang's real-time term; n (16..63) for n-bit auxVC "
+              "counters of ns with seed 003 Sec. 3.1's overflow rule (the overflowing auxVC_i restarts at 0, every "
+              "other auxVC_j becomes auxVC_j - auxVC_i, 0 if negative; no real-time term). The counter must hold "
+              "the largest Vtick: a 4,224-byte packet at the lowest rate charged.")
+        .range(0, 63);
     b.rule("scheduling_scope goes with scheduling virtual_clock or fair_queueing, unreserved_rate with those or "
            "model flit_wormhole; "
-           "request_order and bypass_limit with scheduling fifo.");
+           "request_order and bypass_limit with scheduling fifo; vc_bits with scheduling virtual_clock.");
     b.on_complete([](SwitchConfig& c, const std::set<std::string>& given) {
       if (c.model != SwitchModel::flit_wormhole && given.count("flit"))
         throw sim::ParamError("flit", "flit describes the flit router", "remove it or set model: flit_wormhole");
@@ -165,6 +171,12 @@ const sim::ParamGroup& switch_params() {
         if (!rate && given.count(k) && !(c.model == SwitchModel::flit_wormhole && k == std::string("unreserved_rate")))
           throw sim::ParamError(k, std::string(k) + " is only used by a rate scheduler",
                                 "remove it or set scheduling: virtual_clock (or fair_queueing)");
+      if (given.count("vc_bits") && c.scheduling != Scheduling::virtual_clock)
+        throw sim::ParamError("vc_bits", "vc_bits sizes VirtualClock's counters",
+                              "remove it or set scheduling: virtual_clock");
+      if (c.vc_bits != 0 && c.vc_bits < 16)
+        throw sim::ParamError("vc_bits", "vc_bits " + std::to_string(c.vc_bits) + " cannot hold a Vtick in ns",
+                              "give 0 (unbounded) or 16..63 (seed 003 Sec. 3.1 used 16-bit counters)");
       for (const char* k : {"request_order", "bypass_limit"})
         if (rate && given.count(k))
           throw sim::ParamError(k, std::string(k) + " orders FIFO requests; the rate scheduler orders them by "

@@ -711,6 +711,8 @@ void write_results(const Fabric& fabric, const RunResult& result, const std::str
     if (const flit::FlitFabric* ff = fabric.flit_fabric()) {
       const std::vector<FlitClassRow> rows = flit_class_rows(*ff);
       js["flit_router"] = flit_router_json(ff->network().config(), rows);
+      // A model error if not 0: the sinks saw a message's flits out of sequence.
+      js["flit_router"]["messages_out_of_order"] = ff->network().messages_out_of_order();
       write_table(dir, "flit_classes", flit_classes_table(rows));
     }
     write_json(dir + "/summary.json", js);

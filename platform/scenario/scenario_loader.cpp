@@ -23,6 +23,8 @@
 #include "platform/scenario/deadlock_timeout.h"
 #include "platform/scenario/hca_profile.h"
 #include "platform/topology/generators.h"
+#include "models/sched/virtual_clock.h"
+#include "platform/workload/flow_source.h"
 #include "platform/workload/mix.h"
 #include "platform/workload/video_frames.h"
 #include "platform/sm/qos_policy.h"
@@ -214,6 +216,7 @@ class ScenarioChecker {
     if (s_.connections.enabled) connections();
     multicast();
     flows();
+    vc_counters();
     if (s_.traffic.enabled) traffic();
     if (s_.control.enabled) control();
     subnet_manager();
@@ -562,6 +565,31 @@ class ScenarioChecker {
       doc_.fail(child(at, "pattern"), "the topology has fewer than two endpoints to choose destinations from",
                 "use a topology with more endpoints");
     for (size_t j = 0; j < hotspots.size(); ++j) endpoint(hotspots[j], item(child(at, "hotspots"), j));
+  }
+
+  // Seed 003 Sec. 3.1: "the counter size should be large enough to store the largest possible
+  // Vtick value". The switch's Vtick is a packet's time at its connection's rate, in ns: a
+  // 4,224-byte packet (a 4,096-byte payload and every header) at each flow's rate and at
+  // unreserved_rate must fit switch.vc_bits.
+  void vc_counters() const {
+    const sw::SwitchConfig& c = s_.switch_cfg;
+    if (c.scheduling != sw::Scheduling::virtual_clock || c.vc_bits == 0 || c.vc_bits >= 64) return;
+    const uint64_t limit = (uint64_t{1} << c.vc_bits) - 1;
+    double lowest = c.unreserved_rate;
+    std::string who = "unreserved_rate";
+    for (const FlowConfig& f : s_.flows)
+      if (const uint64_t r = workload::reserved_rate_bps(f); r > 0 && static_cast<double>(r) < lowest) {
+        lowest = static_cast<double>(r);
+        who = "flow " + quoted(f.name);
+      }
+    const uint64_t vtick = sched::vtick_ns(4224, static_cast<uint64_t>(std::max(1.0, std::floor(lowest))));
+    if (vtick <= limit) return;
+    uint32_t need = c.vc_bits;
+    while (need < 63 && (uint64_t{1} << need) - 1 < vtick) ++need;
+    doc_.fail(key("switch", "vc_bits"), "vc_bits " + std::to_string(c.vc_bits) + " holds Vticks up to " +
+              std::to_string(limit) + " ns, but a 4,224-byte packet of " + who + " (" + std::to_string(lowest) +
+              " b/s) takes " + std::to_string(vtick) + " ns", "give vc_bits: " + std::to_string(need) +
+              " or more, or 0 (unbounded)");
   }
 
   void flows() const {

@@ -374,6 +374,23 @@ TEST(ScenarioErrors, RateSchedulerKeysGoWithARateSchedulerAndFifoKeysWithFifo) {
   EXPECT_EQ(e.key(), "flows[1].reserved_rate");
 }
 
+TEST(ScenarioErrors, VcBitsGoWithVirtualClockAndHoldTheLargestVtick) {
+  const std::string base = "name: t\nduration: 1ms\ntopology: {generator: single_switch, hosts: 4}\n"
+                           "flows:\n  - {name: slow, src: h1, dst: h2, reserved_rate: 2e7}\n";
+  // Seed 003 Sec. 3.1: the counter must hold the largest Vtick; a 4,224-byte packet at the
+  // 20 Mb/s flow's rate is 1,689,600 ns, 21 bits.
+  ConfigError e = error_of(base + "switch: {scheduling: virtual_clock, vc_bits: 20}\n");
+  EXPECT_EQ(e.key(), "switch.vc_bits");
+  EXPECT_NE(e.problem().find("flow \"slow\""), std::string::npos) << e.problem();
+  EXPECT_EQ(e.fix(), "give vc_bits: 21 or more, or 0 (unbounded)");
+  EXPECT_EQ(load(base + "switch: {scheduling: virtual_clock, vc_bits: 21}\n").switch_cfg.vc_bits, 21u);
+  e = error_of(base + "switch: {scheduling: fair_queueing, vc_bits: 32}\n");
+  EXPECT_EQ(e.key(), "switch.vc_bits");
+  EXPECT_EQ(e.fix(), "remove it or set scheduling: virtual_clock");
+  e = error_of(base + "switch: {scheduling: virtual_clock, vc_bits: 8}\n");
+  EXPECT_EQ(e.key(), "switch.vc_bits");
+}
+
 TEST(ScenarioErrors, MulticastGroupsAreRefusedWithARateScheduler) {
   const ConfigError e = error_of(
       "name: t\nduration: 1ms\ntopology: {generator: single_switch, hosts: 4}\n"

@@ -89,6 +89,38 @@ TEST(RateScheduling, VirtualClockSharesAnOverloadedOutputInProportionToReservedR
   EXPECT_EQ(order.out_of_order, 0u);
 }
 
+TEST(RateScheduling, VirtualClockWithFiniteCountersKeepsTheSharesAcrossCounterOverflows) {
+  // The same overload through 20-bit counters of ns (limit 1,048,575 ns, seed 003 Sec. 3.1's
+  // overflow rule): each flow's auxVC grows by its Vtick per packet (a 2,082-byte packet is
+  // 166,560 ns at 100 Mb/s, 33,312 ns at 500 Mb/s), so over 5 ms every counter wraps several
+  // times, and the shares stay 1/8, 2/8, 5/8.
+  Scenario s = overload(sw::Scheduling::virtual_clock, {100e6, 200e6, 500e6}, {0, 0, 0});
+  s.switch_cfg.vc_bits = 20;
+  Fabric f(s);
+  OrderCheck order;
+  f.probe().attach(&order);
+  run(f, s);
+  const auto sh = shares(f);
+  EXPECT_NEAR(sh[0], 0.125, 0.01);
+  EXPECT_NEAR(sh[1], 0.25, 0.01);
+  EXPECT_NEAR(sh[2], 0.625, 0.01);
+  // Each flow was charged more than the counter holds: its clock overflowed, and the output's
+  // counters stayed within 20 bits.
+  const uint64_t limit = (uint64_t{1} << 20) - 1;
+  const sched::VirtualClock* vc = f.switch_at(s.topology.find("s1"))->virtual_clock(4);  // h4's port
+  ASSERT_NE(vc, nullptr);
+  EXPECT_EQ(vc->counter_bits(), 20u);
+  ASSERT_GE(vc->size(), 3u);
+  for (size_t k = 0; k < vc->size(); ++k) EXPECT_LE(vc->aux_vc(k), limit);
+  const std::vector<double> rates = {100e6, 200e6, 500e6};
+  size_t i = 0;
+  for (const auto& fl : f.recorder().flows()) {
+    const double charged_ns = static_cast<double>(fl.measured_payload_bytes) / 2048.0 * 2082.0 * 8e9 / rates[i++];
+    EXPECT_GT(charged_ns, 2.0 * static_cast<double>(limit));
+  }
+  EXPECT_EQ(order.out_of_order, 0u);
+}
+
 TEST(RateScheduling, FairQueueingSharesAnOverloadedOutputInProportionToReservedRates) {
   const Scenario s = overload(sw::Scheduling::fair_queueing, {100e6, 200e6, 500e6}, {0, 0, 0});
   Fabric f(s);

@@ -185,7 +185,8 @@ class Results:
     @property
     def flit_router(self) -> dict[str, Any] | None:
         """summary.json's flit_router block (variant, acceleration, block_flits,
-        nic_multiplexing, nic_scheduler, preemptions, accelerations, classes [...]), or None."""
+        nic_multiplexing, nic_scheduler, preemptions, accelerations, classes [...],
+        messages_out_of_order: 0 unless the model is wrong), or None."""
         return self.summary.get("flit_router")
 
     @cached_property
