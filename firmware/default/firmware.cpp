@@ -13,9 +13,9 @@
 //   reliability.cpp   RC ACK/NAK, the local ACK timer, go-back-N retransmission
 //   congestion.cpp    congestion control at the source (the window; the built-in
 //                     congestion responses) and CNPs at the destination
-// The policies are plug-ins (policies.h): an image may pass its own to init_firmware.
 //   completions.cpp   CQEs, CQ events, the error state's flush
 //   management.cpp    QP0 and QP1: the SMA and PMA (IBA 13.5)
+// The policies are plug-ins (policies.h): an image may pass its own to init_firmware.
 #include "firmware/default/firmware.h"
 
 #include <iterator>
@@ -46,9 +46,14 @@ Firmware::Firmware(const ibvp_hal* hal, DoorbellPolicy policy, const StepCosts& 
   p.data_vls = data_vls_;
   p.max_qps = static_cast<uint32_t>(qps_.size());
   p.cc_timer_id = kCctTimerId;
-  doorbells_ = plugins.doorbells ? plugins.doorbells(p) : make_doorbell_arbiter(p, policy);
-  scheduler_ = plugins.qp_scheduler ? plugins.qp_scheduler(p) : make_qp_scheduler(p);
-  cc_response_ = plugins.congestion ? plugins.congestion(p) : make_congestion_response(p);
+  // An image's factory that returns null keeps the transport's policy (for the congestion
+  // response, the one cc= names, none for cc=none).
+  if (plugins.doorbells) doorbells_ = plugins.doorbells(p);
+  if (!doorbells_) doorbells_ = make_doorbell_arbiter(p, policy);
+  if (plugins.qp_scheduler) scheduler_ = plugins.qp_scheduler(p);
+  if (!scheduler_) scheduler_ = make_qp_scheduler(p);
+  if (plugins.congestion) cc_response_ = plugins.congestion(p);
+  if (!cc_response_) cc_response_ = make_congestion_response(p);
   if (plugins.cycle_costs) plugins.cycle_costs(costs_);
   sma_ = std::make_unique<Sma>(hal_, sl2vl_);
   pma_ = std::make_unique<Pma>(hal_);

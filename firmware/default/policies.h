@@ -93,7 +93,8 @@ class CongestionResponse {
   virtual void on_timer() {}
 };
 
-// An image's policies; a null member keeps the transport's own (chosen by firmware_args).
+// An image's policies; a null member, or a factory that returns null, keeps the transport's
+// own (chosen by firmware_args).
 struct Policies {
   std::unique_ptr<DoorbellArbiter> (*doorbells)(const PolicyContext&) = nullptr;
   std::unique_ptr<QpScheduler> (*qp_scheduler)(const PolicyContext&) = nullptr;
