@@ -8,7 +8,7 @@ JOBS       ?= $(shell nproc)
 PY         := $(VENV)/bin/python
 STAMP      := .stamps
 
-.PHONY: all deps venv pkg build build-asan test test-cpp test-asan test-python demo bench fuzz schema clean
+.PHONY: all deps venv pkg build build-asan test test-cpp test-asan test-python test-sdist demo bench fuzz schema clean
 # What the Python package is built from, and what it ships (the firmware images, their SDK,
 # configs/): a change here reinstalls the package.
 PKG_SOURCES := $(shell find models platform bindings firmware -name '*.cpp' -o -name '*.h' -o -name '*.c' \
@@ -69,6 +69,11 @@ test-asan: build-asan
 
 test-python: build pkg
 	IBVP_BUILD=$(abspath $(BUILD)) $(PY) -m pytest -q -n $(JOBS) --dist loadfile tests/python
+
+# pip building the sdist into a fresh venv (tests/python/test_api_sdist.py): compiles the
+# whole project once more, so not part of test-python.
+test-sdist: build pkg
+	IBVP_BUILD=$(abspath $(BUILD)) IBVP_TEST_SDIST=1 $(PY) -m pytest -q tests/python/test_api_sdist.py
 
 test: test-cpp test-python test-asan
 

@@ -59,6 +59,7 @@ void Firmware::on_cq_timer(uint32_t cqn) {
 }
 
 void Firmware::complete_send(uint32_t qpn, const Qp& qp, const SendWork& w, uint8_t status, bool force) {
+  scheduler_->on_completion(qpn);
   // Unsignaled WQEs complete silently unless they fail (IBA 10.8.6, sq_sig_all = 0).
   if ((w.wqe.flags & IBVP_SEND_SIGNALED) == 0 && !force && status == IBVP_WC_SUCCESS) return;
   ibvp_cqe cqe{};

@@ -3,40 +3,146 @@
 // ACK (firmware/cc/response.h), or the annex's CCTI and Congestion Control Table
 // (firmware/cc/cct.h); an RC window of unacknowledged packets with packets held ahead of
 // it. At the destination, a marked UD or UC packet is answered with a CNP (opcode 0x81).
+// The response to marks is a CongestionResponse (policies.h): the two built in here, or an
+// image's.
 #include "firmware/default/firmware.h"
 
 #include <algorithm>
 #include <cmath>
+#include <memory>
+#include <string>
+#include <unordered_map>
 
 #include "firmware/default/constants.h"
 
 namespace ibvp::fw {
 
-void Firmware::cc_feedback(uint32_t qpn, uint16_t dlid, bool marked, uint32_t psn) {
-  if (cct_) {
-    // The annex answers every BECN; only the timer brings the rate back.
-    if (marked) cct_becn(cc_key(qpn, dlid));
-    return;
-  }
-  if (!cc_) return;
-  const uint64_t key = cc_key(qpn, dlid);
-  const auto it = cc_flows_.find(key);
-  if (it == cc_flows_.end() && !marked) return;  // at R_max already
-  CcFlow f = it == cc_flows_.end() ? CcFlow{} : it->second;
-  if (marked) {
+namespace {
+
+uint64_t cc_key(uint32_t qpn, uint16_t dlid) { return uint64_t{qpn} << 16 | dlid; }
+
+// Seed 004 Sec. 4 and 6 ("cc=fimd|lipd|aimd"): per flow a rate limit r / R_max, f_dec per
+// mark returned, f_inc per unmarked ACK (firmware/cc/response.h).
+class RateResponse final : public CongestionResponse {
+ public:
+  explicit RateResponse(const PolicyContext& p)
+      : f_(cc::make_response(p.options->cc.response, cc::RateLimits{})), discrete_(p.options->cc.discrete) {}
+
+  void on_mark(uint32_t qpn, uint16_t dlid, uint32_t psn, uint32_t next_psn) override {
+    const uint64_t key = cc_key(qpn, dlid);
+    const auto it = flows_.find(key);
+    Flow f = it == flows_.end() ? Flow{} : it->second;
     // One decrease per round trip: a mark on a packet sent before the last decrease took
     // effect reports congestion the source has already answered (with the paper's window
     // of one packet no such mark can exist). The packets from the next PSN on carry the
     // new rate.
-    if (it != cc_flows_.end() && psn_before(psn, f.recover_psn)) return;
-    f.rate = cc_->decrease(f.rate);
-    f.recover_psn = qps_[qpn].sq_psn;
-  } else {
-    f.rate = cc_->increase(f.rate);
+    if (it != flows_.end() && psn_before(psn, f.recover_psn)) return;
+    f.rate = f_->decrease(f.rate);
+    f.recover_psn = next_psn;
+    store(key, f);
   }
-  if (f.rate >= 1.0) cc_flows_.erase(key);  // back at R_max: no state
-  else cc_flows_[key] = f;
+
+  void on_unmarked(uint32_t qpn, uint16_t dlid) override {
+    const uint64_t key = cc_key(qpn, dlid);
+    const auto it = flows_.find(key);
+    if (it == flows_.end()) return;  // at R_max already
+    Flow f = it->second;
+    f.rate = f_->increase(f.rate);
+    store(key, f);
+  }
+
+  uint32_t gap_q8(uint32_t qpn, uint16_t dlid) override {
+    const auto it = flows_.find(cc_key(qpn, dlid));
+    if (it == flows_.end()) return 0;
+    const cc::RateLimits l;
+    if (discrete_) return cc::ipd_for(it->second.rate, l) * 256;
+    // Continuous: the rate itself, a gap of R_max/r - 1 packet times in 1/256 steps.
+    const double gap = std::clamp(l.r_max / it->second.rate - 1.0, 0.0, 255.0);
+    return static_cast<uint32_t>(std::lround(gap * 256.0));
+  }
+
+  void on_flow_start(uint32_t qpn, uint16_t dlid) override { flows_.erase(cc_key(qpn, dlid)); }
+
+ private:
+  struct Flow {
+    double rate = 1.0;         // rate limit / R_max
+    uint32_t recover_psn = 0;  // marks of packets before this PSN were sent before the last decrease
+  };
+  void store(uint64_t key, const Flow& f) {
+    if (f.rate >= 1.0) flows_.erase(key);  // back at R_max: no state
+    else flows_[key] = f;
+  }
+  std::unique_ptr<cc::ResponseFunction> f_;
+  bool discrete_;
+  std::unordered_map<uint64_t, Flow> flows_;  // flows below R_max
+};
+
+// IBA Vol 1 Annex A10 ("cc=cct"): per flow a CCTI into the Congestion Control Table, raised
+// per BECN or CNP, lowered by the CCTI_Timer; unmarked ACKs do nothing.
+class CctResponse final : public CongestionResponse {
+ public:
+  explicit CctResponse(const PolicyContext& p)
+      : hal_(p.hal), timer_id_(p.cc_timer_id), opt_(p.options->cc.cct), cct_(opt_) {}
+
+  void on_mark(uint32_t qpn, uint16_t dlid, uint32_t, uint32_t) override {
+    // The annex answers every BECN; only the timer brings the rate back.
+    const uint64_t key = cc_key(qpn, dlid);
+    const auto it = flows_.find(key);
+    const uint32_t ccti = cct_.after_becn(it == flows_.end() ? opt_.min : it->second);
+    if (cct_.at_rest(ccti)) return;  // CCTI_Limit = CCTI_Min: nothing to pace
+    flows_[key] = ccti;
+    if (!timer_armed_) {
+      hal_->timer_set(hal_->ctx, timer_id_, opt_.timer_ps());
+      timer_armed_ = true;
+    }
+  }
+
+  uint32_t gap_q8(uint32_t qpn, uint16_t dlid) override {
+    const auto it = flows_.find(cc_key(qpn, dlid));
+    return cct_.ipd(it == flows_.end() ? opt_.min : it->second) * 256;
+  }
+
+  void on_flow_start(uint32_t qpn, uint16_t dlid) override { flows_.erase(cc_key(qpn, dlid)); }
+
+  void on_timer() override {
+    timer_armed_ = false;
+    for (auto it = flows_.begin(); it != flows_.end();) {
+      it->second = cct_.after_timer(it->second);
+      if (cct_.at_rest(it->second)) it = flows_.erase(it);
+      else ++it;
+    }
+    // The timer runs while some flow is above CCTI_Min, so an idle port wakes nobody.
+    if (!flows_.empty()) {
+      hal_->timer_set(hal_->ctx, timer_id_, opt_.timer_ps());
+      timer_armed_ = true;
+    }
+  }
+
+ private:
+  const ibvp_hal* hal_;
+  uint32_t timer_id_;
+  cc::CctOptions opt_;
+  cc::Cct cct_;
+  std::unordered_map<uint64_t, uint32_t> flows_;  // CCTI of the flows above CCTI_Min
+  bool timer_armed_ = false;
+};
+
+}  // namespace
+
+std::unique_ptr<CongestionResponse> make_congestion_response(const PolicyContext& p) {
+  const std::string& r = p.options->cc.response;
+  if (r == "cct") return std::make_unique<CctResponse>(p);
+  if (r != "none") return std::make_unique<RateResponse>(p);
+  return nullptr;
 }
+
+void Firmware::cc_feedback(uint32_t qpn, uint16_t dlid, bool marked, uint32_t psn) {
+  if (!cc_response_) return;
+  if (marked) cc_response_->on_mark(qpn, dlid, psn, qps_[qpn].sq_psn);
+  else cc_response_->on_unmarked(qpn, dlid);
+}
+
+uint32_t Firmware::cc_gap_q8(uint32_t qpn, uint16_t dlid) { return cc_response_->gap_q8(qpn, dlid); }
 
 uint32_t Firmware::cc_outstanding(const Qp& qp) const {
   if (qp.type != IBVP_QPT_RC || !rc_outstanding(qp) || qp.sq.empty()) return 0;
@@ -71,45 +177,6 @@ void Firmware::cc_release_held(uint32_t qpn, Qp& qp, bool all) {
   if (n == 0) return;
   hal_->tx_release(c_, qpn, n);
   qp.cc_held -= n;
-}
-
-uint32_t Firmware::cc_gap_q8(uint32_t qpn, uint16_t dlid) const {
-  if (cct_) {
-    const auto it = cct_flows_.find(cc_key(qpn, dlid));
-    return cct_->ipd(it == cct_flows_.end() ? sched_.cc.cct.min : it->second) * 256;
-  }
-  const auto it = cc_flows_.find(cc_key(qpn, dlid));
-  if (it == cc_flows_.end()) return 0;
-  const cc::RateLimits l;
-  if (sched_.cc.discrete) return cc::ipd_for(it->second.rate, l) * 256;
-  // Continuous: the rate itself, a gap of R_max/r - 1 packet times in 1/256 steps.
-  const double gap = std::clamp(l.r_max / it->second.rate - 1.0, 0.0, 255.0);
-  return static_cast<uint32_t>(std::lround(gap * 256.0));
-}
-
-void Firmware::cct_becn(uint64_t key) {
-  const auto it = cct_flows_.find(key);
-  const uint32_t ccti = cct_->after_becn(it == cct_flows_.end() ? sched_.cc.cct.min : it->second);
-  if (cct_->at_rest(ccti)) return;  // CCTI_Limit = CCTI_Min: nothing to pace
-  cct_flows_[key] = ccti;
-  if (!cct_timer_armed_) {
-    hal_->timer_set(c_, kCctTimerId, sched_.cc.cct.timer_ps());
-    cct_timer_armed_ = true;
-  }
-}
-
-void Firmware::on_cct_timer() {
-  cct_timer_armed_ = false;
-  for (auto it = cct_flows_.begin(); it != cct_flows_.end();) {
-    it->second = cct_->after_timer(it->second);
-    if (cct_->at_rest(it->second)) it = cct_flows_.erase(it);
-    else ++it;
-  }
-  // The timer runs while some flow is above CCTI_Min, so an idle port wakes nobody.
-  if (!cct_flows_.empty()) {
-    hal_->timer_set(c_, kCctTimerId, sched_.cc.cct.timer_ps());
-    cct_timer_armed_ = true;
-  }
 }
 
 // ---------------------------------------------------------------------------------------

@@ -1,5 +1,6 @@
-// Doorbells (IBVP_EV_DOORBELL): which waiting doorbell the core serves next (seed 003 Sec.
-// 3.3.1's priority classes, or arrival order), and what serving it does: a CQ arm, receive
+// Doorbells (IBVP_EV_DOORBELL): which waiting doorbell the core serves next (the
+// DoorbellArbiter: seed 003 Sec. 3.3.1's priority classes, arrival order, or an image's
+// own, policies.h), and what serving it does: a CQ arm, receive
 // WQEs fetched into the QP's cache, send WQEs fetched by DMA in runs or taken from a
 // BlueFlame doorbell (v6) into the QP's send queue. The QP scheduler sends them.
 #include "firmware/default/firmware.h"
@@ -10,27 +11,49 @@
 
 namespace ibvp::fw {
 
-bool Firmware::pick_doorbell(uint32_t& db_class, uint32_t& index) {
-  bool found = false;
-  uint64_t oldest = ~uint64_t{0};
-  for (uint32_t k = classes_; k-- > 0;) {
-    if (hal_->doorbell_count(c_, k) == 0) continue;
-    if (policy_ == DoorbellPolicy::prioritized) {
-      db_class = k;
-      index = 0;
-      return true;  // highest class first, FCFS within it
+namespace {
+
+// The built-in arbiters (DoorbellPolicy).
+class BuiltinDoorbells final : public DoorbellArbiter {
+ public:
+  BuiltinDoorbells(const PolicyContext& p, DoorbellPolicy policy)
+      : hal_(p.hal), classes_(p.doorbell_classes), policy_(policy) {}
+
+  bool pick(uint32_t& db_class, uint32_t& index) override {
+    bool found = false;
+    uint64_t oldest = ~uint64_t{0};
+    for (uint32_t k = classes_; k-- > 0;) {
+      if (hal_->doorbell_count(hal_->ctx, k) == 0) continue;
+      if (policy_ == DoorbellPolicy::prioritized) {
+        db_class = k;
+        index = 0;
+        return true;  // highest class first, FCFS within it
+      }
+      ibvp_doorbell db;
+      if (hal_->doorbell_peek(hal_->ctx, k, 0, &db) != 0) continue;
+      if (db.arrival_ps < oldest) {  // FCFS across classes: the oldest head
+        oldest = db.arrival_ps;
+        db_class = k;
+        index = 0;
+        found = true;
+      }
     }
-    ibvp_doorbell db;
-    if (hal_->doorbell_peek(c_, k, 0, &db) != 0) continue;
-    if (db.arrival_ps < oldest) {  // FCFS across classes: the oldest head
-      oldest = db.arrival_ps;
-      db_class = k;
-      index = 0;
-      found = true;
-    }
+    return found;
   }
-  return found;
+
+ private:
+  const ibvp_hal* hal_;
+  uint32_t classes_;
+  DoorbellPolicy policy_;
+};
+
+}  // namespace
+
+std::unique_ptr<DoorbellArbiter> make_doorbell_arbiter(const PolicyContext& p, DoorbellPolicy policy) {
+  return std::make_unique<BuiltinDoorbells>(p, policy);
 }
+
+bool Firmware::pick_doorbell(uint32_t& db_class, uint32_t& index) { return doorbells_->pick(db_class, index); }
 
 void Firmware::on_doorbells() {
   uint32_t k, i;

@@ -5,10 +5,11 @@
 // immediate, RDMA WRITE (with immediate), RC RDMA READ and atomics, RC reliability, completions) is
 // split by concern over the .cpp files beside this header; firmware.cpp lists them.
 //
-// Images are built from this code with a doorbell policy (which waiting doorbell the core
-// serves next); image.cpp is the default (seed 003 Sec. 3.3.1 prioritized doorbells),
-// firmware/examples/ holds others. The QP scheduling policy is an argument of every image
-// ("sched=vc"); docs/hca.md lists the arguments.
+// Images are built from this code with their policies (policies.h): which waiting doorbell
+// the core serves next, which QP sends next, the response to congestion marks and the
+// cycle costs. image.cpp is the default (seed 003 Sec. 3.3.1 prioritized doorbells, the
+// policies firmware_args choose: "sched=vc", "cc=lipd"; docs/hca.md lists the arguments);
+// firmware/examples/ holds images with policies of their own.
 #pragma once
 
 #include <cstdint>
@@ -22,6 +23,7 @@
 #include "firmware/cc/cct.h"
 #include "firmware/cc/response.h"
 #include "firmware/default/pma.h"
+#include "firmware/default/policies.h"
 #include "firmware/default/sma.h"
 #include "firmware/hal/ibvp_hal.h"
 #include "models/sched/virtual_clock.h"  // pure C++, shared with the switch
@@ -37,14 +39,17 @@ enum class DoorbellPolicy {
   fcfs,
 };
 
-// Firmware work charged with consume_cycles, from the image's argument string
-// ("wqe_cycles=40,rx_cycles=60,cmd_cycles=200"); all default to 0, so by default the
-// firmware's cost is what the core charges per event and per HAL call.
+// The cycle-cost table: firmware work charged with consume_cycles, from the image's
+// argument string ("wqe_cycles=40,rx_cycles=60,cmd_cycles=200") and an image's
+// Policies::cycle_costs; all default to 0, so by default the firmware's cost is what the
+// core charges per event and per HAL call.
 struct StepCosts {
   uint64_t wqe_cycles = 0;  // per send WQE executed
   uint64_t rx_cycles = 0;   // per packet received
   uint64_t cmd_cycles = 0;  // per command
   uint64_t mad_cycles = 0;  // per MAD the SMA or PMA answers (IBVP_EV_MAD)
+  // Per event kind (index IBVP_EV_*), charged when the handler starts.
+  uint64_t event_cycles[8] = {};
 };
 
 // Which QP's next packet the tx engine gets when several QPs have work ("sched=...").
@@ -89,7 +94,8 @@ struct SchedOptions {
 
 class Firmware {
  public:
-  Firmware(const ibvp_hal* hal, DoorbellPolicy policy, const StepCosts& costs, const SchedOptions& sched);
+  Firmware(const ibvp_hal* hal, DoorbellPolicy policy, const StepCosts& costs, const SchedOptions& sched,
+           const Policies& plugins = Policies{});
   // Parses the argument string; false (and `error`) on an unknown key or a bad value.
   static bool parse_args(const char* args, StepCosts& out, SchedOptions& sched, std::string& error);
   void handle(const ibvp_fw_event& ev);
@@ -247,14 +253,12 @@ class Firmware {
   bool scatter(const ibvp_sge* sge, uint32_t n, uint64_t msg_offset, uint32_t payload_offset, uint32_t len,
                const uint32_t* pdn);
 
-  // Send scheduling (qp_scheduler.cpp) and transmission (requester.cpp).
+  // Send scheduling (qp_scheduler.cpp: the eligible QPs, the QpScheduler picks) and
+  // transmission (requester.cpp).
   void set_active(uint32_t qpn, Qp& qp);
   void schedule();
-  int pick_qp(const uint32_t* space_bytes);
   uint32_t next_packet_bytes(const Qp& qp) const;
   uint8_t next_sl(const Qp& qp) const;
-  uint64_t vtick_ns(const Qp& qp, uint32_t bytes) const;
-  void charge_virtual_clock(uint32_t qpn, uint32_t bytes);
   bool start_wqe(uint32_t qpn, Qp& qp, SendWork& w);
   void post_next_packet(uint32_t qpn, Qp& qp);
 
@@ -299,19 +303,16 @@ class Firmware {
   ibvp_tx_desc rc_response(uint32_t qpn, const Qp& qp, uint8_t op, uint32_t psn) const;
   void send_cnp(uint32_t qpn, const Qp& qp, const ibvp_rx_packet& rx, uint32_t to_qp);
 
-  // Congestion control (CcOptions; congestion.cpp).
-  static uint64_t cc_key(uint32_t qpn, uint16_t dlid) { return uint64_t{qpn} << 16 | dlid; }
+  // Congestion control (CcOptions; congestion.cpp): the window here, the response to marks
+  // in the CongestionResponse (cc_response_).
   // A mark (or an unmarked ACK) about the flow's packet of PSN `psn`.
   void cc_feedback(uint32_t qpn, uint16_t dlid, bool marked, uint32_t psn);
-  uint32_t cc_gap_q8(uint32_t qpn, uint16_t dlid) const;
+  uint32_t cc_gap_q8(uint32_t qpn, uint16_t dlid);
   bool cc_window_open(const Qp& qp) const;
   // RC requester: PSNs sent (or held) and not yet acknowledged.
   uint32_t cc_outstanding(const Qp& qp) const;
   // Releases the held packets the window now has room for (all of them with `all`).
   void cc_release_held(uint32_t qpn, Qp& qp, bool all);
-  // cc=cct: a BECN raises the flow's CCTI; the CCTI_Timer lowers every flow's.
-  void cct_becn(uint64_t key);
-  void on_cct_timer();
 
   // Completions (completions.cpp).
   void complete(uint32_t cqn, const ibvp_cqe& cqe, bool solicited);
@@ -328,7 +329,6 @@ class Firmware {
   void* c_;
   std::unique_ptr<Sma> sma_;
   std::unique_ptr<Pma> pma_;
-  DoorbellPolicy policy_;
   StepCosts costs_;
   SchedOptions sched_;
   uint32_t classes_ = 1;
@@ -338,21 +338,14 @@ class Firmware {
   std::array<uint8_t, IBVP_SEND_WQE_BYTES + IBVP_MAX_INLINE_DATA> bf_wqe_{};
   uint32_t bf_bytes_ = 0;
   std::vector<uint32_t> active_;  // QPNs with packets to send, ascending
-  uint32_t rr_last_ = 0;          // round robin: the QPN served last
-  uint32_t wrr_current_ = ~0u, wrr_sent_ = 0;
+  std::vector<QpCandidate> candidates_;  // the eligible ones, for the scheduler's pick
   std::vector<uint8_t> dlid_ipd_;  // per DLID, from SchedOptions::dlid_ipd
   uint8_t sl2vl_[16] = {};
-  std::unique_ptr<cc::ResponseFunction> cc_;    // null: cc=none
-  struct CcFlow {
-    double rate = 1.0;         // rate limit / R_max
-    uint32_t recover_psn = 0;  // marks of packets before this PSN were sent before the last decrease
-  };
-  std::unordered_map<uint64_t, CcFlow> cc_flows_;  // flows below R_max
-  std::unique_ptr<cc::Cct> cct_;                    // null unless cc=cct
-  std::unordered_map<uint64_t, uint32_t> cct_flows_;  // CCTI of the flows above CCTI_Min
-  bool cct_timer_armed_ = false;
+  // The policies (policies.h): the image's, or the transport's own.
+  std::unique_ptr<DoorbellArbiter> doorbells_;
+  std::unique_ptr<QpScheduler> scheduler_;
+  std::unique_ptr<CongestionResponse> cc_response_;  // null: cc=none and none plugged in
   std::vector<Qp> qps_;
-  sched::VirtualClock vc_;  // sched=vc: auxVC per QPN, in ns
   std::vector<Cq> cqs_;
   std::vector<Mr> mrs_;
   std::vector<Srq> srqs_;
@@ -360,8 +353,17 @@ class Firmware {
   std::unordered_map<uint16_t, std::vector<uint32_t>> mcast_;
 };
 
-// Shared by the images: the four entry points for a given policy.
+// The transport's own policies (doorbells.cpp, qp_scheduler.cpp, congestion.cpp), as
+// firmware_args choose them; an image's policy may wrap one. The congestion response is
+// null for cc=none.
+std::unique_ptr<DoorbellArbiter> make_doorbell_arbiter(const PolicyContext& p, DoorbellPolicy policy);
+std::unique_ptr<QpScheduler> make_qp_scheduler(const PolicyContext& p);
+std::unique_ptr<CongestionResponse> make_congestion_response(const PolicyContext& p);
+
+// Shared by the images: the four entry points for a given doorbell policy, or with an
+// image's own policies (policies.h; a null member keeps the transport's).
 void* init_firmware(const ibvp_hal* hal, const char* args, DoorbellPolicy policy);
+void* init_firmware(const ibvp_hal* hal, const char* args, const Policies& policies);
 void handle_firmware(void* fw, const ibvp_fw_event* ev);
 void fini_firmware(void* fw);
 

@@ -53,10 +53,7 @@ bool Firmware::start_wqe(uint32_t qpn, Qp& qp, SendWork& w) {
   const uint32_t packets = wqe.sge_length == 0 || atomic_op ? 1 : (wqe.sge_length + mtu - 1) / mtu;
   // cc_persist=0: a flow that went idle (its QP had nothing queued or in flight) starts
   // again at R_max.
-  if ((cc_ || cct_) && !sched_.cc.persist && w.new_flow) {
-    cc_flows_.erase(cc_key(qpn, ud ? wqe.dlid : qp.dlid));
-    cct_flows_.erase(cc_key(qpn, ud ? wqe.dlid : qp.dlid));
-  }
+  if (cc_response_ && !sched_.cc.persist && w.new_flow) cc_response_->on_flow_start(qpn, ud ? wqe.dlid : qp.dlid);
   w.first_psn = qp.sq_psn;
   w.psns = packets;                   // READ: the responder answers with this many packets
   w.packets = read_op ? 1 : packets;  // the request itself
@@ -104,10 +101,10 @@ void Firmware::post_next_packet(uint32_t qpn, Qp& qp) {
       qp.cc_held++;
     }
   }
-  if (cc_ || cct_) d.cc_ipd_q8 = cc_gap_q8(qpn, d.dlid);
+  if (cc_response_) d.cc_ipd_q8 = cc_gap_q8(qpn, d.dlid);
   // UD and UC have no ACKs: each packet sent stands for an unmarked ACK (f_inc), a CNP for a
   // marked one (f_dec).
-  if (cc_ && qp.type != IBVP_QPT_RC) cc_feedback(qpn, d.dlid, false, 0);
+  if (cc_response_ && qp.type != IBVP_QPT_RC) cc_feedback(qpn, d.dlid, false, 0);
   d.rkey = wqe.rkey;
   bool last;
   if (d.op == IBVP_TX_RDMA_READ_REQ) {

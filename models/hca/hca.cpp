@@ -470,7 +470,7 @@ void Hca::file_doorbell(uint32_t db_class, uint32_t qpn, uint32_t kind, uint32_t
     std::memcpy(f.wqe.data(), bf->wqe.data(), bf->bytes);
   }
   doorbells_[db_class].push_back(f);
-  if (observer_) observer_->on_doorbell(node_, qpn, kind, value, d.arrival_ps);
+  if (observer_) observer_->on_doorbell(node_, qpn, kind, value, d.arrival_ps, d.wqe_bytes);
   raise(IBVP_EV_DOORBELL);
 }
 

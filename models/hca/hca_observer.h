@@ -19,8 +19,10 @@ class HcaObserver {
 
   // ---- HCA hardware (models/hca/hca.cpp), `node` is the HCA's topology node.
   // A doorbell register write arrived (kind IBVP_DB_SQ / RQ / CQ_ARM, value as written).
+  // `wqe_bytes`: a BlueFlame write's WQE came with it (its slot's bytes; 0 for a plain
+  // doorbell), the WQE whose index is value - 1.
   virtual void on_doorbell(uint32_t /*node*/, uint32_t /*qpn*/, uint32_t /*kind*/, uint32_t /*value*/,
-                           uint64_t /*t_ps*/) {}
+                           uint64_t /*t_ps*/, uint32_t /*wqe_bytes*/) {}
   // A firmware dma_read: issued at `issued_ps`, its last completion byte arrived at `done_ps`.
   virtual void on_dma_read(uint32_t /*node*/, uint64_t /*address*/, uint32_t /*bytes*/, uint64_t /*issued_ps*/,
                            uint64_t /*done_ps*/) {}
@@ -39,7 +41,9 @@ class HcaObserver {
                                  uint64_t /*cycles*/) {}
 
   // ---- Driver (platform/driver/verbs.cpp), `node` is the host's topology node.
-  virtual void on_create_qp(uint32_t /*node*/, uint32_t /*qpn*/, uint64_t /*sq_addr*/, uint32_t /*sq_entries*/) {}
+  // The send ring: `sq_entries` slots of `sq_stride` bytes (the WQE and its inline room).
+  virtual void on_create_qp(uint32_t /*node*/, uint32_t /*qpn*/, uint64_t /*sq_addr*/, uint32_t /*sq_entries*/,
+                            uint32_t /*sq_stride*/) {}
   virtual void on_create_cq(uint32_t /*node*/, uint32_t /*cqn*/, uint64_t /*ring*/, uint32_t /*entries*/) {}
   // post_send called (before its call cost) for the send WQE `wqe_index` (0 for the QP's
   // first WQE, counting on; the ring slot is wqe_index mod entries).

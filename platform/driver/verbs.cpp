@@ -265,7 +265,7 @@ QueuePair* create_qp(ProtectionDomain* pd, const QpInitAttr& attr) {
   uint32_t qpn = 0;
   if (ctx.command(IBVP_CMD_CREATE_QP, &m, sizeof m, qpn) != IBVP_CMD_STATUS_OK) return nullptr;
   qp->qp_num = qpn;
-  if (ctx.observer()) ctx.observer()->on_create_qp(ctx.node(), qpn, qp->sq_addr, qp->sq_entries);
+  if (ctx.observer()) ctx.observer()->on_create_qp(ctx.node(), qpn, qp->sq_addr, qp->sq_entries, qp->sq_stride);
   ctx.qps.push_back(std::move(qp));
   return ctx.qps.back().get();
 }

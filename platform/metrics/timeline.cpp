@@ -47,11 +47,13 @@ void Timeline::mark(uint32_t node, uint32_t qpn, uint32_t index, Stage s, uint64
   if (t == kUnset || !first_only) t = t_ps;
 }
 
-void Timeline::on_create_qp(uint32_t node, uint32_t qpn, uint64_t sq_addr, uint32_t sq_entries) {
+void Timeline::on_create_qp(uint32_t node, uint32_t qpn, uint64_t sq_addr, uint32_t sq_entries,
+                            uint32_t sq_stride) {
   SendQueue& q = sqs_[{node, qpn}];
   q = SendQueue{};
   q.sq_addr = sq_addr;
   q.entries = sq_entries;
+  q.stride = sq_stride;
 }
 
 void Timeline::on_create_cq(uint32_t node, uint32_t cqn, uint64_t ring, uint32_t entries) {
@@ -65,7 +67,8 @@ void Timeline::on_post_send(uint32_t node, uint32_t qpn, uint32_t wqe_index, uin
   m.t[post] = t_ps;
 }
 
-void Timeline::on_doorbell(uint32_t node, uint32_t qpn, uint32_t kind, uint32_t value, uint64_t t_ps) {
+void Timeline::on_doorbell(uint32_t node, uint32_t qpn, uint32_t kind, uint32_t value, uint64_t t_ps,
+                           uint32_t wqe_bytes) {
   if (kind != IBVP_DB_SQ) return;
   const auto it = sqs_.find({node, qpn});
   if (it == sqs_.end()) return;
@@ -73,15 +76,23 @@ void Timeline::on_doorbell(uint32_t node, uint32_t qpn, uint32_t kind, uint32_t 
   // The doorbell carries the new producer index: it covers the WQEs posted since the last.
   for (uint32_t i = q.doorbell; i != value; ++i) mark(node, qpn, i, doorbell, t_ps);
   q.doorbell = value;
+  // BlueFlame: the WQE came with the doorbell. If the firmware reads it from the ring
+  // anyway (it was not the only WQE waiting), the WQE had reached the HCA here already.
+  if (wqe_bytes != 0 && value != 0) mark(node, qpn, value - 1, wqe_fetch, t_ps);
 }
 
 void Timeline::on_dma_read(uint32_t node, uint64_t address, uint32_t bytes, uint64_t, uint64_t done_ps) {
   for (auto& [key, q] : sqs_) {
     if (key.first != node || q.entries == 0) continue;
-    const uint64_t end = q.sq_addr + uint64_t{q.entries} * IBVP_SEND_WQE_BYTES;
+    const uint64_t end = q.sq_addr + uint64_t{q.entries} * q.stride;
     if (address < q.sq_addr || address >= end) continue;
-    // WQEs are fetched in ring order; a read is a run of them.
-    for (uint32_t k = 0; k < bytes / IBVP_SEND_WQE_BYTES; ++k) mark(node, key.second, q.fetched++, wqe_fetch, done_ps);
+    // WQEs are read in ring order, a read being a run of whole slots. The read's first slot
+    // names its WQE: the first one from `fetched` on in that slot (a WQE taken from a
+    // BlueFlame doorbell is never read, so a read may skip it).
+    const uint32_t slot = static_cast<uint32_t>((address - q.sq_addr) / q.stride);
+    uint32_t index = q.fetched + (slot + q.entries - q.fetched % q.entries) % q.entries;
+    for (uint32_t k = 0; k < bytes / q.stride; ++k) mark(node, key.second, index++, wqe_fetch, done_ps);
+    q.fetched = index;
     return;
   }
 }

@@ -5,8 +5,10 @@
 // A message is a send WQE, keyed by (host, QPN, WQE index); its stages, in order:
 //   post        post_send called (driver)
 //   doorbell    the SQ doorbell that covers the WQE reached the HCA
-//   wqe_fetch   the firmware's DMA read of the WQE completed (a read inside the QP's send
-//               ring, as the driver registered it)
+//   wqe_fetch   the WQE reached the HCA: the firmware's DMA read of its slot completed (a
+//               read inside the QP's send ring, as the driver registered it; an inline
+//               WQE's slot holds its data too), or, posted by BlueFlame, the MMIO write
+//               that carried it arrived (no read)
 //   first_out   the message's first packet started to leave the port
 //   last_out    its last packet had left (end of serialization; a retransmission moves it)
 //   ack         RC: the ACK (or last READ response) that covers the last PSN was handed to
@@ -58,13 +60,14 @@ class Timeline : public hca::HcaObserver {
   // node_names: process names by topology node.
   explicit Timeline(std::vector<std::string> node_names) : names_(std::move(node_names)) {}
 
-  void on_doorbell(uint32_t node, uint32_t qpn, uint32_t kind, uint32_t value, uint64_t t_ps) override;
+  void on_doorbell(uint32_t node, uint32_t qpn, uint32_t kind, uint32_t value, uint64_t t_ps,
+                   uint32_t wqe_bytes) override;
   void on_dma_read(uint32_t node, uint64_t address, uint32_t bytes, uint64_t issued_ps, uint64_t done_ps) override;
   void on_dma_write(uint32_t node, uint64_t address, const void* data, uint32_t bytes, uint64_t issued_ps,
                     uint64_t left_ps) override;
   void on_packet_out(uint32_t node, uint32_t qpn, const ib::Packet& p, uint64_t start_ps, uint64_t end_ps) override;
   void on_packet_in(uint32_t node, const ibvp_rx_packet& p, uint64_t t_ps) override;
-  void on_create_qp(uint32_t node, uint32_t qpn, uint64_t sq_addr, uint32_t sq_entries) override;
+  void on_create_qp(uint32_t node, uint32_t qpn, uint64_t sq_addr, uint32_t sq_entries, uint32_t sq_stride) override;
   void on_create_cq(uint32_t node, uint32_t cqn, uint64_t ring, uint32_t entries) override;
   void on_post_send(uint32_t node, uint32_t qpn, uint32_t wqe_index, uint64_t wr_id, uint64_t t_ps) override;
   void on_poll_return(uint32_t node, uint32_t qpn, bool send, uint32_t wqe_index, uint64_t wr_id,
@@ -79,8 +82,9 @@ class Timeline : public hca::HcaObserver {
   struct SendQueue {
     uint64_t sq_addr = 0;
     uint32_t entries = 0;
+    uint32_t stride = IBVP_SEND_WQE_BYTES;  // bytes per slot
     uint32_t doorbell = 0;  // producer index of the last SQ doorbell
-    uint32_t fetched = 0;   // WQEs fetched
+    uint32_t fetched = 0;   // WQEs read from the ring: the next read starts at or after this one
     uint32_t started = 0;   // messages seen on the wire
     std::map<uint32_t, uint32_t> first_psn;  // first PSN -> WQE index (retransmissions find theirs)
     uint32_t current = 0;                    // WQE index of the message whose packets leave now

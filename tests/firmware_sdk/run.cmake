@@ -1,7 +1,8 @@
 # The test firmware_sdk_builds_an_out_of_tree_image_on_the_default_transport (tests/CMakeLists.txt):
 # an image outside the tree (this folder) is configured and built against the CMake package
 # ibvp_firmware, installed (cmake --install --component firmware_sdk) and in the build tree,
-# and each image runs a perftest in ibvp-sim: its own log line must reach firmware.log.
+# and each image runs a perftest in ibvp-sim: its own log line and its plug-in policy's must
+# reach firmware.log.
 #   cmake -DBUILD=<build dir> -DSIM=<ibvp-sim> -DSOURCE=<repo> -DWORK=<scratch dir> -P run.cmake
 file(REMOVE_RECURSE ${WORK})
 file(MAKE_DIRECTORY ${WORK})
@@ -37,8 +38,11 @@ foreach(kind installed build_tree)
       --set hca.firmware_image=${image} --set perftest.max_bytes=64 --set perftest.iterations=5
       --out ${WORK}/run_${kind} --quiet)
   file(READ ${WORK}/run_${kind}/firmware.log log)
-  string(FIND "${log}" "out-of-tree image on the installed transport" at)
-  if(at EQUAL -1)
-    message(FATAL_ERROR "the ${kind} image's log line is not in ${WORK}/run_${kind}/firmware.log:\n${log}")
-  endif()
+  # The image's own line, and its plug-in QP scheduler's (firmware/default/policies.h).
+  foreach(line "out-of-tree image on the installed transport" "out-of-tree QP scheduler plugged in")
+    string(FIND "${log}" "${line}" at)
+    if(at EQUAL -1)
+      message(FATAL_ERROR "the ${kind} image's line '${line}' is not in ${WORK}/run_${kind}/firmware.log:\n${log}")
+    endif()
+  endforeach()
 endforeach()

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <functional>
 #include <cstdint>
 #include <string>
 #include <systemc>
@@ -39,9 +40,12 @@ struct Arrival {
 };
 
 // Posts `wqes` SENDs on each flow's QP, in flow order, and returns the arrivals at h2.
-std::vector<Arrival> run(const std::vector<Flow>& flows, const std::string& args, int wqes) {
+// `image`: h1's firmware (null: the default); `mark`: the packets h2 takes as marked (FECN).
+std::vector<Arrival> run(const std::vector<Flow>& flows, const std::string& args, int wqes,
+                         const char* image = nullptr, std::function<bool(const ibvp_rx_packet&)> mark = {}) {
   tb::HcaBenchOptions o;
   o.h1.hca.firmware_args = args;
+  if (image != nullptr) o.h1.hca.firmware_image = image;
   o.h1.hca.event_cycles = 20;
   o.h1.hca.hal_call_cycles = 2;
   o.h1.bus.lanes = 16;
@@ -55,6 +59,7 @@ std::vector<Arrival> run(const std::vector<Flow>& flows, const std::string& args
       if (p.src_qp == qpns[f]) arrivals.push_back({sc_core::sc_time_stamp().value(), static_cast<int>(f)});
     return false;  // observe only; h2 has no receive WQEs and drops them itself
   });
+  if (mark) bench.h2->hca.set_test_rx_mark(mark);
   bench.h1->cpu.run([&] {
     tb::open_side(a, *bench.h1, QpType::ud);
     tb::open_side(b, *bench.h2, QpType::ud);
@@ -195,4 +200,56 @@ TEST(HcaScheduling, StaticRatePerDlidPacesAllQpsToThatDestinationTogether) {
   ASSERT_EQ(arr.size(), size_t{2 * kWqes});
   const double period = static_cast<double>(arr.back().ps - arr[10].ps) / (2 * kWqes - 1 - 10);
   EXPECT_NEAR(period / kPacketPs, 3.0, 3.0 * 0.01);
+}
+
+// ---- Plug-in policies (firmware/default/policies.h): firmware/examples/sl_priority.cpp
+// brings its own QP scheduler and congestion response to the default transport.
+
+TEST(HcaPolicies, TheExampleSchedulerSendsTheHigherSlFirstAndRoundRobinWithinIt) {
+  const int kWqes = 100;
+  // The SL 0 QP posts first, then two SL 1 QPs. The default image (sched=fcfs) would send
+  // all of SL 0 first (HcaScheduling.FcfsServesTheOlderWorkFirst).
+  const auto arr = run({Flow{0}, Flow{1}, Flow{1}}, "", kWqes, IBVP_FW_SL_PRIORITY_IMAGE);
+  size_t first_high = arr.size(), last_high = 0, first_third = arr.size();
+  for (size_t i = 0; i < arr.size(); ++i) {
+    if (arr[i].flow == 0) continue;
+    first_high = std::min(first_high, i);
+    last_high = i;
+    if (arr[i].flow == 2) first_third = std::min(first_third, i);
+  }
+  ASSERT_LT(first_third, arr.size());
+  // Only what the SL 0 QP had in the tx buffer (four 4 KiB packets) went before SL 1's
+  // first packet, and none of SL 0 until SL 1 was done: every SL 1 message first.
+  EXPECT_LE(first_high, 4u);
+  EXPECT_EQ(last_high - first_high + 1, size_t{2 * kWqes});
+  // Inside SL 1, the two QPs alternate packet by packet once both have work.
+  for (size_t i = first_third; i + 1 < first_third + kWqes; ++i) EXPECT_NE(arr[i].flow, arr[i + 1].flow) << i;
+}
+
+TEST(HcaPolicies, TheExampleCongestionResponseHalvesTheRateOnAMark) {
+  const int kWqes = 200;
+  // h2 takes the 50th packet as marked (FECN) and sends h1 a CNP: the example's response
+  // halves the flow's rate, a gap of one packet time after the next packet posted; each
+  // packet sent then gives back 1/64 of the rate (UD has no ACKs), so the gaps shrink.
+  int seen = 0;
+  const auto arr = run({Flow{0}}, "", kWqes, IBVP_FW_SL_PRIORITY_IMAGE,
+                       [&](const ibvp_rx_packet&) { return ++seen == 50; });
+  ASSERT_EQ(arr.size(), size_t{kWqes});
+  uint64_t widest = 0;
+  size_t at = 0;
+  for (size_t i = 1; i < arr.size(); ++i) {
+    const uint64_t gap = arr[i].ps - arr[i - 1].ps;
+    if (i < 50) {
+      EXPECT_EQ(gap, kPacketPs) << i;  // back to back before the mark
+    }
+    if (gap > widest) {
+      widest = gap;
+      at = i;
+    }
+  }
+  // Rate 1/2: the packet after the first paced one starts one packet time after its tail.
+  EXPECT_GT(at, 50u);
+  EXPECT_EQ(widest, 2 * kPacketPs);
+  // Recovery: 32 packets later the rate is back to the link's.
+  EXPECT_EQ(arr[at + 40].ps - arr[at + 39].ps, kPacketPs);
 }

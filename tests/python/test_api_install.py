@@ -69,8 +69,9 @@ def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def test_the_wheel_ships_the_firmware_images_the_sdk_and_the_configs(wheel: Path) -> None:
     names = set(zipfile.ZipFile(wheel).namelist())
     for name in ("ibvp/firmware/libibvp_fw_default.so", "ibvp/firmware/libibvp_fw_fcfs_doorbells.so",
-                 "ibvp/firmware/libibvp_fw_faulty.so", "ibvp/sdk/include/firmware/hal/ibvp_hal.h",
-                 "ibvp/sdk/include/firmware/default/firmware.h", "ibvp/sdk/lib/libibvp_fw_transport.a",
+                 "ibvp/firmware/libibvp_fw_faulty.so", "ibvp/firmware/libibvp_fw_sl_priority.so",
+                 "ibvp/sdk/include/firmware/hal/ibvp_hal.h", "ibvp/sdk/include/firmware/default/firmware.h",
+                 "ibvp/sdk/include/firmware/default/policies.h", "ibvp/sdk/lib/libibvp_fw_transport.a",
                  "ibvp/sdk/lib/cmake/ibvp_firmware/ibvp_firmwareConfig.cmake",
                  "ibvp/configs/examples/minimal.yaml", "ibvp/configs/perftest/send_lat.yaml"):
         assert name in names, f"{wheel.name} lacks {name}"

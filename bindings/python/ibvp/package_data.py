@@ -34,7 +34,8 @@ def firmware_dir() -> Path:
 
 
 def firmware_image(name: str = "default") -> Path:
-    """The path of one shipped image: "default", "fcfs_doorbells", "faulty", "wrong_hal_version"."""
+    """The path of one shipped image: "default", "fcfs_doorbells", "sl_priority", "faulty",
+    "wrong_hal_version"."""
     return _existing(firmware_dir() / f"libibvp_fw_{name}.so", f"firmware image {name!r}")
 
 
