@@ -106,7 +106,7 @@ TEST(ParamsVocabulary, EveryModelFieldIsDeclaredOnceWithDocAndDefault) {
   const auto keys = [](const sim::ParamGroup& g) { return g.key_list(); };
   EXPECT_EQ(keys(sw::switch_params()),
             "pipeline_delay, data_vls, vl_buffer_bytes, vl15_buffer_bytes, vlarb, sl2vl, output_buffer_bytes, crossbar, request_order, bypass_limit, "
-            "scheduling, scheduling_scope, unreserved_rate, path_selection, "
+            "scheduling, scheduling_scope, unreserved_rate, vc_bits, path_selection, "
             "ecn, multicast_replication, multicast_order, multicast_buffer_bytes, multicast_priority, hoq_life, switch_life, drop_policy, sma_delay, sma_queue_depth, lifetime_overrides, model, flit");
   EXPECT_EQ(keys(sw::ecn_params()),
             "policy, output_threshold, max_packet_bytes, threshold, marking_rate, packet_size, victim_mask");
