@@ -452,7 +452,7 @@ void Hca::apply_reg_write(uint32_t off, uint32_t value) {
     const uint32_t kind = (off - IBVP_REG_QP_DB_BASE) % IBVP_QP_DB_STRIDE == 0 ? IBVP_DB_SQ : IBVP_DB_RQ;
     file_doorbell(qp_class_[qpn], qpn, kind, value);
   } else {
-    // CQ arm doorbells go to the highest class: they carry no data and gate interrupts.
+    // CQ arm doorbells go to the highest class, ahead of every QP doorbell (file_doorbell).
     file_doorbell(cfg_.doorbell_classes - 1, (off - IBVP_REG_CQ_DB_BASE) / IBVP_CQ_DB_STRIDE, IBVP_DB_CQ_ARM, value);
   }
 }
@@ -469,13 +469,50 @@ void Hca::file_doorbell(uint32_t db_class, uint32_t qpn, uint32_t kind, uint32_t
     d.wqe_bytes = bf->bytes;
     std::memcpy(f.wqe.data(), bf->wqe.data(), bf->bytes);
   }
-  doorbells_[db_class].push_back(f);
   if (observer_) observer_->on_doorbell(node_, qpn, kind, value, d.arrival_ps, d.wqe_bytes);
+  std::deque<FiledDoorbell>& q = doorbells_[db_class];
+  if (kind == IBVP_DB_RQ) {
+    // A doorbell is a register that holds the QP's receive producer index, not a FIFO of
+    // writes: a write while the QP's last RQ doorbell waits unseen by the firmware updates
+    // it (what the firmware reads is the latest index, mlx4/mlx5's RQ doorbell record is
+    // one word too). So 64 post_recvs cost the firmware one fetch per doorbell it finds,
+    // each of every WQE posted by then, not 64 fetches of one WQE and 64 events.
+    for (auto it = q.rbegin(); it != q.rend(); ++it) {
+      if (it->seen || it->db.qpn != qpn || it->db.kind != IBVP_DB_RQ) continue;
+      it->db.value = value;
+      return;
+    }
+  }
+  if (kind == IBVP_DB_CQ_ARM) {
+    // The CQ doorbell is a register of its own (mlx5: the UAR's CQ doorbell, apart from the
+    // QP's send doorbell and BlueFlame buffer; the RQ has only its doorbell record): an arm
+    // never waits behind a QP's doorbells, whatever their class. It goes behind the arms
+    // already waiting and behind every doorbell the firmware has peeked (their indices,
+    // which the firmware takes them by, stay as they were).
+    size_t at = 0;
+    for (size_t i = 0; i < q.size(); ++i)
+      if (q[i].seen) at = i + 1;
+    while (at < q.size() && q[at].db.kind == IBVP_DB_CQ_ARM) ++at;
+    q.insert(q.begin() + static_cast<std::ptrdiff_t>(at), f);
+  } else {
+    q.push_back(f);
+  }
   raise(IBVP_EV_DOORBELL);
 }
 
 void Hca::raise(uint32_t kind, uint32_t arg, uint64_t cookie, RxItem* rx) {
-  events_.push_back(CoreEvent{kind, arg, cookie, agenda_.now_ps(), rx});
+  const CoreEvent e{kind, arg, cookie, agenda_.now_ps(), rx};
+  if (kind == IBVP_EV_MAD) {
+    // A MAD goes ahead of the data work waiting for the core, behind the MADs already
+    // there. VL15 is not flow controlled (IBA 7.9.4): a VL15 packet that finds the
+    // receive buffer (vl15_buffer_bytes, two MADs) full is dropped, and a MAD holds its
+    // space until the firmware has handled it. Queued behind a loaded core's doorbells and
+    // packets (40 events on the in-band SM's host with saturating flows), responses to the
+    // SM's four outstanding SMPs were dropped until a request ran out of retries.
+    events_.insert(std::find_if(events_.begin(), events_.end(), [](const CoreEvent& q) { return q.kind != IBVP_EV_MAD; }), e);
+  } else {
+    events_.push_back(e);
+  }
   core_wake_.notify(sc_core::SC_ZERO_TIME);
 }
 
@@ -685,6 +722,7 @@ uint32_t Hca::hal_doorbell_count(uint32_t db_class) {
 int Hca::hal_doorbell_peek(uint32_t db_class, uint32_t index, ibvp_doorbell* out) {
   hal_call();
   if (db_class >= doorbells_.size() || index >= doorbells_[db_class].size() || out == nullptr) return -1;
+  doorbells_[db_class][index].seen = true;  // what the firmware read stays what it takes
   *out = doorbells_[db_class][index].db;
   return 0;
 }

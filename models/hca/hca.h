@@ -286,9 +286,11 @@ class Hca : public sc_core::sc_module {
     std::array<ibvp_sge, IBVP_MAX_SGE> sge{};
   };
   // A doorbell as filed, with the WQE a BlueFlame write carried (db.wqe_bytes of it).
+  // `seen`: the firmware has peeked it, so a later write no longer changes it.
   struct FiledDoorbell {
     ibvp_doorbell db;
     std::array<uint8_t, IBVP_BF_STRIDE> wqe;
+    bool seen = false;
   };
   struct BfWrite {  // a BlueFlame write on its way to being filed (kBfWrite)
     uint32_t qpn;
