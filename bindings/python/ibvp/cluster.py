@@ -24,11 +24,10 @@ _LIST_OPTIONS = {"job_extra_directives", "job_script_prologue", "worker_extra_ar
 _INSTALL = "pip install dask==2024.12.1 distributed==2024.12.1 dask-jobqueue==0.9.0"
 
 
-def parse_slurm_option(option: str) -> tuple[str, Any]:
-    """`KEY=VALUE` of `--slurm-opt`, checked against SLURMCluster's keywords."""
+def parse_slurm_option(option: str, allowed: set[str]) -> tuple[str, Any]:
+    """`KEY=VALUE` of `--slurm-opt`, checked against `allowed` (slurm_keywords())."""
     key, sep, value = option.partition("=")
     key = key.strip().replace("-", "_")
-    allowed = slurm_keywords()
     if not sep or not key:
         raise ValueError(f"--slurm-opt {option!r}: expected KEY=VALUE, e.g. --slurm-opt queue=batch")
     if key not in allowed:
@@ -49,26 +48,17 @@ def parse_slurm_option(option: str) -> tuple[str, Any]:
 def slurm_keywords() -> set[str]:
     """The keyword arguments SLURMCluster (and the JobQueueCluster it extends) accepts."""
     SLURMCluster = _import_slurm_cluster()
-    names: set[str] = set()
-    for cls in SLURMCluster.__mro__:
-        init = cls.__dict__.get("__init__")
-        if init is None:
-            continue
-        for p in inspect.signature(init).parameters.values():
-            if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY) and p.name != "self":
-                names.add(p.name)
     # The job class's keywords (queue, account, walltime, memory, cores ...) reach it through
-    # **job_kwargs.
-    job_cls = getattr(SLURMCluster, "job_cls", None)
-    if job_cls is not None:
-        for cls in job_cls.__mro__:
-            init = cls.__dict__.get("__init__")
-            if init is None:
-                continue
-            for p in inspect.signature(init).parameters.values():
-                if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY) and p.name not in ("self", "scheduler", "name"):
-                    names.add(p.name)
-    return names
+    # the cluster's **job_kwargs.
+    classes = [*SLURMCluster.__mro__, *getattr(SLURMCluster, "job_cls", object).__mro__]
+    names: set[str] = set()
+    for cls in classes:
+        init = cls.__dict__.get("__init__")
+        if init is None or cls is object:
+            continue
+        names.update(p.name for p in inspect.signature(init).parameters.values()
+                     if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY))
+    return names - {"self", "scheduler", "name"}
 
 
 def slurm_cluster(jobs: int, options: Mapping[str, Any] | None = None) -> Any:
@@ -77,10 +67,7 @@ def slurm_cluster(jobs: int, options: Mapping[str, Any] | None = None) -> Any:
     if jobs < 1:
         raise ValueError(f"--slurm {jobs}: the number of Slurm worker jobs must be at least 1")
     SLURMCluster = _import_slurm_cluster()
-    kwargs = dict(SLURM_DEFAULTS)
-    for key, value in (options or {}).items():
-        kwargs[key] = value
-    cluster = SLURMCluster(**kwargs)
+    cluster = SLURMCluster(**{**SLURM_DEFAULTS, **(options or {})})
     cluster.scale(jobs=jobs)
     return cluster
 
@@ -88,8 +75,9 @@ def slurm_cluster(jobs: int, options: Mapping[str, Any] | None = None) -> Any:
 def merge_slurm_options(options: list[str]) -> dict[str, Any]:
     """--slurm-opt options in order; list-valued keywords collect every occurrence."""
     merged: dict[str, Any] = {}
+    allowed = slurm_keywords() if options else set()
     for option in options:
-        key, value = parse_slurm_option(option)
+        key, value = parse_slurm_option(option, allowed)
         if isinstance(value, list):
             merged.setdefault(key, []).extend(value)
         else:
@@ -109,11 +97,7 @@ def dask_client(target: Any) -> Iterator[Any]:
     if isinstance(target, Client):
         yield target
         return
-    if isinstance(target, str):
-        with Client(target) as client:
-            yield client
-        return
-    if hasattr(target, "scheduler_address"):
+    if isinstance(target, str) or hasattr(target, "scheduler_address"):
         with Client(target) as client:
             yield client
         return
