@@ -45,6 +45,15 @@ bool Firmware::parse_args(const char* args, StepCosts& out, SchedOptions& sched,
       }
       continue;
     }
+    if (key == "mux") {
+      if (value == "packet") sched.mux = TxMultiplexing::packet;
+      else if (value == "message") sched.mux = TxMultiplexing::message;
+      else {
+        error = "unknown multiplexing '" + value + "' (packet, message)";
+        return false;
+      }
+      continue;
+    }
     if (key == "cc") {
       if (value != "none" && value != "cct" && !cc::make_response(value, cc::RateLimits{})) {
         error = "unknown congestion control '" + value + "' (none, fimd, lipd, aimd, cct)";
@@ -142,7 +151,7 @@ bool Firmware::parse_args(const char* args, StepCosts& out, SchedOptions& sched,
     else if (key == "vc_bits" && v <= 63) sched.vc_bits = static_cast<uint32_t>(v);
     else {
       error = "unknown key '" + key +
-              "' (wqe_cycles, rx_cycles, cmd_cycles, mad_cycles, sched, vc_bits, dlid_ipd, cc, cc_rate, cc_window, cc_prefetch, cc_persist, "
+              "' (wqe_cycles, rx_cycles, cmd_cycles, mad_cycles, sched, mux, vc_bits, dlid_ipd, cc, cc_rate, cc_window, cc_prefetch, cc_persist, "
               "cct_increase, cct_limit, cct_min, cct_timer, cct_max_ipd)";
       return false;
     }

@@ -82,8 +82,16 @@ struct CcOptions {
   cc::CctOptions cct;  // cc=cct: the table and its CCTI_* settings
 };
 
+// How the tx engine's packets of several QPs' messages share the port ("mux=...", seed 003
+// Sec. 3.3.1 and 5.3): one scheduling decision per packet, so messages interleave packet by
+// packet (the flit-level multiplexing of the paper, at IBA's packet grain), or one decision
+// per message, which then goes whole before the scheduler chooses again (the paper's
+// message-level multiplexing: "transfer a complete message into the network").
+enum class TxMultiplexing { packet, message };
+
 struct SchedOptions {
   QpSchedPolicy policy = QpSchedPolicy::fcfs;
+  TxMultiplexing mux = TxMultiplexing::packet;
   // VirtualClock counters: 0 = unbounded, auxVC <- max(auxVC, now) + Vtick (Zhang's
   // VirtualClock); n = finite n-bit counters with seed 003 Sec. 3.1's overflow rule.
   uint32_t vc_bits = 0;
@@ -339,6 +347,9 @@ class Firmware {
   uint32_t bf_bytes_ = 0;
   std::vector<uint32_t> active_;  // QPNs with packets to send, ascending
   std::vector<QpCandidate> candidates_;  // the eligible ones, for the scheduler's pick
+  // mux=message: the QP whose message is part sent and goes on alone (kNoQp: none).
+  static constexpr uint32_t kNoQp = ~0u;
+  uint32_t message_qp_ = kNoQp;
   std::vector<uint8_t> dlid_ipd_;  // per DLID, from SchedOptions::dlid_ipd
   uint8_t sl2vl_[16] = {};
   // The policies (policies.h): the image's, or the transport's own.

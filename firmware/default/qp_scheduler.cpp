@@ -3,7 +3,7 @@
 // open congestion window); a QpScheduler (policies.h) picks one. The built-in schedulers
 // ("sched=..."): FCFS by WQE fetch order, strict priority by SL (seed 000 Sec. 2.3), round
 // robin, weighted round robin, VirtualClock (seed 003 Sec. 3.1). One packet per decision,
-// so a long message does not hold the port.
+// so a long message does not hold the port, unless "mux=message" asks for whole messages.
 #include "firmware/default/firmware.h"
 
 #include <cstddef>
@@ -153,7 +153,15 @@ void Firmware::schedule() {
   for (;;) {
     // The eligible QPs: a packet whose VL has room, and an open window (cc_window).
     candidates_.clear();
+    // mux=message: a message part sent goes on alone until its last packet, whatever the
+    // scheduler would rank first now; while it cannot send (no room in its VL's buffer, a
+    // shut window) nothing goes, as the paper's message-level NIC idles the wire while that
+    // message lacks credits (seed 003 Sec. 5.3). A QP that stops (RNR wait, error, a
+    // retransmission from the message's start) gives the port up.
+    if (message_qp_ != kNoQp && !(qps_[message_qp_].active && qps_[message_qp_].next_packet != 0))
+      message_qp_ = kNoQp;
     for (uint32_t n : active_) {
+      if (message_qp_ != kNoQp && n != message_qp_) continue;
       const Qp& qp = qps_[n];
       QpCandidate c;
       c.qpn = n;
@@ -175,6 +183,7 @@ void Firmware::schedule() {
     }
     const QpCandidate c = candidates_[static_cast<size_t>(pick)];
     post_next_packet(c.qpn, qps_[c.qpn]);
+    if (sched_.mux == TxMultiplexing::message) message_qp_ = qps_[c.qpn].next_packet != 0 ? c.qpn : kNoQp;
     space[c.vl] = space[c.vl] > c.bytes ? space[c.vl] - c.bytes : 0;
     scheduler_->on_sent(c.qpn, c.bytes);
   }
