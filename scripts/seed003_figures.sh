@@ -5,7 +5,8 @@
 # traditional NIC (fcfs) and the QoS NIC (virtual_clock) at load 0.6; fig9b is Fig. 9(b) at
 # 0.8: the QoS NIC with P and NP, the QoS NIC's message-level multiplexing with P, and the
 # traditional NIC with P (four points of fig9b.yaml, each one `--set` away from it).
-#   scripts/seed003_figures.sh [fig5a fig9 fig9b]   (default: all)
+# fig9_hca asks Fig. 9's question of HCA hosts (the default firmware's QP scheduler as the NIC).
+#   scripts/seed003_figures.sh [fig5a fig9 fig9b fig9_hca]   (default: the first three)
 set -e
 IBVP=${IBVP:-.venv/bin/ibvp}
 OUT=out/seed003
@@ -42,7 +43,26 @@ EOF_PT
            $IBVP plot "$d" --kind phase-dmp --out "$FIGS/fig9b" \
              --title "Fig. 9(b): QoS NIC + P, + NP, + P/msg; traditional NIC + P (load 0.8)"
            cp "$d/phase-dmp.csv" "$FIGS/fig9b.csv" ;;
-    *) echo "unknown figure $fig (fig5a fig9 fig9b)" >&2; exit 2 ;;
+    fig9_hca) # Fig. 9's designs on HCA hosts (make_fig9_hca.py): the default firmware as the QoS
+           # NIC with packet- and message-level multiplexing, the fcfs_doorbells image as the
+           # traditional NIC with both. 0.5 s runs, about 1.5 minutes each.
+           d="$OUT/fig9_hca"
+           mkdir -p "$d"
+           fw=../../build/firmware  # from configs/seed003/
+           printf 'nic,multiplexing,point,status\n' > "$d/sweep.csv"
+           for pt in qos,packet qos,message traditional,packet traditional,message; do
+             IFS=, read nic m <<EOF_PT
+$pt
+EOF_PT
+             if [ "$nic" = qos ]; then img=$fw/libibvp_fw_default.so; sched=vc; else img=$fw/libibvp_fw_fcfs_doorbells.so; sched=fcfs; fi
+             ${IBVP_SIM:-build/ibvp-sim} configs/seed003/fig9_hca.yaml --set hca.firmware_image=$img \
+               --set hca.firmware_args=sched=$sched,mux=$m --out "$d/$nic-$m" --quiet || true
+             printf '%s,%s,%s,ok\n' "$nic" "$m" "$nic-$m" >> "$d/sweep.csv"
+           done
+           $IBVP plot "$d" --kind phase-dmp --out "$FIGS/fig9_hca" \
+             --title "Fig. 9 on HCA hosts: QoS and traditional NIC, packet and message multiplexing (load 0.8)"
+           cp "$d/phase-dmp.csv" "$FIGS/fig9_hca.csv" ;;
+    *) echo "unknown figure $fig (fig5a fig9 fig9b fig9_hca)" >&2; exit 2 ;;
   esac
   rm -f "$FIGS/$fig.svg"  # the docs show the PNG
 done
