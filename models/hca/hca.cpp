@@ -8,6 +8,7 @@
 #include "models/hca/hca_params.h"
 #include "models/ib/crc.h"
 #include "models/ib/wire.h"
+#include "models/sim/sleep.h"
 
 namespace ibvp::hca {
 
@@ -203,9 +204,10 @@ Hca::Hca(sc_core::sc_module_name name, uint32_t node, uint16_t lid, const HcaCon
       packets_(packets),
       payloads_(payloads),
       probe_(probe),
-      agenda_("agenda"),
+      agenda_("agenda", [this](const sim::Action& a) { dispatch(a); }),
       arbiter_(cfg.vlarb) {
   check_hca(cfg_);
+  sim::prepare_sleep();
   registers.register_b_transport(this, &Hca::reg_b_transport);
   registers.register_transport_dbg(this, &Hca::reg_transport_dbg);
   tx.register_nb_transport_bw(this, &Hca::on_tx_bw);
@@ -216,9 +218,6 @@ Hca::Hca(sc_core::sc_module_name name, uint32_t node, uint16_t lid, const HcaCon
   qp_class_.assign(cfg_.max_qps, 0);
   fw_counters_.assign(IBVP_CNT_COUNT, 0);
 
-  SC_METHOD(wake);
-  sensitive << agenda_.event();
-  dont_initialize();
   SC_THREAD(core_thread);
   set_stack_size(1u << 20);  // firmware handlers run on this stack
   SC_THREAD(tx_thread);
@@ -413,7 +412,7 @@ void Hca::reg_b_transport(tlm::tlm_generic_payload& trans, sc_core::sc_time& del
       return;
     }
     // The read samples the register when the request arrives.
-    if (delay > sc_core::SC_ZERO_TIME) sc_core::wait(delay);
+    sim::sleep_for(delay);
     delay = sc_core::SC_ZERO_TIME;
     const uint32_t v = reg_value(o);
     std::memcpy(trans.get_data_ptr(), &v, 4);
@@ -520,10 +519,6 @@ void Hca::raise(uint32_t kind, uint32_t arg, uint64_t cookie, RxItem* rx) {
 // Agenda
 // ---------------------------------------------------------------------------------------
 
-void Hca::wake() {
-  agenda_.serve([this](const sim::Action& a) { dispatch(a); });
-}
-
 void Hca::dispatch(const sim::Action& a) {
   switch (a.kind) {
     case kRegWrite: {
@@ -554,6 +549,7 @@ void Hca::dispatch(const sim::Action& a) {
     case kTxEnd: tx_end(static_cast<TxPacket*>(a.ptr)); break;
     case kRxHead: rx_head(static_cast<ib::Packet*>(a.ptr)); break;
     case kRxReady: rx_ready(static_cast<ib::Packet*>(a.ptr)); break;
+    case kTxWake: tx_wake_.notify(); break;
     case kTimer: {
       const auto it = timers_.find(a.arg);
       if (it != timers_.end() && it->second == reinterpret_cast<uintptr_t>(a.ptr)) {
@@ -578,7 +574,7 @@ void Hca::charge(uint64_t n) {
   // charge past its budget, at the same simulated time on every run.
   if (cfg_.firmware_cycle_budget != 0 && event_charged_ > cfg_.firmware_cycle_budget)
     report_cycle_budget(call_info(event_name_), event_charged_, cfg_.firmware_cycle_budget);
-  sc_core::wait(cycles(n));
+  sim::sleep_for(cycles(n));
 }
 
 void Hca::core_thread() {
@@ -691,7 +687,7 @@ int Hca::hal_dma_read(uint64_t address, void* buf, uint32_t len) {
   if (observer_ && t.is_response_ok())
     observer_->on_dma_read(node_, address, len, agenda_.now_ps(), agenda_.now_ps() + delay.value());
   // The core stalls until the completion has arrived.
-  if (delay > sc_core::SC_ZERO_TIME) sc_core::wait(delay);
+  sim::sleep_for(delay);
   return t.is_response_ok() ? 0 : -1;
 }
 
@@ -789,7 +785,9 @@ int Hca::hal_tx_post(const ibvp_tx_desc* d) {
   // Reserved now, so the firmware's next look at tx_space already counts this message.
   tx_reserved_[d->vl] += job.wire_bytes;
   tx_jobs_.push_back(job);
-  tx_wake_.notify(sc_core::SC_ZERO_TIME);
+  // Through the agenda, at the time of the post: the tx engine starts on it in the model's
+  // order of same-time actions.
+  agenda_.push_at(agenda_.now_ps(), kTxWake);
   return 0;
 }
 
@@ -1043,7 +1041,7 @@ void Hca::tx_thread() {
         while (!dma_reads_done_ps_.empty() && dma_reads_done_ps_.front() <= agenda_.now_ps())
           dma_reads_done_ps_.pop_front();
         if (dma_reads_done_ps_.size() < cfg_.dma_max_outstanding_reads) break;
-        sc_core::wait(sc_core::sc_time::from_value(dma_reads_done_ps_.front() - agenda_.now_ps()));
+        sim::sleep_until(dma_reads_done_ps_.front());
       }
       // One read of the packet's bytes, or (tx_post_gather) one per SGE piece they span,
       // in order (IBA 10.7.2.1: the gather list is the message's byte order).

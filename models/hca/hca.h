@@ -312,7 +312,7 @@ class Hca : public sc_core::sc_module {
     uint64_t cookie;
     bool held;    // IBVP_TXF_HOLD: waits for a tx_release of src_qp
   };
-  enum ActionKind : uint16_t { kRegWrite, kTxEnqueue, kWake, kTxEnd, kRxHead, kRxReady, kTimer, kBfWrite };
+  enum ActionKind : uint16_t { kRegWrite, kTxEnqueue, kWake, kTxEnd, kRxHead, kRxReady, kTimer, kBfWrite, kTxWake };
 
   // Register interface.
   void reg_b_transport(tlm::tlm_generic_payload& trans, sc_core::sc_time& delay);
@@ -325,8 +325,7 @@ class Hca : public sc_core::sc_module {
   bool accept_bf_write(uint64_t off, tlm::tlm_generic_payload& trans, const sc_core::sc_time& delay);
   void raise(uint32_t kind, uint32_t arg = 0, uint64_t cookie = 0, RxItem* rx = nullptr);
 
-  // Agenda.
-  void wake();
+  // Agenda (served by sim::Scheduler).
   void dispatch(const sim::Action& a);
 
   // Embedded core.
