@@ -38,6 +38,13 @@ void sleep_until(uint64_t when_ps) {
   Sleepers::instance().sleep_until(when_ps);
 }
 
+namespace {
+uint64_t run_end_ps = ~uint64_t{0};
+}  // namespace
+
+void set_run_end(uint64_t ps) { run_end_ps = ps; }
+uint64_t run_end() { return run_end_ps; }
+
 void prepare_sleep() { Sleepers::instance(); }
 
 void sleep_for(const sc_core::sc_time& t) {

@@ -18,6 +18,12 @@ namespace ibvp::sim {
 void sleep_until(uint64_t when_ps);
 // Suspends the calling thread for `t` (zero: returns at once).
 void sleep_for(const sc_core::sc_time& t);
+// The end of the kernel's current run (the time given to sc_start), set by whoever calls
+// sc_start and looks at the models between runs: a thread that runs ahead of the kernel's
+// time (the HCA's embedded core) stops short of it, so what is read between two runs is what
+// a thread that slept would have left. ~0 (the default): no end known.
+void set_run_end(uint64_t ps);
+uint64_t run_end();
 // Makes the sleepers' agenda now: a model whose threads sleep calls it at elaboration, so
 // the agenda's event and the Scheduler are not created in the middle of a run.
 void prepare_sleep();

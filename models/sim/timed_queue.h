@@ -169,6 +169,11 @@ class TimedQueue {
   // The current simulated time; while the Scheduler serves a time step, its copy of it (the
   // models ask for the time many times per action, and time stands still within a step).
   static uint64_t now_ps() { return serving_now_ps_ != kNever ? serving_now_ps_ : sc_core::sc_time_stamp().value(); }
+  // A thread that runs ahead of the kernel's time while nothing else can happen before the
+  // time it has reached (the HCA's embedded core, Hca::advance): the models' time until it
+  // sets ~0 again, before it yields. Pushes are then at that time; only the kernel's own
+  // notifications count from sc_time_stamp().
+  static void set_local_now(uint64_t ps) { serving_now_ps_ = ps; }
 
  private:
   friend class Scheduler;
@@ -181,7 +186,7 @@ class TimedQueue {
   };
   void arm(uint64_t when_ps) {
     armed_ps_ = when_ps;
-    const uint64_t now = now_ps();
+    const uint64_t now = sc_core::sc_time_stamp().value();
     if (when_ps <= now)
       event_.notify(sc_core::SC_ZERO_TIME);
     else
