@@ -596,6 +596,10 @@ void Hca::dispatch(const sim::Action& a) {
     case kRxHead: rx_head(static_cast<ib::Packet*>(a.ptr)); break;
     case kRxReady: rx_ready(static_cast<ib::Packet*>(a.ptr)); break;
     case kTxWake: tx_wake_.notify(); break;
+    case kTimerAlarm:
+      if (a.when_ps == timer_alarm_ps_) timer_alarm_ps_ = ~uint64_t{0};
+      push_near_timers();
+      break;
     case kTimer: {
       const auto it = timers_.find(a.arg);
       if (it != timers_.end() && it->second == reinterpret_cast<uintptr_t>(a.ptr)) {
@@ -932,13 +936,46 @@ int Hca::hal_timer_set(uint32_t id, uint64_t delay_ps) {
   hal_call();
   const uint64_t gen = ++timer_generation_;
   timers_[id] = gen;
-  agenda_.push_at(agenda_.now_ps() + delay_ps, kTimer, 0, id, reinterpret_cast<void*>(static_cast<uintptr_t>(gen)));
+  forget_fw_timer(id);  // superseded (on the agenda already, it fires as nothing: its gen is old)
+  fw_timers_.push_back({agenda_.now_ps() + delay_ps, agenda_.reserve_seq(), id, gen});
+  push_near_timers();
   return 0;
 }
 
 int Hca::hal_timer_cancel(uint32_t id) {
   hal_call();
+  forget_fw_timer(id);
   return timers_.erase(id) ? 0 : -1;
+}
+
+void Hca::forget_fw_timer(uint32_t id) {
+  for (size_t i = 0; i < fw_timers_.size(); ++i) {
+    if (fw_timers_[i].id != id) continue;
+    fw_timers_[i] = fw_timers_.back();
+    fw_timers_.pop_back();
+    return;  // at most one per id
+  }
+}
+
+void Hca::push_near_timers() {
+  const uint64_t horizon = agenda_.now_ps() + kTimerHorizonPs;
+  uint64_t next = ~uint64_t{0};
+  for (size_t i = 0; i < fw_timers_.size();) {
+    const FwTimer& t = fw_timers_[i];
+    if (t.when_ps > horizon) {
+      next = std::min(next, t.when_ps);
+      ++i;
+      continue;
+    }
+    agenda_.push_reserved(t.when_ps, t.seq, kTimer, 0, t.id, reinterpret_cast<void*>(static_cast<uintptr_t>(t.gen)));
+    fw_timers_[i] = fw_timers_.back();
+    fw_timers_.pop_back();
+  }
+  // Woken before the next one is due (strictly: pushed before anything of its time is served).
+  if (next != ~uint64_t{0} && next - kTimerHorizonPs < timer_alarm_ps_) {
+    timer_alarm_ps_ = next - kTimerHorizonPs;
+    agenda_.push_at(timer_alarm_ps_, kTimerAlarm);
+  }
 }
 
 void Hca::hal_counter_add(uint32_t counter, uint64_t delta) {
