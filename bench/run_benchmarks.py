@@ -249,6 +249,9 @@ def hca_instructions_section(res: dict[str, float] | None) -> list[str]:
         "|---|---:|---:|",
         "| byte-at-a-time CRC tables (commit cf25f99) | 59,909 | 19,654 |",
         "| slicing-by-8 CRCs (commit 610bb3c) | 50,159 | 9,760 |",
+        "| one ICRC per packet end, nothing allocated per packet (commit 3b72846) | 42,148 | 3,209 |",
+        "| HCA and host on sim::Scheduler, one order of same-time events (commit 7ceada9) | 47,037 | 3,209 |",
+        "| the embedded core runs ahead of the kernel (commit 7486480) | 30,071 | 3,209 |",
         f"| now | {res['per_hop']:,.0f} | {res['crc_per_hop']:,.0f} |",
         "",
         "Slicing-by-8 (issue 15 part 2, `models/ib/crc.cpp`) halves the CRCs' instructions; results are "
@@ -259,12 +262,25 @@ def hca_instructions_section(res: dict[str, float] | None) -> list[str]:
         "examples, every perftest config). zlib's crc32 (Debian's 1.2.13, no carry-less multiply) takes as "
         "many instructions per byte as the slicing-by-8 tables, about 4.3.",
         "",
-        "The rest of the cost is mostly the SystemC kernel's timed events (the embedded core waits once per "
-        "HAL call, the tx engine and host CPU in threads). Today's results depend on the order the kernel's "
-        "timed-event heap gives same-time events, which its shape decides: one unrelated timed event far "
-        "past the run's end changes seed 004 Fig. 4(b)'s tables. Any change that removes timed events "
-        "therefore changes results without changing the model (branch hcaspeed-core-defer: 38,648 per "
-        "packet-hop, every observable action at the same time, results not bit-identical).",
+        "Then (docs/hca.md, \"Execution model\") the HCA's and host CPU's agendas went onto sim::Scheduler and "
+        "every timed wait of the core, tx engine and host programs became a Scheduler action (sim::sleep_until): "
+        "equal times in the model's (time, FIFO) order instead of the order the SystemC kernel's timed-event "
+        "heap gave them, which its shape decided. That was the one change of results (seed 004 Fig. 4(b): "
+        "+0.5 % packets, per-flow rates moved by the tie order; perftest bit-identical; docs updated). It costs "
+        "more per hop (a thread switch per sleep remains; the Scheduler's heap now holds the HCAs' timers). "
+        "Then the embedded core runs ahead of the kernel whenever nothing is pending before the time it "
+        "reaches, instead of sleeping per HAL call, and firmware timers enter the heap only when due within "
+        "1 us (their order reserved when set); results bit-identical to the order change "
+        "(scripts/compare_results.py on Fig. 4(b), 7, 8(a), the HCA examples and every perftest config).",
+        "",
+        "What remains per hop (callgrind_annotate, 3 and 9 ms differenced): the CRCs, the Scheduler's heap, "
+        "the SystemC kernel's thread switches and event triggers for the sleeps left (the host programs' "
+        "verbs-call costs, the core when the fabric has an event within its next HAL call, the tx engine, "
+        "the core's wake per firmware event), and the HCA, bus, firmware and driver code itself. At 26,800 per "
+        "hop (3 and 6 ms differenced, the last commit): the SystemC kernel 10,300 (crunch, event triggers, thread "
+        "switches, sc_time conversions, the pending-activity checks of the run-ahead), the Scheduler heap 3,100, "
+        "the CRCs 3,200, malloc 700, the models, firmware and driver the rest. The 10x target (about 4,200 per "
+        "hop) is not reached: 1.5x so far.",
         "",
     ]
 

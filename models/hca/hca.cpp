@@ -8,6 +8,7 @@
 #include "models/hca/hca_params.h"
 #include "models/ib/crc.h"
 #include "models/ib/wire.h"
+#include "models/sim/sleep.h"
 
 namespace ibvp::hca {
 
@@ -78,7 +79,7 @@ struct HalBridge {
   static uint64_t now_ps(void* c) {
     HalCall g;
     h(c).hal_call();
-    return sc_core::sc_time_stamp().value();
+    return sim::TimedQueue::now_ps();  // the core's time, which may run ahead (advance_core)
   }
   static void counter_add(void* c, uint32_t k, uint64_t d) {
     HalCall g;
@@ -123,6 +124,52 @@ struct HalBridge {
 };
 
 namespace {
+// The embedded core's time, when it runs ahead of the kernel's. One core at a time runs (a
+// SystemC thread), and it gives its time back before it yields, so one flag serves every HCA.
+bool core_ahead = false;
+
+// The core's time moves on by `ps`. When nothing else in the simulation is pending before
+// the time it reaches (no kernel activity, and so no Scheduler action, at or before it),
+// nothing can happen in between that a sleeping core would see or that would see the core:
+// the core goes on at once, its time ahead of the kernel's (sim::TimedQueue::now_ps is the
+// core's time; what it does is stamped, and pushed, at that time). Otherwise it sleeps on
+// the Scheduler. Results are the same either way, bit for bit; a core between two fabric
+// events makes no thread switch per HAL call (issue 15 part 2). Not in the canonical event
+// order, whose keys count pushes per source (sleeps are pushes).
+void release_core_time();
+void advance_core(uint64_t ps) {
+  if (ps == 0) return;
+  const uint64_t until = sim::TimedQueue::now_ps() + ps;
+  const uint64_t kernel = sc_core::sc_time_stamp().value();
+  // Not to the end of the kernel's run or beyond: what is read between runs is a sleeping
+  // core's state (sim::set_run_end).
+  if (!sim::Scheduler::canonical() && until < sim::run_end() &&
+      sc_core::sc_time_to_pending_activity() > sc_core::sc_time::from_value(until - kernel)) {
+    sim::TimedQueue::set_local_now(until);
+    core_ahead = true;
+    return;
+  }
+  release_core_time();
+  sim::sleep_until(until);
+}
+
+// The core waits for an event: the models' time is the kernel's again. Nothing is pending
+// before the core's time, so whatever raises its next event does so at or after it.
+void release_core_time() {
+  if (!core_ahead) return;
+  sim::TimedQueue::set_local_now(~uint64_t{0});
+  core_ahead = false;
+}
+
+// The kernel's time catches up with the core's (it sleeps until then): before code that runs
+// at the kernel's time, as host software called from a HAL service.
+void catch_up_core() {
+  if (!core_ahead) return;
+  const uint64_t at = sim::TimedQueue::now_ps();
+  release_core_time();
+  sim::sleep_until(at);
+}
+
 bool is_mtu(uint32_t b) { return b == 256 || b == 512 || b == 1024 || b == 2048 || b == 4096; }
 
 uint32_t packet_count(const ibvp_tx_desc& d) {
@@ -203,9 +250,10 @@ Hca::Hca(sc_core::sc_module_name name, uint32_t node, uint16_t lid, const HcaCon
       packets_(packets),
       payloads_(payloads),
       probe_(probe),
-      agenda_("agenda"),
+      agenda_("agenda", [this](const sim::Action& a) { dispatch(a); }),
       arbiter_(cfg.vlarb) {
   check_hca(cfg_);
+  sim::prepare_sleep();
   registers.register_b_transport(this, &Hca::reg_b_transport);
   registers.register_transport_dbg(this, &Hca::reg_transport_dbg);
   tx.register_nb_transport_bw(this, &Hca::on_tx_bw);
@@ -216,9 +264,6 @@ Hca::Hca(sc_core::sc_module_name name, uint32_t node, uint16_t lid, const HcaCon
   qp_class_.assign(cfg_.max_qps, 0);
   fw_counters_.assign(IBVP_CNT_COUNT, 0);
 
-  SC_METHOD(wake);
-  sensitive << agenda_.event();
-  dont_initialize();
   SC_THREAD(core_thread);
   set_stack_size(1u << 20);  // firmware handlers run on this stack
   SC_THREAD(tx_thread);
@@ -354,7 +399,7 @@ uint32_t Hca::reg_value(uint32_t off) const {
 }
 
 uint64_t Hca::port_counter(uint32_t which) const {
-  const uint64_t now = sc_core::sc_time_stamp().value();
+  const uint64_t now = agenda_.now_ps();
   switch (which) {
     case IBVP_PC_XMIT_BYTES: return counters_.bytes_tx;
     case IBVP_PC_RCV_BYTES: return counters_.bytes_rx;
@@ -413,7 +458,7 @@ void Hca::reg_b_transport(tlm::tlm_generic_payload& trans, sc_core::sc_time& del
       return;
     }
     // The read samples the register when the request arrives.
-    if (delay > sc_core::SC_ZERO_TIME) sc_core::wait(delay);
+    sim::sleep_for(delay);
     delay = sc_core::SC_ZERO_TIME;
     const uint32_t v = reg_value(o);
     std::memcpy(trans.get_data_ptr(), &v, 4);
@@ -520,10 +565,6 @@ void Hca::raise(uint32_t kind, uint32_t arg, uint64_t cookie, RxItem* rx) {
 // Agenda
 // ---------------------------------------------------------------------------------------
 
-void Hca::wake() {
-  agenda_.serve([this](const sim::Action& a) { dispatch(a); });
-}
-
 void Hca::dispatch(const sim::Action& a) {
   switch (a.kind) {
     case kRegWrite: {
@@ -554,6 +595,11 @@ void Hca::dispatch(const sim::Action& a) {
     case kTxEnd: tx_end(static_cast<TxPacket*>(a.ptr)); break;
     case kRxHead: rx_head(static_cast<ib::Packet*>(a.ptr)); break;
     case kRxReady: rx_ready(static_cast<ib::Packet*>(a.ptr)); break;
+    case kTxWake: tx_wake_.notify(); break;
+    case kTimerAlarm:
+      if (a.when_ps == timer_alarm_ps_) timer_alarm_ps_ = ~uint64_t{0};
+      push_near_timers();
+      break;
     case kTimer: {
       const auto it = timers_.find(a.arg);
       if (it != timers_.end() && it->second == reinterpret_cast<uintptr_t>(a.ptr)) {
@@ -578,16 +624,19 @@ void Hca::charge(uint64_t n) {
   // charge past its budget, at the same simulated time on every run.
   if (cfg_.firmware_cycle_budget != 0 && event_charged_ > cfg_.firmware_cycle_budget)
     report_cycle_budget(call_info(event_name_), event_charged_, cfg_.firmware_cycle_budget);
-  sc_core::wait(cycles(n));
+  advance_core(cycles(n).value());
 }
 
 void Hca::core_thread() {
   in_core_ = true;
   for (;;) {
-    while (events_.empty()) sc_core::wait(core_wake_);
+    if (events_.empty()) {
+      release_core_time();
+      while (events_.empty()) sc_core::wait(core_wake_);
+    }
     const CoreEvent e = events_.front();
     events_.pop_front();
-    const uint64_t start_ps = sc_core::sc_time_stamp().value();
+    const uint64_t start_ps = agenda_.now_ps();
     event_name_ = firmware_event_name(e.kind);
     event_charged_ = 0;
     // Dispatch cost first: the firmware sees the event after the core has taken it.
@@ -605,7 +654,7 @@ void Hca::core_thread() {
     }
     rx_current_ = nullptr;
     ++fw_events_;
-    if (observer_) observer_->on_firmware_event(node_, e.kind, start_ps, sc_core::sc_time_stamp().value(), event_charged_);
+    if (observer_) observer_->on_firmware_event(node_, e.kind, start_ps, agenda_.now_ps(), event_charged_);
     if (e.rx) finish_rx(e.rx);
   }
 }
@@ -615,7 +664,7 @@ FirmwareCallInfo Hca::call_info(const char* event) const {
   i.image = image_->path().c_str();
   i.hca = name();
   i.event = event;
-  i.time_ps = sc_core::sc_time_stamp().value();
+  i.time_ps = agenda_.now_ps();
   // Picoseconds to nanoseconds: the watchdog counts wall-clock time.
   i.watchdog_ns = cfg_.firmware_watchdog.value() / 1000;
   i.last_log = &last_log_;
@@ -670,7 +719,7 @@ void Hca::hal_reg_write(uint32_t offset, uint32_t value) {
         vlarb_low_reg_[(offset - IBVP_REG_VLARB_LOW_BASE) / 4] = value & 0xFFFF;
         break;
       }
-      log_.push_back({sc_core::sc_time_stamp().value(), IBVP_LOG_WARN,
+      log_.push_back({agenda_.now_ps(), IBVP_LOG_WARN,
                       "firmware wrote read-only register " + std::to_string(offset)});
       break;
   }
@@ -691,7 +740,7 @@ int Hca::hal_dma_read(uint64_t address, void* buf, uint32_t len) {
   if (observer_ && t.is_response_ok())
     observer_->on_dma_read(node_, address, len, agenda_.now_ps(), agenda_.now_ps() + delay.value());
   // The core stalls until the completion has arrived.
-  if (delay > sc_core::SC_ZERO_TIME) sc_core::wait(delay);
+  advance_core(delay.value());
   return t.is_response_ok() ? 0 : -1;
 }
 
@@ -789,7 +838,9 @@ int Hca::hal_tx_post(const ibvp_tx_desc* d) {
   // Reserved now, so the firmware's next look at tx_space already counts this message.
   tx_reserved_[d->vl] += job.wire_bytes;
   tx_jobs_.push_back(job);
-  tx_wake_.notify(sc_core::SC_ZERO_TIME);
+  // Through the agenda, at the time of the post: the tx engine starts on it in the model's
+  // order of same-time actions.
+  agenda_.push_at(agenda_.now_ps(), kTxWake);
   return 0;
 }
 
@@ -876,6 +927,7 @@ int Hca::hal_mad_send(const ibvp_mad* m) {
 int Hca::hal_mad_to_host(const ibvp_mad* m) {
   hal_call();
   if (m == nullptr || !mad_receiver_) return -1;
+  catch_up_core();  // host software runs at the kernel's time
   mad_receiver_(datagram_of(*m), agenda_.now_ps());
   return 0;
 }
@@ -884,13 +936,46 @@ int Hca::hal_timer_set(uint32_t id, uint64_t delay_ps) {
   hal_call();
   const uint64_t gen = ++timer_generation_;
   timers_[id] = gen;
-  agenda_.push_at(agenda_.now_ps() + delay_ps, kTimer, 0, id, reinterpret_cast<void*>(static_cast<uintptr_t>(gen)));
+  forget_fw_timer(id);  // superseded (on the agenda already, it fires as nothing: its gen is old)
+  fw_timers_.push_back({agenda_.now_ps() + delay_ps, agenda_.reserve_seq(), id, gen});
+  push_near_timers();
   return 0;
 }
 
 int Hca::hal_timer_cancel(uint32_t id) {
   hal_call();
+  forget_fw_timer(id);
   return timers_.erase(id) ? 0 : -1;
+}
+
+void Hca::forget_fw_timer(uint32_t id) {
+  for (size_t i = 0; i < fw_timers_.size(); ++i) {
+    if (fw_timers_[i].id != id) continue;
+    fw_timers_[i] = fw_timers_.back();
+    fw_timers_.pop_back();
+    return;  // at most one per id
+  }
+}
+
+void Hca::push_near_timers() {
+  const uint64_t horizon = agenda_.now_ps() + kTimerHorizonPs;
+  uint64_t next = ~uint64_t{0};
+  for (size_t i = 0; i < fw_timers_.size();) {
+    const FwTimer& t = fw_timers_[i];
+    if (t.when_ps > horizon) {
+      next = std::min(next, t.when_ps);
+      ++i;
+      continue;
+    }
+    agenda_.push_reserved(t.when_ps, t.seq, kTimer, 0, t.id, reinterpret_cast<void*>(static_cast<uintptr_t>(t.gen)));
+    fw_timers_[i] = fw_timers_.back();
+    fw_timers_.pop_back();
+  }
+  // Woken before the next one is due (strictly: pushed before anything of its time is served).
+  if (next != ~uint64_t{0} && next - kTimerHorizonPs < timer_alarm_ps_) {
+    timer_alarm_ps_ = next - kTimerHorizonPs;
+    agenda_.push_at(timer_alarm_ps_, kTimerAlarm);
+  }
 }
 
 void Hca::hal_counter_add(uint32_t counter, uint64_t delta) {
@@ -905,7 +990,7 @@ void Hca::hal_consume(uint64_t n) {
 
 void Hca::hal_log(int level, const char* message) {
   hal_call();
-  log_.push_back({sc_core::sc_time_stamp().value(), level, message ? message : ""});
+  log_.push_back({agenda_.now_ps(), level, message ? message : ""});
   last_log_ = log_.back().text;
 }
 
@@ -1043,7 +1128,7 @@ void Hca::tx_thread() {
         while (!dma_reads_done_ps_.empty() && dma_reads_done_ps_.front() <= agenda_.now_ps())
           dma_reads_done_ps_.pop_front();
         if (dma_reads_done_ps_.size() < cfg_.dma_max_outstanding_reads) break;
-        sc_core::wait(sc_core::sc_time::from_value(dma_reads_done_ps_.front() - agenda_.now_ps()));
+        sim::sleep_until(dma_reads_done_ps_.front());
       }
       // One read of the packet's bytes, or (tx_post_gather) one per SGE piece they span,
       // in order (IBA 10.7.2.1: the gather list is the message's byte order).

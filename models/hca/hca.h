@@ -17,7 +17,9 @@
 // The tx engine keeps up to dma_max_outstanding_reads payload reads in flight; a message's
 // packets are ready tx_pipeline_delay after its last payload byte arrived. A packet reaches
 // the firmware rx_pipeline_delay after its tail arrived and holds its rx buffer space (and
-// the credit) until the firmware's handler returns. See docs/hca.md.
+// the credit) until the firmware's handler returns. The HCA's agenda is on sim::Scheduler;
+// the core's thread sleeps on it, or runs ahead of the kernel's time while nothing else can
+// happen before the time it reaches (docs/hca.md, "Execution model"). See docs/hca.md.
 #include <array>
 #include <cstdint>
 #include <deque>
@@ -312,7 +314,7 @@ class Hca : public sc_core::sc_module {
     uint64_t cookie;
     bool held;    // IBVP_TXF_HOLD: waits for a tx_release of src_qp
   };
-  enum ActionKind : uint16_t { kRegWrite, kTxEnqueue, kWake, kTxEnd, kRxHead, kRxReady, kTimer, kBfWrite };
+  enum ActionKind : uint16_t { kRegWrite, kTxEnqueue, kWake, kTxEnd, kRxHead, kRxReady, kTimer, kBfWrite, kTxWake, kTimerAlarm };
 
   // Register interface.
   void reg_b_transport(tlm::tlm_generic_payload& trans, sc_core::sc_time& delay);
@@ -325,8 +327,7 @@ class Hca : public sc_core::sc_module {
   bool accept_bf_write(uint64_t off, tlm::tlm_generic_payload& trans, const sc_core::sc_time& delay);
   void raise(uint32_t kind, uint32_t arg = 0, uint64_t cookie = 0, RxItem* rx = nullptr);
 
-  // Agenda.
-  void wake();
+  // Agenda (served by sim::Scheduler).
   void dispatch(const sim::Action& a);
 
   // Embedded core.
@@ -433,6 +434,23 @@ class Hca : public sc_core::sc_module {
   std::string last_log_;         // the text of log_.back(), for fault reports (FirmwareCallInfo)
   std::unordered_map<uint32_t, uint64_t> timers_;  // id -> generation armed
   uint64_t timer_generation_ = 0;
+  // Firmware timers wait here until they are due within kTimerHorizonPs, then go to the
+  // agenda: nearly all are cancelled long before they are due (an RC QP's ACK timer, set per
+  // message for 4.096 us * 2^timeout and cancelled by the ACK), and the Scheduler's heap,
+  // which every fabric action goes through, would hold them all (issue 15 part 2). Each takes
+  // its place among equal times when it is set (TimedQueue::reserve_seq), so the order is
+  // that of pushing it at once; a kTimerAlarm action pushes those that near.
+  struct FwTimer {
+    uint64_t when_ps;
+    uint64_t seq;  // reserved at hal_timer_set
+    uint32_t id;
+    uint64_t gen;
+  };
+  static constexpr uint64_t kTimerHorizonPs = 1'000'000;  // 1 us
+  std::vector<FwTimer> fw_timers_;                 // set, not yet on the agenda
+  uint64_t timer_alarm_ps_ = ~uint64_t{0};         // the earliest kTimerAlarm pending
+  void push_near_timers();
+  void forget_fw_timer(uint32_t id);
 
   // Tx engine.
   std::deque<TxJob> tx_jobs_;

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "models/sim/timed_queue.h"
+
 namespace ibvp::host {
 
 namespace {
@@ -80,8 +82,11 @@ uint64_t HostBus::completion_link_bytes(uint64_t bytes) const {
 namespace {
 // An absolute time as a delay from now. A target that waited inside b_transport may have
 // moved now past it; the delay is then zero.
+// The models' time (sim::TimedQueue::now_ps).
+sc_core::sc_time now() { return sc_core::sc_time::from_value(sim::TimedQueue::now_ps()); }
+
 sc_core::sc_time from_now(const sc_core::sc_time& at) {
-  const sc_core::sc_time now = sc_core::sc_time_stamp();
+  const sc_core::sc_time now = host::now();
   return at > now ? at - now : sc_core::SC_ZERO_TIME;
 }
 }  // namespace
@@ -104,7 +109,7 @@ void HostBus::posted_write(BusPipe& out, tlm_utils::simple_initiator_socket<Host
                            tlm::tlm_generic_payload& trans, sc_core::sc_time& delay) {
   const uint64_t bytes = trans.get_data_length();
   const sc_core::sc_time sent =
-      occupy(out, sc_core::sc_time_stamp() + delay, tlp_count(bytes, cfg_.max_payload_bytes), bytes);
+      occupy(out, now() + delay, tlp_count(bytes, cfg_.max_payload_bytes), bytes);
   // The target sees the write when its last byte has arrived.
   sc_core::sc_time arrival = from_now(sent + cfg_.latency);
   target->b_transport(trans, arrival);
@@ -117,10 +122,10 @@ void HostBus::read(BusPipe& out, BusPipe& back, tlm_utils::simple_initiator_sock
                    tlm::tlm_generic_payload& trans, sc_core::sc_time& delay) {
   const uint64_t bytes = trans.get_data_length();
   const sc_core::sc_time requested =
-      occupy(out, sc_core::sc_time_stamp() + delay, tlp_count(bytes, cfg_.max_read_request_bytes), 0);
+      occupy(out, now() + delay, tlp_count(bytes, cfg_.max_read_request_bytes), 0);
   sc_core::sc_time at_target = from_now(requested + cfg_.latency);
   target->b_transport(trans, at_target);
-  const sc_core::sc_time ready = sc_core::sc_time_stamp() + at_target;
+  const sc_core::sc_time ready = now() + at_target;
   // A failed read is answered by one completion without data (PCIe: Completion with
   // Unsupported Request or Completer Abort status).
   const bool ok = trans.is_response_ok();

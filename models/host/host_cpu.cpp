@@ -4,6 +4,8 @@
 #include <cstring>
 #include <string>
 
+#include "models/sim/sleep.h"
+
 namespace ibvp::host {
 
 namespace {
@@ -17,12 +19,10 @@ HostCpu::HostCpu(sc_core::sc_module_name name, HostMemory& memory, const HostCpu
       mmio("mmio"),
       memory_(memory),
       cfg_(cfg),
-      agenda_("agenda") {
+      agenda_("agenda", [this](const sim::Action& a) { land(a); }) {
+  sim::prepare_sleep();
   dma_in.register_b_transport(this, &HostCpu::dma_b_transport);
   dma_in.register_transport_dbg(this, &HostCpu::dma_transport_dbg);
-  SC_METHOD(land);
-  sensitive << agenda_.event();
-  dont_initialize();
 }
 
 void HostCpu::run(std::function<void()> program) {
@@ -37,7 +37,7 @@ void HostCpu::run(std::function<void()> program) {
 }
 
 void HostCpu::spend(const sc_core::sc_time& t) {
-  if (t > sc_core::SC_ZERO_TIME) sc_core::wait(t);
+  sim::sleep_for(t);
 }
 
 void HostCpu::mmio_write32(uint64_t offset, uint32_t value) {
@@ -119,7 +119,7 @@ void HostCpu::dma_b_transport(tlm::tlm_generic_payload& trans, sc_core::sc_time&
     mem_out->b_transport(trans, delay);
     if (!trans.is_read() || !trans.is_response_ok()) return;
     // The read samples memory when its access completes: writes landed by then count.
-    const uint64_t at = sc_core::sc_time_stamp().value() + delay.value();
+    const uint64_t at = sim::TimedQueue::now_ps() + delay.value();
     const uint64_t a0 = trans.get_address(), a1 = a0 + trans.get_data_length();
     for (const auto& w : pending_) {
       if (w->land_ps > at) break;
@@ -146,7 +146,7 @@ void HostCpu::dma_b_transport(tlm::tlm_generic_payload& trans, sc_core::sc_time&
     w = std::move(free_writes_.back());
     free_writes_.pop_back();
   }
-  w->land_ps = sc_core::sc_time_stamp().value() + delay.value();
+  w->land_ps = sim::TimedQueue::now_ps() + delay.value();
   w->address = address;
   w->data.assign(trans.get_data_ptr(), trans.get_data_ptr() + length);
   agenda_.push_at(w->land_ps, kLand, 0, 0, w.get());
@@ -159,22 +159,21 @@ void HostCpu::dma_b_transport(tlm::tlm_generic_payload& trans, sc_core::sc_time&
 
 unsigned int HostCpu::dma_transport_dbg(tlm::tlm_generic_payload& trans) { return mem_out->transport_dbg(trans); }
 
-void HostCpu::land() {
-  agenda_.serve([this](const sim::Action& a) {
-    auto it = std::find_if(pending_.begin(), pending_.end(), [&](const auto& w) { return w.get() == a.ptr; });
-    sc_assert(it != pending_.end());
-    const PendingWrite& w = **it;
-    memory_.write(w.address, w.data.data(), w.data.size());
-    ++landed_;
-    for (const auto& m : monitors_) {
-      if (w.address < m->address_ + m->bytes_ && m->address_ < w.address + w.data.size() && !m->fired_) {
-        m->fired_ = true;
-        m->event_.notify(sc_core::SC_ZERO_TIME);
-      }
+void HostCpu::land(const sim::Action& a) {
+  auto it = std::find_if(pending_.begin(), pending_.end(), [&](const auto& w) { return w.get() == a.ptr; });
+  sc_assert(it != pending_.end());
+  const PendingWrite& w = **it;
+  memory_.write(w.address, w.data.data(), w.data.size());
+  ++landed_;
+  for (const auto& m : monitors_) {
+    if (w.address < m->address_ + m->bytes_ && m->address_ < w.address + w.data.size() && !m->fired_) {
+      m->fired_ = true;
+      // At once: the waiter runs when the Scheduler's step ends, in the order of landings.
+      m->event_.notify();
     }
-    free_writes_.push_back(std::move(*it));
-    pending_.erase(it);
-  });
+  }
+  free_writes_.push_back(std::move(*it));
+  pending_.erase(it);
 }
 
 }  // namespace ibvp::host

@@ -97,7 +97,7 @@ class HostCpu : public sc_core::sc_module {
   };
   void dma_b_transport(tlm::tlm_generic_payload& trans, sc_core::sc_time& delay);
   unsigned int dma_transport_dbg(tlm::tlm_generic_payload& trans);
-  void land();  // SC_METHOD on the agenda: applies writes whose time has come
+  void land(const sim::Action& a);  // on the Scheduler: applies a write whose time has come
 
   HostMemory& memory_;
   HostCpuConfig cfg_;

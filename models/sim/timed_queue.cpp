@@ -63,7 +63,7 @@ void Scheduler::insert(const Entry& e) {
   const uint64_t when = e.action.when_ps;
   if (running_ || when >= armed_ps_) return;
   armed_ps_ = when;
-  const uint64_t now = TimedQueue::now_ps();
+  const uint64_t now = sc_core::sc_time_stamp().value();  // the kernel's, not a thread's ahead of it
   event_.notify(when <= now ? sc_core::SC_ZERO_TIME : sc_core::sc_time::from_value(when - now));
 }
 

@@ -66,6 +66,13 @@ class Scheduler {
   static bool canonical() { return canonical_; }
   // The key the next push made now would carry (for a message that crosses processes).
   static uint64_t canonical_key(TimedQueue* owner);
+  // A push whose place among equal times is taken now and whose action is handed over later,
+  // any time before it is due: reserve() returns the key a push made now would get,
+  // push_reserved inserts the action (a.seq that key). A model that keeps far-future actions
+  // of its own until they near (the HCA's firmware timers, nearly all cancelled long before
+  // they are due) keeps the heap small and the order exactly that of pushing them at once.
+  uint64_t reserve(TimedQueue* owner) { return canonical_ ? canonical_key(owner) : seq_++; }
+  void push_reserved(const Action& a, TimedQueue* owner);
 
   // Split runs: actions for remote agendas (TimedQueue::set_remote) pushed while an action
   // is dispatched go to `sink`, keyed. Pushes made from outside the scheduler (elaboration)
@@ -140,6 +147,17 @@ class TimedQueue {
     heap_.push(Action{when_ps, seq_++, kind, port, arg, ptr});
     if (!serving_ && when_ps < armed_ps_) arm(when_ps);
   }
+  // Scheduler::reserve / push_reserved for this agenda (in event mode, its own order).
+  uint64_t reserve_seq() { return dispatch_ ? Scheduler::instance().reserve(this) : seq_++; }
+  void push_reserved(uint64_t when_ps, uint64_t seq, uint16_t kind, uint16_t port = 0, uint32_t arg = 0,
+                     void* ptr = nullptr) {
+    if (dispatch_) {
+      Scheduler::instance().push_reserved(Action{when_ps, seq, kind, port, arg, ptr}, this);
+      return;
+    }
+    heap_.push(Action{when_ps, seq, kind, port, arg, ptr});
+    if (!serving_ && when_ps < armed_ps_) arm(when_ps);
+  }
   void push_after(const sc_core::sc_time& delay, uint16_t kind, uint16_t port = 0, uint32_t arg = 0,
                   void* ptr = nullptr) {
     push_at(now_ps() + delay.value(), kind, port, arg, ptr);
@@ -169,6 +187,11 @@ class TimedQueue {
   // The current simulated time; while the Scheduler serves a time step, its copy of it (the
   // models ask for the time many times per action, and time stands still within a step).
   static uint64_t now_ps() { return serving_now_ps_ != kNever ? serving_now_ps_ : sc_core::sc_time_stamp().value(); }
+  // A thread that runs ahead of the kernel's time while nothing else can happen before the
+  // time it has reached (the HCA's embedded core, Hca::advance): the models' time until it
+  // sets ~0 again, before it yields. Pushes are then at that time; only the kernel's own
+  // notifications count from sc_time_stamp().
+  static void set_local_now(uint64_t ps) { serving_now_ps_ = ps; }
 
  private:
   friend class Scheduler;
@@ -181,7 +204,7 @@ class TimedQueue {
   };
   void arm(uint64_t when_ps) {
     armed_ps_ = when_ps;
-    const uint64_t now = now_ps();
+    const uint64_t now = sc_core::sc_time_stamp().value();
     if (when_ps <= now)
       event_.notify(sc_core::SC_ZERO_TIME);
     else
@@ -201,6 +224,11 @@ class TimedQueue {
   uint64_t pushes_ = 0;
   bool remote_ = false;
 };
+
+inline void Scheduler::push_reserved(const Action& a, TimedQueue* owner) {
+  assert(!owner->remote_ && "reserved pushes are for local agendas");
+  insert(Entry{a, owner});
+}
 
 inline uint64_t Scheduler::canonical_key(TimedQueue* owner) {
   Scheduler& s = instance();

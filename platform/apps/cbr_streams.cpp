@@ -4,6 +4,7 @@
 #include <map>
 
 #include "models/ib/packet.h"
+#include "models/sim/sleep.h"
 
 namespace ibvp::apps {
 
@@ -13,10 +14,8 @@ namespace {
 
 uint64_t now_ps() { return sc_core::sc_time_stamp().value(); }
 
-void wait_until(uint64_t t_ps) {
-  const uint64_t now = now_ps();
-  if (t_ps > now) sc_core::wait(sc_core::sc_time::from_value(t_ps - now));
-}
+// On the Scheduler, in the model's order of same-time actions (models/sim/sleep.h).
+void wait_until(uint64_t t_ps) { sim::sleep_until(t_ps); }
 
 }  // namespace
 

@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "models/sim/params.h"
+#include "models/sim/sleep.h"
 #include "models/sim/timed_queue.h"
 #include "platform/apps/cbr_streams.h"
 #include "platform/apps/flow_streams.h"
@@ -136,6 +137,7 @@ RunResult run_scenario(const Scenario& scenario, const RunOptions& options) {
     // unchanged and nothing else looks at that moment.
     const bool to_warmup = !warm && now + step > warmup_ps;
     if (to_warmup) step = warmup_ps - now;
+    sim::set_run_end(now + step);  // the HCA cores run ahead no further (models/sim/sleep.h)
     sc_core::sc_start(sc_core::sc_time::from_value(step));
     const uint64_t t = sc_core::sc_time_stamp().value();
     if (sm_pending && smgr->done()) {

@@ -16,6 +16,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "models/sim/sleep.h"
 #include "platform/builder/fabric.h"
 #include "platform/params/config_error.h"
 #include "platform/scenario/output_paths.h"
@@ -329,6 +330,7 @@ ServeResult serve_umad(const Scenario& scenario, const ServeOptions& o) {
     for (const Outstanding& x : outstanding) target = std::min(target, x.deadline_ps);
     if (sc_core::sc_pending_activity())
       target = std::min<uint64_t>(target, now + sc_core::sc_time_to_pending_activity().value());
+    sim::set_run_end(target);  // the HCA cores run ahead no further (models/sim/sleep.h)
     sc_core::sc_start(sc_core::sc_time::from_value(target - now));
     const bool delivered = deliver();
     const bool expired = expire();
