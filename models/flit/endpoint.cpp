@@ -7,7 +7,7 @@
 namespace ibvp::flit {
 
 FlitEndpoint::FlitEndpoint(uint32_t node, const FlitConfig& cfg, std::vector<Message>& msgs)
-    : node_(node), cfg_(cfg), msgs_(msgs), vcs_(cfg.vcs_per_channel) {
+    : node_(node), cfg_(cfg), msgs_(msgs), vcs_(cfg.vcs_per_channel), vclock_(cfg.vc_bits) {
   for (OutputVc& o : vcs_) o.init(cfg.vc_buffer_flits);
 }
 
@@ -45,7 +45,7 @@ std::tuple<uint64_t, uint8_t, Cycle, uint32_t> FlitEndpoint::key(const Sending& 
       // Stamps are ps of simulated time (2^62 ps is 53 days): unreserved flits rank above them all.
       constexpr uint64_t kUnreservedTier = uint64_t{1} << 62;
       const bool last = m.unreserved && cfg_.unreserved == Unreserved::last;
-      return {vclock_.stamp(m.connection, m.vtick_ps) + (last ? kUnreservedTier : 0), m.cls, m.created, s.msg};
+      return {vclock_.stamp(m.connection, vtick(m)) + (last ? kUnreservedTier : 0), m.cls, m.created, s.msg};
     }
     case NicScheduler::priority: return {0, m.cls, m.created, s.msg};
     case NicScheduler::fcfs: return {0, 0, m.created, s.msg};
@@ -58,14 +58,15 @@ void FlitEndpoint::start_sending(uint32_t msg, uint16_t vc, Pool pool, Cycle now
   sending_.push_back({msg, vc, pool, 0});
   if (cfg_.nic_scheduler != NicScheduler::virtual_clock) return;
   // A connection with no message in the NIC's VC buffers gets work: Zhang's auxVC <- max(auxVC,
-  // now), so a connection earns no credit while it has nothing to send.
+  // now), so a connection earns no credit while it has nothing to send (with unbounded
+  // counters; Sec. 3.1's finite ones have no real-time term).
   const uint32_t k = msgs_[msg].connection;
   if (in_buffers_.size() <= k) in_buffers_.resize(k + 1, 0);
   if (in_buffers_[k]++ == 0) vclock_.activate(k, now * cfg_.flit_cycle_ps());
 }
 
 void FlitEndpoint::sent_flit(const Message& m) {
-  if (cfg_.nic_scheduler == NicScheduler::virtual_clock) vclock_.charge(m.connection, m.vtick_ps);
+  if (cfg_.nic_scheduler == NicScheduler::virtual_clock) vclock_.charge(m.connection, vtick(m));
 }
 
 void FlitEndpoint::step(Cycle now, Wire& wire) {

@@ -54,8 +54,12 @@ class FlitEndpoint {
   // model is wrong).
   uint64_t messages_out_of_order() const { return messages_out_of_order_; }
   size_t messages_waiting() const { return queued_ + sending_.size(); }
-  // The QoS NIC's VirtualClock (nic_scheduler virtual_clock): auxVC of a connection, in ps.
-  uint64_t aux_vc_ps(uint32_t connection) const { return vclock_.aux_vc(connection); }
+  // The QoS NIC's VirtualClock (nic_scheduler virtual_clock): auxVC of a connection, in ps
+  // (ns with FlitConfig::vc_bits).
+  uint64_t aux_vc(uint32_t connection) const { return vclock_.aux_vc(connection); }
+  // The stamp a message's next flit carries in the QoS NIC (its connection's auxVC + Vtick), in
+  // the same unit.
+  uint64_t stamp(uint32_t msg) const { return vclock_.stamp(msgs_[msg].connection, vtick(msgs_[msg])); }
 
  private:
   struct Sending {
@@ -68,6 +72,8 @@ class FlitEndpoint {
   std::tuple<uint64_t, uint8_t, Cycle, uint32_t> key(const Sending& s) const;
   void start_sending(uint32_t msg, uint16_t vc, Pool pool, Cycle now);
   void sent_flit(const Message& m);
+  // The Vtick the QoS NIC charges a flit of `m`, in the counters' unit (FlitConfig::vc_units).
+  uint64_t vtick(const Message& m) const { return cfg_.vc_units(m.nic_vtick_ps ? m.nic_vtick_ps : m.vtick_ps); }
   uint32_t node_;
   const FlitConfig& cfg_;
   std::vector<Message>& msgs_;
@@ -79,8 +85,9 @@ class FlitEndpoint {
   // cycle it may send (after the DMA overhead).
   uint32_t on_wire_ = kNone;
   Cycle on_wire_from_ = 0;
-  // nic_scheduler virtual_clock: one VirtualClock over the source's connections (Zhang's
-  // real-time term in ps), and per connection the messages it has in VC buffers.
+  // nic_scheduler virtual_clock: one VirtualClock over the source's connections (unbounded:
+  // Zhang's real-time term in ps; FlitConfig::vc_bits: finite counters of ns), and per
+  // connection the messages it has in VC buffers.
   sched::VirtualClock vclock_;
   std::vector<uint32_t> in_buffers_;
   FlitListener* listener_ = nullptr;

@@ -66,6 +66,9 @@ struct Message {
   uint32_t flits = 0;         // payload flits, header and tail included
   uint32_t connection = 0;    // VirtualClock slot (a stream, or one per class for best effort)
   uint64_t vtick_ps = 1;      // VirtualClock Vtick: one flit's time at the reserved rate (Sec. 3.1)
+  // The QoS NIC's Vtick for this message (FlitConfig::nic_vtick frame: its frame's rate), 0
+  // when the NIC charges vtick_ps as the routers do.
+  uint64_t nic_vtick_ps = 0;
   // No reserved rate (best effort): Sec. 4.2 gives only the real-time messages a Vtick, so
   // with FlitConfig::unreserved last its flits go after every reserved connection's.
   bool unreserved = false;

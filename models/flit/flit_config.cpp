@@ -33,6 +33,8 @@ const char* nic_scheduler_name(NicScheduler s) {
   return "?";
 }
 
+const char* stream_vtick_name(StreamVtick v) { return v == StreamVtick::frame ? "frame" : "mean"; }
+
 uint64_t FlitConfig::flit_cycle_ps() const {
   return static_cast<uint64_t>(std::ceil(static_cast<double>(width_bits) * 1e12 / link_bps));
 }
@@ -56,6 +58,17 @@ std::string FlitConfig::problem() const {
   if (link_delay_cycles == 0) return "link_delay_cycles must be at least 1";
   if (nic_dma_cycles > 0 && nic_multiplexing != NicMultiplexing::message)
     return "nic_dma_cycles is the overhead of message-level multiplexing; it needs nic_multiplexing: message";
+  if (nic_vtick == StreamVtick::frame && nic_scheduler != NicScheduler::virtual_clock)
+    return "nic_vtick frame sets the QoS NIC's Vtick; it needs nic_scheduler: virtual_clock";
+  if (vc_bits != 0 && vc_bits < 16)
+    return "vc_bits " + std::to_string(vc_bits) + " cannot hold a flit's Vtick in ns; give 0 (unbounded) or 16..63 "
+           "(seed 003 Sec. 3.1 used 16-bit counters)";
+  if (vc_bits != 0 && variant == Variant::traditional && nic_scheduler != NicScheduler::virtual_clock)
+    return "vc_bits sizes VirtualClock's counters, and neither the traditional router nor this NIC has one (use "
+           "variant non_preemptive or preemptive, or nic_scheduler virtual_clock)";
+  if (router_vtick == StreamVtick::frame && variant == Variant::traditional)
+    return "router_vtick frame sets the routers' VirtualClock Vtick; the traditional router is FCFS (use "
+           "variant non_preemptive or preemptive)";
   for (uint8_t c : vl_classes)
     if (c >= classes()) return "vl_classes names class " + std::to_string(c) + " but there are " + std::to_string(classes());
   if (shared_vcs) {

@@ -48,6 +48,15 @@ enum class NicScheduler : uint8_t {
 };
 const char* nic_scheduler_name(NicScheduler s);
 
+// The rate a stream's (a video flow's) messages are charged at by VirtualClock (Sec. 3.1, 4.2:
+// each message carries "the bandwidth requirements (Vtick information ...)").
+enum class StreamVtick : uint8_t {
+  mean,   // the stream's reserved rate, its mean rate: an I frame's messages are stamped far ahead
+  frame,  // its frame's own rate: the frame's flits over the stream's frame period (Sec. 3.1: the NI
+          // injects "one frame every 33.3 msec"), the same for every message of the frame
+};
+const char* stream_vtick_name(StreamVtick v);
+
 struct FlitConfig {
   uint32_t width_bits = 128;        // flit width (Sec. 4.1)
   double link_bps = 1.6e9;          // physical link bandwidth (Sec. 4.1)
@@ -66,6 +75,14 @@ struct FlitConfig {
   // what docs/seed003.md's Figs. 4-8 were run with).
   NicScheduler nic_scheduler = NicScheduler::priority;
   uint32_t nic_dma_cycles = 0;
+  // The Vtick of a stream's messages in the QoS NIC (nic_scheduler virtual_clock) and in the
+  // routers' VirtualClock (NP, P); mean keeps what every run before these keys did.
+  StreamVtick nic_vtick = StreamVtick::mean;
+  StreamVtick router_vtick = StreamVtick::mean;
+  // VirtualClock's counters in the routers (NP, P) and the QoS NIC alike: 0, unbounded counters
+  // of ps with Zhang's real-time term; n, n-bit counters of ns with Sec. 3.1's overflow rule
+  // (models/sched/virtual_clock.h), as switch.vc_bits gives the IBA switch.
+  uint32_t vc_bits = 0;
   // VCs per class, from VC 0 up (class 0 first): TR and NP use only their class's VCs; P
   // starts a message on its class's VCs when one is free and takes any free VC otherwise
   // (Sec. 4.2: "In the beginning the configuration is the same as the NP router").
@@ -80,6 +97,9 @@ struct FlitConfig {
 
   // One flit time on a link, in ps, rounded up: every stage of the router takes one.
   uint64_t flit_cycle_ps() const;
+  // A Vtick of `vtick_ps` in the unit of the VirtualClock counters: ps when they are unbounded,
+  // ns rounded up with vc_bits (the unit of switch.vc_bits; a flit is never charged less).
+  uint64_t vc_units(uint64_t vtick_ps) const { return vc_bits == 0 ? vtick_ps : (vtick_ps + 999) / 1000; }
   // The first VC of class c and how many it has.
   uint16_t class_first_vc(uint8_t c) const;
   uint16_t class_vc_count(uint8_t c) const {

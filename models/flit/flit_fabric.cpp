@@ -94,6 +94,24 @@ double FlitFabric::vtick_rate(const ib::Packet& p, uint64_t now_ps) const {
   return opt_.unreserved_rate;
 }
 
+// A frame's own rate: its flits over the flow's frame period (Sec. 3.1: the NI injects "one
+// frame every 33.3 msec"), so the frame's messages take one frame period of virtual time, as
+// the stream's frames take of real time. The frame's flits are its packet count times its
+// first packet's (a full one; the last, shorter one is counted full, at most one message too
+// many). Every message of a frame carries the same Vtick.
+uint64_t FlitFabric::frame_vtick_ps(const ib::Packet& p, uint32_t flits) {
+  if (p.frame == ib::kNoFrame || p.reserved_bps == 0 || p.frame_packets == 0 ||
+      p.flow >= opt_.frame_period_ps.size() || opt_.frame_period_ps[p.flow] == 0)
+    return 0;
+  if (frame_vtick_.size() <= p.flow) frame_vtick_.resize(p.flow + 1, {ib::kNoFrame, 0});
+  auto& [frame, vtick] = frame_vtick_[p.flow];
+  if (frame != p.frame) {
+    frame = p.frame;
+    vtick = std::max<uint64_t>(1, opt_.frame_period_ps[p.flow] / (uint64_t{p.frame_packets} * flits));
+  }
+  return vtick;
+}
+
 tlm::tlm_sync_enum FlitFabric::on_rx(int e, tlm::tlm_generic_payload& gp, tlm::tlm_phase&, sc_core::sc_time& delay) {
   link::FabricExt& x = link::PayloadPool::ext(gp);
   assert(x.kind == link::FabricExt::Kind::packet);
@@ -111,13 +129,19 @@ tlm::tlm_sync_enum FlitFabric::on_rx(int e, tlm::tlm_generic_payload& gp, tlm::t
   const EdgePort& out = edges_.at(edge_of_ca_.at(std::prev(it)->second.first));
   const uint32_t flits = std::max<uint32_t>(1, (p->size * 8 + opt_.flit.width_bits - 1) / opt_.flit.width_bits);
   const double rate = vtick_rate(*p, now);
-  const uint64_t vtick_ps = std::max<uint64_t>(1, static_cast<uint64_t>(opt_.flit.width_bits * 1e12 / rate));
+  const uint64_t mean_vtick_ps = std::max<uint64_t>(1, static_cast<uint64_t>(opt_.flit.width_bits * 1e12 / rate));
+  const bool by_frame =
+      opt_.flit.nic_vtick == StreamVtick::frame || opt_.flit.router_vtick == StreamVtick::frame;
+  const uint64_t frame_ps = by_frame ? frame_vtick_ps(*p, flits) : 0;
+  const uint64_t vtick_ps = opt_.flit.router_vtick == StreamVtick::frame && frame_ps ? frame_ps : mean_vtick_ps;
+  const uint64_t nic_vtick_ps = opt_.flit.nic_vtick == StreamVtick::frame ? frame_ps : 0;
   const Cycle at = (head_ps + cycle_ps_ - 1) / cycle_ps_;
   // Control (VL15) reserved nothing either, but it is the highest class (Sec. 4.2): it keeps
   // a Vtick at the unreserved rate, and its rare messages go ahead of any backlogged stream.
   const bool unreserved = p->reserved_bps == 0 && p->lrh.vl != ib::kVl15;
   const uint32_t msg =
-      net_.send(in.flit_node, out.flit_node, class_of(*p), flits, at, connection_of(*p), vtick_ps, unreserved);
+      net_.send(in.flit_node, out.flit_node, class_of(*p), flits, at, connection_of(*p), vtick_ps, unreserved,
+                nic_vtick_ps);
   if (packet_of_.size() <= msg) packet_of_.resize(msg + 1, nullptr);
   packet_of_[msg] = p;
   ++held_;

@@ -63,6 +63,8 @@ class FlitFabric : public sc_core::sc_module, private FlitListener {
     // order (the last entry runs to the end); a flow with none, or a phase at 0 b/s, takes
     // unreserved_rate.
     std::vector<std::vector<std::pair<uint64_t, double>>> offered_bps;
+    // nic_vtick or router_vtick frame: by flow, its frame period in ps (0: not a video flow).
+    std::vector<uint64_t> frame_period_ps;
   };
 
   SC_HAS_PROCESS(FlitFabric);
@@ -115,6 +117,9 @@ class FlitFabric : public sc_core::sc_module, private FlitListener {
   // The rate a packet's flits are charged at (b/s): its reservation, else its flow's offered
   // rate (unreserved offered or last), else unreserved_rate.
   double vtick_rate(const ib::Packet& p, uint64_t now_ps) const;
+  // A video packet's Vtick at its frame's own rate (StreamVtick::frame), in ps; 0 when the
+  // packet carries no frame of a flow with a frame period or reserved no rate.
+  uint64_t frame_vtick_ps(const ib::Packet& p, uint32_t flits);
 
   Options opt_;
   uint64_t cycle_ps_;
@@ -131,6 +136,9 @@ class FlitFabric : public sc_core::sc_module, private FlitListener {
   std::vector<size_t> edge_of_flit_node_;                      // flit node -> edges_ (routers: ~0)
   std::map<std::pair<uint32_t, uint16_t>, link::PortCounters> counters_;
   std::vector<ib::Packet*> packet_of_;                         // by message id
+  // By flow: the frame whose Vtick was computed last, and that Vtick (a frame's packets reach
+  // the edge in order, its first one, full-sized, first).
+  std::vector<std::pair<uint32_t, uint64_t>> frame_vtick_;
   uint64_t held_ = 0;
   sc_core::sc_event wake_;
   uint64_t progress_ps_ = 0;

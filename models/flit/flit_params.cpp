@@ -66,6 +66,24 @@ const sim::ParamGroup& flit_params() {
               "nic_multiplexing message: flit cycles the wire idles before each message (the send DMA's overhead "
               "per message, Sec. 5.3; 0: none).")
         .range(0, 1 << 20);
+    const std::vector<std::pair<std::string, StreamVtick>> vticks = {
+        {stream_vtick_name(StreamVtick::mean), StreamVtick::mean},
+        {stream_vtick_name(StreamVtick::frame), StreamVtick::frame}};
+    b.choice("nic_vtick", &FlitConfig::nic_vtick, vticks,
+             "nic_scheduler virtual_clock: the Vtick the QoS NIC charges a video stream's flits at: mean (its "
+             "reserved rate, the stream's mean rate) or frame (its frame's own rate: the frame's flits over the "
+             "flow's frame_period, the same for every message of the frame; docs/seed003.md, Fig. 9).");
+    b.choice("router_vtick", &FlitConfig::router_vtick, vticks,
+             "non_preemptive, preemptive: the Vtick the routers' VirtualClock charges a video stream's flits at, "
+             "as nic_vtick says (the message header carries it, seed 003 Sec. 4.2).");
+    b.integer("vc_bits", &FlitConfig::vc_bits, "bits",
+              "VirtualClock's counters in the routers (non_preemptive, preemptive) and the QoS NIC "
+              "(nic_scheduler virtual_clock), as switch.vc_bits for the IBA switch: 0 for unbounded counters of ps "
+              "with Zhang's real-time term; n (16..63) for n-bit auxVC counters of ns with seed 003 Sec. 3.1's "
+              "overflow rule (the overflowing auxVC_i restarts at 0, every other auxVC_j becomes auxVC_j - "
+              "auxVC_i, 0 if negative; no real-time term). The counter must hold the largest Vtick: one flit at "
+              "the lowest rate charged (with nic_vtick or router_vtick frame, a video flow's frame_period).")
+        .range(0, 63);
     b.integer_list("class_vcs", &FlitConfig::class_vcs, "VCs",
                    "VCs per traffic class from VC 0 up, class 0 (control) first, then real time, then best effort; "
                    "TR and NP use only their class's VCs, P starts on them (Sec. 4.2).")

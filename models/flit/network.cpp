@@ -57,7 +57,7 @@ std::unique_ptr<FlitNetwork> FlitNetwork::single_router(const FlitConfig& cfg, u
 }
 
 uint32_t FlitNetwork::send(uint32_t src, uint32_t dst, uint8_t cls, uint32_t flits, Cycle at, uint32_t connection,
-                           uint64_t vtick_ps, bool unreserved) {
+                           uint64_t vtick_ps, bool unreserved, uint64_t nic_vtick_ps) {
   if (!endpoints_.at(src) || !endpoints_.at(dst)) throw std::invalid_argument("flit network: send between endpoints");
   if (cls >= cfg_.classes()) throw std::invalid_argument("flit network: no such class");
   if (flits == 0) throw std::invalid_argument("flit network: a message has at least one flit");
@@ -69,6 +69,7 @@ uint32_t FlitNetwork::send(uint32_t src, uint32_t dst, uint8_t cls, uint32_t fli
   m.connection = connection;
   m.vtick_ps = vtick_ps ? vtick_ps : cfg_.flit_cycle_ps();
   m.unreserved = unreserved;
+  m.nic_vtick_ps = nic_vtick_ps;
   m.created = std::max(at, now_);
   uint32_t id;
   if (!free_.empty()) {

@@ -30,9 +30,10 @@ class FlitNetwork : private Wire {
 
   // Queues a message at `src`, created at cycle `at` (not before now). Returns its id.
   // vtick_ps: one flit's time at the connection's reserved rate (0: at the link rate).
-  // unreserved: the message reserved no rate (Message::unreserved).
+  // unreserved: the message reserved no rate (Message::unreserved). nic_vtick_ps: the QoS
+  // NIC's Vtick for it (Message::nic_vtick_ps; 0: vtick_ps).
   uint32_t send(uint32_t src, uint32_t dst, uint8_t cls, uint32_t flits, Cycle at, uint32_t connection = 0,
-                uint64_t vtick_ps = 0, bool unreserved = false);
+                uint64_t vtick_ps = 0, bool unreserved = false, uint64_t nic_vtick_ps = 0);
   // A delivered message's id may be reused (its flits are all consumed: dummies travel ahead
   // of its tail). The fabric adapter releases each one, so a run's memory does not grow with
   // its length; the tests keep theirs to read afterwards.

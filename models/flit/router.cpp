@@ -16,7 +16,7 @@ FlitRouter::FlitRouter(uint32_t node, uint16_t ports, const FlitConfig& cfg, std
       inputs_(ports, std::vector<InputVc>(cfg.vcs_per_channel)),
       outputs_(ports, std::vector<OutputVc>(cfg.vcs_per_channel)),
       holder_in_(ports, std::vector<uint32_t>(cfg.vcs_per_channel, kNone)),
-      vclock_(ports),
+      vclock_(ports, sched::VirtualClock(cfg.vc_bits)),
       queued_(ports),
       block_vc_(ports, 0),
       block_left_(ports, 0) {
@@ -32,7 +32,7 @@ void FlitRouter::set_route(uint32_t dst, uint16_t out_port) {
 void FlitRouter::enqueue_sched(uint16_t p, uint32_t connection, Cycle now) {
   std::vector<uint32_t>& q = queued_[p];
   if (q.size() <= connection) q.resize(connection + 1, 0);
-  // Zhang's real-time term in ps, the unit of the Vticks.
+  // Zhang's real-time term in ps, the unit of the unbounded counters (finite ones have none).
   if (q[connection]++ == 0) vclock_[p].activate(connection, now * cycle_ps_);
 }
 
@@ -196,7 +196,7 @@ void FlitRouter::crossbar(Cycle now, Wire& wire) {
       uint64_t key;
       if (fcfs) key = b.arrived;
       else if (v.accelerate) key = 0;
-      else key = vclock_[p].stamp(m.connection, m.vtick_ps) + 1 + (m.unreserved && last ? kUnreservedTier : 0);
+      else key = vclock_[p].stamp(m.connection, cfg_.vc_units(m.vtick_ps)) + 1 + (m.unreserved && last ? kUnreservedTier : 0);
       const uint32_t tie = static_cast<uint32_t>((p + n - rr_) % n) * cfg_.vcs_per_channel + vc;
       cands_.push_back({key, b.arrived, tie, p, vc, r.out_port});
     }
@@ -243,7 +243,7 @@ void FlitRouter::cross(uint16_t p, uint16_t vc, Cycle now, Wire& wire) {
   ++crossed_;
   if (!f.dummy) counts_[f.cls].flits_crossed++;
   const Message& m = msgs_[f.msg];
-  vclock_[p].charge(m.connection, m.vtick_ps);
+  vclock_[p].charge(m.connection, cfg_.vc_units(m.vtick_ps));
   if (m.connection < queued_[p].size() && queued_[p][m.connection] > 0) --queued_[p][m.connection];
   if (block_left_[p] > 0 && block_vc_[p] == vc) {
     --block_left_[p];

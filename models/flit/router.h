@@ -56,6 +56,9 @@ class FlitRouter {
   uint64_t flits_held() const { return held_; }  // the two above together, kept as a count
   uint64_t dummies_made() const { return dummies_made_; }
   uint64_t flits_crossed() const { return crossed_; }
+  // The VirtualClock of crossbar input `port` (NP, P): auxVC of a connection, in ps (ns with
+  // FlitConfig::vc_bits).
+  uint64_t aux_vc(uint16_t port, uint32_t connection) const { return vclock_.at(port).aux_vc(connection); }
   // Preemptions and accelerations per class (flit.h).
   const ClassCounts& counts(uint8_t cls) const { return counts_.at(cls); }
 
@@ -84,7 +87,7 @@ class FlitRouter {
   std::vector<std::vector<InputVc>> inputs_;     // [port][vc]
   std::vector<std::vector<OutputVc>> outputs_;   // [port][vc]: the far input VCs' credits
   std::vector<std::vector<uint32_t>> holder_in_; // [port][vc]: in_port * vcs + in_vc of the owner
-  std::vector<sched::VirtualClock> vclock_;      // per crossbar input (Sec. 3.1, stage 4)
+  std::vector<sched::VirtualClock> vclock_;      // per crossbar input (Sec. 3.1, stage 4; FlitConfig::vc_bits)
   std::vector<std::vector<uint32_t>> queued_;    // [port][connection]: flits waiting at that input
   std::vector<uint16_t> block_vc_;               // per crossbar input: the VC of its current block
   std::vector<uint32_t> block_left_;             // flits the block may still send

@@ -51,8 +51,10 @@ void Fabric::build_flit_fabric() {
       scenario_.mix.enabled ? workload::mix_phases(scenario_.mix, scenario_.duration.value())
                             : std::vector<workload::MixPhase>{};
   opt.offered_bps.resize(flows_.size());
+  opt.frame_period_ps.resize(flows_.size(), 0);
   for (size_t i = 0; i < flows_.size(); ++i) {
     const FlowConfig& f = flows_[i];
+    if (f.generator == GeneratorKind::video) opt.frame_period_ps[i] = f.frame_period.value();
     if (f.generator == GeneratorKind::video || f.reserved_rate > 0) continue;
     const double link_bps = opt.flit.link_bps;  // every cable runs at it (prepare_flit_model)
     // Control and trace flows come after the mix's flows (build_control_flows): no plan.

@@ -573,6 +573,7 @@ class ScenarioChecker {
   // unreserved_rate must fit switch.vc_bits.
   void vc_counters() const {
     const sw::SwitchConfig& c = s_.switch_cfg;
+    if (c.model == sw::SwitchModel::flit_wormhole) return flit_vc_counters();
     if (c.scheduling != sw::Scheduling::virtual_clock || c.vc_bits == 0 || c.vc_bits >= 64) return;
     const uint64_t limit = (uint64_t{1} << c.vc_bits) - 1;
     double lowest = c.unreserved_rate;
@@ -590,6 +591,41 @@ class ScenarioChecker {
               std::to_string(limit) + " ns, but a 4,224-byte packet of " + who + " (" + std::to_string(lowest) +
               " b/s) takes " + std::to_string(vtick) + " ns", "give vc_bits: " + std::to_string(need) +
               " or more, or 0 (unbounded)");
+  }
+
+  // The same for the flit router and the QoS NIC (switch.flit.vc_bits): their Vtick is one
+  // flit's time, in ns; with a frame's Vtick (nic_vtick or router_vtick frame), a video flow's
+  // frame period bounds it (a frame of one flit).
+  void flit_vc_counters() const {
+    const flit::FlitConfig& c = s_.switch_cfg.flit;
+    if (c.vc_bits == 0 || c.vc_bits >= 64) return;
+    const uint64_t limit = (uint64_t{1} << c.vc_bits) - 1;
+    const bool by_frame = c.nic_vtick == flit::StreamVtick::frame || c.router_vtick == flit::StreamVtick::frame;
+    double lowest = s_.switch_cfg.unreserved_rate;
+    std::string who = "switch.unreserved_rate";
+    uint64_t vtick = 0;
+    for (const FlowConfig& f : s_.flows) {
+      if (by_frame && f.generator == GeneratorKind::video) {
+        const uint64_t ns = (f.frame_period.value() + 999) / 1000;
+        if (ns > vtick) {
+          vtick = ns;
+          who = "flow " + quoted(f.name) + "'s frame period";
+        }
+      }
+      if (const uint64_t r = workload::reserved_rate_bps(f); r > 0 && static_cast<double>(r) < lowest)
+        lowest = static_cast<double>(r);
+    }
+    const uint64_t flit_ns = static_cast<uint64_t>(std::ceil(c.width_bits * 1e9 / std::max(1.0, lowest)));
+    if (flit_ns > vtick) {
+      vtick = flit_ns;
+      who = "a flit at " + std::to_string(static_cast<uint64_t>(lowest)) + " b/s";
+    }
+    if (vtick <= limit) return;
+    uint32_t need = c.vc_bits;
+    while (need < 63 && (uint64_t{1} << need) - 1 < vtick) ++need;
+    doc_.fail(child(key("switch", "flit"), "vc_bits"), "vc_bits " + std::to_string(c.vc_bits) + " holds Vticks up to " +
+              std::to_string(limit) + " ns, but " + who + " takes " + std::to_string(vtick) + " ns",
+              "give vc_bits: " + std::to_string(need) + " or more, or 0 (unbounded)");
   }
 
   void flows() const {

@@ -140,6 +140,25 @@ TEST(FlitFabric, FlitBlockWithoutTheFlitModelIsRefused) {
   }
 }
 
+// switch.flit.vc_bits must hold the largest Vtick (seed 003 Sec. 3.1): a flit of a 20 Mb/s
+// stream is 6,400 ns, which 16 bits hold; a frame's Vtick (nic_vtick frame) can be the whole
+// frame period, 33.3 ms for a frame of one flit, which takes 25 bits.
+TEST(FlitFabric, FiniteCountersTooSmallForTheLargestVtickAreRefused) {
+  const std::string base =
+      "duration: 1us\ntopology: {generator: single_switch, hosts: 2}\n"
+      "flows: [{name: v, src: h1, dst: h2, generator: video, video_bit_rate: 20000000, payload_bytes: 592}]\n"
+      "switch: {model: flit_wormhole, flit: {nic_scheduler: virtual_clock, vc_bits: ";
+  EXPECT_EQ(scenario_from_yaml(base + "16}}\n", "t.yaml").switch_cfg.flit.vc_bits, 16u);
+  try {
+    scenario_from_yaml(base + "24, nic_vtick: frame}}\n", "t.yaml");
+    FAIL() << "accepted";
+  } catch (const ConfigError& e) {
+    EXPECT_EQ(e.key(), "switch.flit.vc_bits");
+    EXPECT_EQ(e.fix(), "give vc_bits: 25 or more, or 0 (unbounded)");
+  }
+  EXPECT_EQ(scenario_from_yaml(base + "25, nic_vtick: frame}}\n", "t.yaml").switch_cfg.flit.vc_bits, 25u);
+}
+
 // The bug of seed 003's first Fig. 4 runs (docs/seed003.md): under P every message of a
 // frame took a VC of its own, an I frame took every VC of its source's channel and of its
 // outputs, and VirtualClock, which stamps a stream's burst far ahead of its reserved rate,

@@ -385,8 +385,6 @@ TEST(FlitRouter, SameTrafficSameResultsBitForBit) {
   }
 }
 
-}  // namespace
-}  // namespace ibvp::flit
 
 namespace ibvp::flit {
 namespace {
@@ -627,6 +625,168 @@ TEST(FlitRouter, MeshDeliversEveryMessagesFlitsInSequenceAndEachLeavesARouterOnO
     // The traffic preempts: the property is tested where it can fail.
     EXPECT_GT(preempted, 13u);
   }
+}
+
+}  // namespace
+}  // namespace ibvp::flit
+
+// Seed 003 Sec. 3.1's finite counters, written out here as the paper states them, over two
+// always-backlogged connections of one source: the smallest auxVC + Vtick goes (equal stamps:
+// the older message, the lower id, as the NIC's key); when auxVC_i + Vtick_i would pass the
+// counter, auxVC_i restarts at 0 and every other auxVC_j becomes auxVC_j - auxVC_i, 0 if
+// negative (the Vtick then added to the restarted counter). `limit` 0: unbounded. Returns
+// the connection (0 or 1) of each of the first n flits, and the auxVCs after them.
+std::pair<std::vector<int>, std::vector<int64_t>> paper_virtual_clock(std::vector<int64_t> vt, int64_t limit, int n) {
+  std::vector<int64_t> aux(2, 0);
+  std::vector<int> sent(2, 0), order;
+  for (int k = 0; k < n; ++k) {
+    // Messages were queued A0, B0, A1, B1, ...: connection i's current message has id
+    // 2 * (its flits sent / 40) + i.
+    auto key = [&](int i) { return std::make_pair(aux[i] + vt[i], 2 * (sent[i] / 40) + i); };
+    const int i = key(0) < key(1) ? 0 : 1;
+    order.push_back(i);
+    ++sent[i];
+    if (limit > 0 && aux[i] + vt[i] > limit) {
+      const int64_t old = aux[i];
+      for (int64_t& a : aux) a = std::max<int64_t>(0, a - old);
+      aux[i] = vt[i];
+    } else {
+      aux[i] += vt[i];
+    }
+  }
+  return {order, aux};
+}
+
+// The QoS NIC with 16-bit counters of ns (switch.flit.vc_bits: 16): two streams of one source
+// reserving 1/2 and 1/6 of the link (Vticks 160 and 480 ns a flit), 60 messages each queued at
+// cycle 0. The faster one's counter passes 65,535 ns three times in the wire's first 2,000
+// flits, each time with the other one's auxVC behind it, which the rule sets to 0: the order
+// of the flits on the wire is the paper's rule's, flit by flit, and differs from the unbounded
+// clock's (which is the rule-less order), and the auxVCs after 2,000 flits are the rule's.
+TEST(FlitEndpoint, FiniteNicCountersOrderTheWireByThePapersOverflowRule) {
+  constexpr int kFlits = 2000;
+  auto wire = [&](uint32_t bits, std::vector<uint64_t>* aux) {
+    FlitConfig c = config(Variant::preemptive, 8, {1, 3, 4});
+    c.nic_scheduler = NicScheduler::virtual_clock;
+    c.vc_buffer_flits = 40;
+    c.vc_bits = bits;
+    auto net = FlitNetwork::single_router(c, 3);
+    std::vector<int> conn;
+    net->set_flit_trace([&](uint32_t node, uint16_t, uint16_t, const Flit& f, Cycle) {
+      if (node == 0) conn.push_back(static_cast<int>(net->message(f.msg).connection) - 1);
+    });
+    for (int k = 0; k < 60; ++k) {
+      net->send(0, 1, 1, 40, 0, 1, vtick(*net, 2));
+      net->send(0, 2, 1, 40, 0, 2, vtick(*net, 6));
+    }
+    while (conn.size() < kFlits) net->step();
+    conn.resize(kFlits);  // the wire never idles: one flit per cycle, the last cycle's included
+    if (aux) *aux = {net->endpoint(0).aux_vc(1), net->endpoint(0).aux_vc(2)};
+    return conn;
+  };
+  const auto [finite_order, finite_aux] = paper_virtual_clock({160, 480}, 65535, kFlits);
+  const auto [unbounded_order, unbounded_aux] = paper_virtual_clock({160, 480}, 0, kFlits);
+  ASSERT_NE(finite_order, unbounded_order);  // the wraps matter to the order
+  std::vector<uint64_t> aux;
+  EXPECT_EQ(wire(16, &aux), finite_order);
+  EXPECT_EQ(aux, (std::vector<uint64_t>{static_cast<uint64_t>(finite_aux[0]), static_cast<uint64_t>(finite_aux[1])}));
+  // Unbounded: the rule-less order (both clocks run ahead of real time, so Zhang's real-time
+  // term never acts), in ps.
+  EXPECT_EQ(wire(0, &aux), unbounded_order);
+  EXPECT_EQ(aux[0], static_cast<uint64_t>(unbounded_aux[0]) * 1000);
+}
+
+// The router's VirtualClock at a crossbar input takes the same counters: after the two streams
+// above cross a P router with 16-bit counters, input 0's auxVCs are what the paper's rule
+// gives over the flits that crossed from it, in the order they crossed (the router charges
+// every flit it passes; an unbounded counter, or one that wraps modulo 2^16, would hold other
+// values).
+TEST(FlitRouter, FiniteRouterCountersFollowThePapersOverflowRule) {
+  FlitConfig c = config(Variant::preemptive, 8, {1, 3, 4});
+  c.nic_scheduler = NicScheduler::virtual_clock;
+  c.vc_buffer_flits = 40;
+  c.vc_bits = 16;
+  auto net = FlitNetwork::single_router(c, 3);
+  const uint64_t vt[2] = {160, 480};  // ns a flit: 1/2 and 1/6 of the link
+  std::vector<int64_t> aux(2, 0);
+  int overflows = 0;
+  net->set_flit_trace([&](uint32_t node, uint16_t, uint16_t, const Flit& f, Cycle) {
+    if (node != 3) return;  // the router's crossbar, every flit from input 0
+    const int i = static_cast<int>(net->message(f.msg).connection) - 1;
+    if (aux[i] + static_cast<int64_t>(vt[i]) > 65535) {
+      ++overflows;
+      const int64_t old = aux[i];
+      for (int64_t& a : aux) a = std::max<int64_t>(0, a - old);
+      aux[i] = static_cast<int64_t>(vt[i]);
+    } else {
+      aux[i] += static_cast<int64_t>(vt[i]);
+    }
+  });
+  for (int k = 0; k < 60; ++k) {
+    net->send(0, 1, 1, 40, 0, 1, vtick(*net, 2));
+    net->send(0, 2, 1, 40, 0, 2, vtick(*net, 6));
+  }
+  ASSERT_TRUE(net->drain(100000));
+  EXPECT_GE(overflows, 5);
+  EXPECT_EQ(net->router(3).aux_vc(0, 1), static_cast<uint64_t>(aux[0]));
+  EXPECT_EQ(net->router(3).aux_vc(0, 2), static_cast<uint64_t>(aux[1]));
+}
+
+// nic_vtick frame (docs/seed003.md, Fig. 9): the QoS NIC charges a frame's messages at the
+// frame's own rate. One source: a stream's frame of 100 40-flit messages, all queued at cycle
+// 0, whose mean rate is a fifth of the frame's (an I frame), and best effort at 1/2 of the
+// link queued at the same time. The frame's Vtick is its period over its 4,000 flits: at
+// it, every flit the NIC sends is stamped no later than the period ahead of cycle 0, and the
+// frame leaves within the period; at the mean rate its stamps reach 5 periods ahead and it
+// leaves later, behind best effort.
+TEST(FlitEndpoint, FrameVtickStampsAFramesMessagesNoFurtherAheadThanTheFrameRate) {
+  constexpr uint64_t kPeriodCycles = 10000;  // the frame period, in flit cycles
+  auto run = [&](bool by_frame, uint64_t* latest_stamp_ps) {
+    FlitConfig c = config(Variant::preemptive, 8, {1, 3, 4});
+    c.nic_scheduler = NicScheduler::virtual_clock;
+    c.vc_buffer_flits = 40;
+    auto net = FlitNetwork::single_router(c, 3);
+    const uint64_t frame_vtick = kPeriodCycles * c.flit_cycle_ps() / 4000;
+    std::vector<uint32_t> frame;
+    for (int k = 0; k < 100; ++k)
+      frame.push_back(net->send(0, 1, 1, 40, 0, 1, 5 * frame_vtick, false, by_frame ? frame_vtick : 0));
+    for (int k = 0; k < 200; ++k) net->send(0, 2, 2, 40, 0, 2, vtick(*net, 2), true);
+    *latest_stamp_ps = 0;
+    net->set_flit_trace([&](uint32_t node, uint16_t, uint16_t, const Flit& f, Cycle) {
+      // The stamp the flit goes with (auxVC + Vtick, before the NIC charges it).
+      if (node == 0 && net->message(f.msg).connection == 1)
+        *latest_stamp_ps = std::max(*latest_stamp_ps, net->endpoint(0).stamp(f.msg));
+    });
+    EXPECT_TRUE(net->drain(100000));
+    return net->message(frame.back()).tail_injected;
+  };
+  uint64_t stamp_frame = 0, stamp_mean = 0;
+  const Cycle done_frame = run(true, &stamp_frame);
+  const Cycle done_mean = run(false, &stamp_mean);
+  const uint64_t period_ps = kPeriodCycles * FlitConfig{}.flit_cycle_ps();
+  EXPECT_LE(stamp_frame, period_ps);
+  EXPECT_GE(stamp_mean, 4 * period_ps);
+  EXPECT_LT(done_frame, kPeriodCycles);
+  EXPECT_LT(done_frame, done_mean);
+}
+
+TEST(FlitConfig, FiniteCountersAndFrameVticksNeedTheirSchedulers) {
+  FlitConfig c;
+  c.vc_bits = 8;
+  EXPECT_NE(c.problem().find("cannot hold a flit's Vtick"), std::string::npos);
+  c.vc_bits = 16;
+  EXPECT_EQ(c.problem(), "");  // P's VirtualClock uses them
+  c.variant = Variant::traditional;
+  EXPECT_NE(c.problem().find("neither the traditional router nor this NIC"), std::string::npos);
+  c.nic_scheduler = NicScheduler::virtual_clock;
+  EXPECT_EQ(c.problem(), "");
+  c.router_vtick = StreamVtick::frame;
+  EXPECT_NE(c.problem().find("traditional router is FCFS"), std::string::npos);
+  c.router_vtick = StreamVtick::mean;
+  c.nic_vtick = StreamVtick::frame;
+  EXPECT_EQ(c.problem(), "");
+  c.nic_scheduler = NicScheduler::fcfs;
+  EXPECT_NE(c.problem().find("needs nic_scheduler: virtual_clock"), std::string::npos);
 }
 
 }  // namespace

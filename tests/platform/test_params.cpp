@@ -11,6 +11,7 @@
 #include "common/testing.h"
 #include "models/endpoint/endpoint.h"
 #include "models/endpoint/endpoint_params.h"
+#include "models/flit/flit_params.h"
 #include "models/link/link_params.h"
 #include "models/sim/params.h"
 #include "models/switch/switch.h"
@@ -108,11 +109,15 @@ TEST(ParamsVocabulary, EveryModelFieldIsDeclaredOnceWithDocAndDefault) {
             "pipeline_delay, data_vls, vl_buffer_bytes, vl15_buffer_bytes, vlarb, sl2vl, output_buffer_bytes, crossbar, request_order, bypass_limit, "
             "scheduling, scheduling_scope, unreserved_rate, vc_bits, path_selection, "
             "ecn, multicast_replication, multicast_order, multicast_buffer_bytes, multicast_priority, hoq_life, switch_life, drop_policy, sma_delay, sma_queue_depth, lifetime_overrides, model, flit");
+  EXPECT_EQ(keys(flit::flit_params()),
+            "width_bits, link_rate, vcs_per_channel, vc_buffer_flits, variant, acceleration, unreserved, block_flits, "
+            "link_delay, nic_multiplexing, nic_scheduler, nic_dma_cycles, nic_vtick, router_vtick, vc_bits, class_vcs, "
+            "shared_vcs, vl_classes");
   EXPECT_EQ(keys(sw::ecn_params()),
             "policy, output_threshold, max_packet_bytes, threshold, marking_rate, packet_size, victim_mask");
   EXPECT_EQ(keys(ep::endpoint_params()), "data_vls, vl_buffer_bytes, vl15_buffer_bytes, vlarb, sl2vl");
   EXPECT_EQ(keys(link::link_params()), "width, speed, length_m, propagation_ns_per_m");
-  for (const sim::ParamGroup* g : {&sw::switch_params(), &sw::ecn_params(), &ep::endpoint_params(), &link::link_params(),
+  for (const sim::ParamGroup* g : {&sw::switch_params(), &flit::flit_params(), &sw::ecn_params(), &ep::endpoint_params(), &link::link_params(),
                                    &link::vlarb_params(), &link::vlarb_entry_params()}) {
     for (const sim::ParamDecl& d : g->params) {
       EXPECT_FALSE(d.doc.empty()) << g->name << "." << d.name;
