@@ -119,15 +119,27 @@ void Switch::set_vlarb(uint16_t out_port, const link::VlArbConfig& cfg) {
 
 // ---- TLM boundary -------------------------------------------------------------------
 
+void Switch::set_direct_peer(uint16_t port, Switch* peer, uint16_t peer_port, uint64_t propagation_ps) {
+  Port& p = ports_.at(port);
+  assert(p.tx && "a direct peer on a port without a cable");
+  p.peer = peer;
+  p.peer_port = peer_port;
+  p.peer_propagation_ps = propagation_ps;
+}
+
 tlm::tlm_sync_enum Switch::on_rx(int port, tlm::tlm_generic_payload& gp, tlm::tlm_phase& phase,
                                  sc_core::sc_time& delay) {
   assert(phase == tlm::BEGIN_REQ);
   (void)phase;
   link::FabricExt& e = link::PayloadPool::ext(gp);
   assert(e.kind == link::FabricExt::Kind::packet);
-  ib::Packet* p = e.packet;
-  const uint64_t head_ps = agenda_.now_ps() + delay.value();
-  p->hop_tail_ps = head_ps + e.duration.value();
+  receive(static_cast<uint16_t>(port), e.packet, delay.value(), e.duration.value());
+  return tlm::TLM_COMPLETED;
+}
+
+void Switch::receive(uint16_t port, ib::Packet* p, uint64_t delay_ps, uint64_t duration_ps) {
+  const uint64_t head_ps = agenda_.now_ps() + delay_ps;
+  p->hop_tail_ps = head_ps + duration_ps;
   if (p->lrh.vl == ib::kVl15) {
     // Uncredited: whether it fits is decided when its head arrives.
     agenda_.push_at(head_ps, kHead, static_cast<uint16_t>(port), 0, p);
@@ -145,7 +157,6 @@ tlm::tlm_sync_enum Switch::on_rx(int port, tlm::tlm_generic_payload& gp, tlm::tl
   } else {
     arrived(static_cast<uint16_t>(port), p, head_ps);
   }
-  return tlm::TLM_COMPLETED;
 }
 
 void Switch::arrived(uint16_t port, ib::Packet* p, uint64_t head_ps) {
@@ -168,20 +179,24 @@ tlm::tlm_sync_enum Switch::on_tx_bw(int port, tlm::tlm_generic_payload& gp, tlm:
   (void)phase;
   const link::FabricExt& e = link::PayloadPool::ext(gp);
   assert(e.kind == link::FabricExt::Kind::credit);
-  const uint64_t at = agenda_.now_ps() + delay.value();
+  credit_in(static_cast<uint16_t>(port), e.vl, e.blocks, delay.value());
+  return tlm::TLM_COMPLETED;
+}
+
+void Switch::credit_in(uint16_t port, uint8_t vl, uint32_t blocks, uint64_t delay_ps) {
+  const uint64_t at = agenda_.now_ps() + delay_ps;
   if (sim::Scheduler::canonical()) {
     // The update is this switch's action when it lands; until then the watch must still see
     // it on its way, as fifo's announcement shows it (IBA 7.9.4: a credit in flight is the
     // sender's to count). A counter only the watch reads: no result depends on it.
-    uint32_t arg = (e.blocks << 4) | e.vl;
+    uint32_t arg = (blocks << 4) | vl;
     if (!agenda_.remote()) {
-      ports_[static_cast<size_t>(port)].credits_on_cable[e.vl] += e.blocks;
+      ports_[port].credits_on_cable[vl] += blocks;
       arg |= kCreditCounted;
     }
-    agenda_.push_at(at, kCredit, static_cast<uint16_t>(port), arg);
+    agenda_.push_at(at, kCredit, port, arg);
   } else
-    credit_arrived(static_cast<uint16_t>(port), e.vl, e.blocks, at);
-  return tlm::TLM_COMPLETED;
+    credit_arrived(port, vl, blocks, at);
 }
 
 void Switch::credit_arrived(uint16_t port, uint8_t vl, uint32_t blocks, uint64_t at_ps) {
@@ -408,6 +423,9 @@ void Switch::free_input(uint16_t in_port, uint8_t vl, uint32_t blocks) {
 void Switch::return_credit(uint16_t in_port, uint8_t vl, uint32_t blocks, uint64_t after_ps) {
   if (vl == ib::kVl15) return;  // VL15 is not credited
   Port& in = ports_[in_port];
+  // A cable between two switches that nothing taps: Link::backward's sum, without the
+  // sockets (set_direct_peer).
+  if (in.peer) return in.peer->credit_in(in.peer_port, vl, blocks, after_ps + in.peer_propagation_ps);
   tlm::tlm_generic_payload* gp = payloads_.acquire();
   link::FabricExt& e = link::PayloadPool::ext(*gp);
   e.kind = link::FabricExt::Kind::credit;
@@ -612,6 +630,9 @@ void Switch::put_on_wire(uint16_t out_port, uint8_t vl, ib::Packet* p, uint32_t 
   out.counters.busy_ps += end - start;
   probe_.transmit(node_, out_port, *p, start, end);
 
+  // A cable between two switches that nothing taps: Link::forward's sum, without the
+  // sockets (set_direct_peer).
+  if (out.peer) return out.peer->receive(out.peer_port, p, out.peer_propagation_ps, end - start);
   tlm::tlm_generic_payload* gp = payloads_.acquire();
   link::FabricExt& e = link::PayloadPool::ext(*gp);
   e.kind = link::FabricExt::Kind::packet;

@@ -634,6 +634,19 @@ void Fabric::build_links() {
           endpoints_[from.node]->set_peer_buffer(vl, buffer);
       }
     }
+    // Two switches: the cable is crossed by direct calls, not through the sockets and the
+    // link, until a capture taps it (Switch::set_direct_peer; issue 17).
+    sw::Switch* sa = switches_[cable.a.node].get();
+    sw::Switch* sb = switches_[cable.b.node].get();
+    if (sa && sb) {
+      const uint64_t propagation = l->rate().propagation().value();
+      sa->set_direct_peer(cable.a.port, sb, cable.b.port, propagation);
+      sb->set_direct_peer(cable.b.port, sa, cable.a.port, propagation);
+      l->on_first_tap([sa, sb, pa = cable.a.port, pb = cable.b.port] {
+        sa->clear_direct_peer(pa);
+        sb->clear_direct_peer(pb);
+      });
+    }
     links_.push_back(std::move(l));
   }
 }
