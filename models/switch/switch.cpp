@@ -5,6 +5,8 @@
 #include <cmath>
 #include <string>
 
+#include "models/link/link_params.h"
+
 namespace ibvp::sw {
 
 const char* marking_policy_name(MarkingPolicy p) {
@@ -88,6 +90,7 @@ void Switch::attach_port(uint16_t port, const link::LinkRate& rate) {
   for (uint8_t vl = 0; vl < cfg_.data_vls; ++vl) p.buffers.set_capacity(vl, cfg_.vl_buffer_bytes);
   p.buffers.set_capacity(ib::kVl15, cfg_.vl15_buffer_bytes);
   p.arbiter = std::make_unique<link::VlArbiter>(cfg_.vlarb);
+  p.vl0_alone = cfg_.data_vls == 1 && link::vlarb_serves(cfg_.vlarb, 0);
   if (obuf_) {
     p.ob = std::make_unique<OutputBuffer>();
     for (uint8_t vl = 0; vl < cfg_.data_vls; ++vl) p.ob->space.set_capacity(vl, cfg_.output_buffer_bytes);
@@ -114,7 +117,9 @@ void Switch::set_sl2vl(uint16_t in_port, uint16_t out_port, const Sl2VlTable& ta
 }
 
 void Switch::set_vlarb(uint16_t out_port, const link::VlArbConfig& cfg) {
-  ports_.at(out_port).arbiter = std::make_unique<link::VlArbiter>(cfg);
+  Port& p = ports_.at(out_port);
+  p.arbiter = std::make_unique<link::VlArbiter>(cfg);
+  p.vl0_alone = cfg_.data_vls == 1 && link::vlarb_serves(cfg, 0);
 }
 
 // ---- TLM boundary -------------------------------------------------------------------
@@ -571,7 +576,9 @@ void Switch::arbitrate(uint16_t out_port) {
   }
   const int vl = rate_ && cfg_.scheduling_scope == SchedulingScope::across_vls
                      ? rate_choose_vl(out, ready, pick)
-                     : out.arbiter->choose(ready, [&](uint8_t v) { return out.vls[v].requests[pick[v]].packet->size; });
+                     : ready == 1 && out.vl0_alone
+                         ? 0
+                         : out.arbiter->choose(ready, [&](uint8_t v) { return out.vls[v].requests[pick[v]].packet->size; });
   assert(vl >= 0);
   if (out.vls[vl].requests[pick[vl]].mc == McKind::sync_copy) {
     // Seed 000 Sec. 5.2: multicast on VLs of its own "uses the limited number of VLs": its

@@ -422,6 +422,10 @@ class Switch : public sc_core::sc_module {
     // The switch at the other end of the cable when the cable is crossed by direct calls
     // (set_direct_peer), else null: packets and credits go through tx and rx.
     uint16_t peer_port = 0;
+    // One data VL, and the VL arbiter serves VL 0: with VL 0 alone ready the arbiter can
+    // only choose it, and its state can never choose otherwise, so arbitrate() skips it
+    // (its objects are lines a hop need not touch; IBA 7.6.9).
+    bool vl0_alone = false;
     Switch* peer = nullptr;
     uint64_t peer_propagation_ps = 0;  // (the first line ends here)
     std::unique_ptr<OutSocket> tx;
