@@ -124,7 +124,7 @@ void Switch::set_vlarb(uint16_t out_port, const link::VlArbConfig& cfg) {
 
 // ---- TLM boundary -------------------------------------------------------------------
 
-void Switch::set_direct_peer(uint16_t port, Switch* peer, uint16_t peer_port, uint64_t propagation_ps) {
+void Switch::set_direct_peer(uint16_t port, link::DirectPort* peer, uint16_t peer_port, uint64_t propagation_ps) {
   Port& p = ports_.at(port);
   assert(p.tx && "a direct peer on a port without a cable");
   p.peer = peer;
@@ -428,8 +428,8 @@ void Switch::free_input(uint16_t in_port, uint8_t vl, uint32_t blocks) {
 void Switch::return_credit(uint16_t in_port, uint8_t vl, uint32_t blocks, uint64_t after_ps) {
   if (vl == ib::kVl15) return;  // VL15 is not credited
   Port& in = ports_[in_port];
-  // A cable between two switches that nothing taps: Link::backward's sum, without the
-  // sockets (set_direct_peer).
+  // A cable that nothing taps, to a port that takes direct calls: Link::backward's sum,
+  // without the sockets (set_direct_peer).
   if (in.peer) return in.peer->credit_in(in.peer_port, vl, blocks, after_ps + in.peer_propagation_ps);
   tlm::tlm_generic_payload* gp = payloads_.acquire();
   link::FabricExt& e = link::PayloadPool::ext(*gp);
@@ -637,8 +637,8 @@ void Switch::put_on_wire(uint16_t out_port, uint8_t vl, ib::Packet* p, uint32_t 
   out.counters.busy_ps += end - start;
   probe_.transmit(node_, out_port, *p, start, end);
 
-  // A cable between two switches that nothing taps: Link::forward's sum, without the
-  // sockets (set_direct_peer).
+  // A cable that nothing taps, to a port that takes direct calls: Link::forward's sum,
+  // without the sockets (set_direct_peer).
   if (out.peer) return out.peer->receive(out.peer_port, p, out.peer_propagation_ps, end - start);
   tlm::tlm_generic_payload* gp = payloads_.acquire();
   link::FabricExt& e = link::PayloadPool::ext(*gp);

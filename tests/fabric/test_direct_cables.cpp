@@ -1,9 +1,9 @@
-// Cables between two switches that nothing taps are crossed by direct calls into the peer
-// switch instead of through the TLM sockets and the Link (sw::Switch::set_direct_peer,
-// issue 17). They must carry packets and credits at the times the Link would: a fabric gives
-// the same result files, byte for byte, whether its switch-to-switch cables are direct or
-// go through the Link (a capture on a cable turns the direct path off for that cable), and a
-// capture still sees every packet on the cable it taps.
+// Cables between switches and endpoints that nothing taps are crossed by direct calls into
+// the model at the other end instead of through the TLM sockets and the Link
+// (link/direct_port.h, issue 17). They must carry packets and credits at the times the Link
+// would: a fabric gives the same result files, byte for byte, whether its cables are direct
+// or go through the Link (a capture on a cable turns the direct path off for that cable),
+// and a capture still sees every packet on the cable it taps.
 #include <gtest/gtest.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -44,10 +44,12 @@ Scenario congested_chain(EventOrder order) {
   return s;
 }
 
-// Captures on both switch-to-switch cables of the chain (s1/2 - s2/4, s2/2 - s3/4).
-void capture_inter_switch_cables(Scenario& s) {
+// Captures on every cable of the chain: both switch-to-switch cables (s1/2 - s2/4,
+// s2/2 - s3/4) and the three hosts'.
+void capture_every_cable(Scenario& s) {
   s.outputs.pcaps.push_back(PcapConfig{"s1", 2, "s1_2.pcap", true});
   s.outputs.pcaps.push_back(PcapConfig{"s2", 2, "s2_2.pcap", true});
+  for (const char* h : {"h_src", "h_dst", "a1"}) s.outputs.pcaps.push_back(PcapConfig{h, 1, std::string(h) + ".pcap", true});
 }
 
 int run_in_child(const Scenario& scenario, const std::string& dir) {
@@ -73,7 +75,7 @@ void same_results_direct_and_through_the_link(EventOrder order) {
                                       std::to_string(static_cast<int>(order)));
   Scenario direct = congested_chain(order);
   Scenario linked = congested_chain(order);
-  capture_inter_switch_cables(linked);
+  capture_every_cable(linked);
   ASSERT_EQ(run_in_child(direct, (root / "direct").string()), 0);
   ASSERT_EQ(run_in_child(linked, (root / "linked").string()), 0);
   int compared = 0;
@@ -87,7 +89,7 @@ void same_results_direct_and_through_the_link(EventOrder order) {
   const std::string summary = slurp(root / "direct" / "summary.json");
   EXPECT_NE(summary.find("\"packet_hops\""), std::string::npos);
   // The captures saw packets: the tapped cables went through the Link.
-  for (const char* pcap : {"s1_2.pcap", "s2_2.pcap"})
+  for (const char* pcap : {"s1_2.pcap", "s2_2.pcap", "h_src.pcap", "h_dst.pcap", "a1.pcap"})
     EXPECT_GT(std::filesystem::file_size(root / "linked" / pcap), 24u + 1000u) << pcap;
   std::filesystem::remove_all(root);
 }
@@ -102,9 +104,9 @@ TEST(DirectCables, SameResultFilesAsThroughTheLinkCanonicalOrder) {
   same_results_direct_and_through_the_link(EventOrder::canonical);
 }
 
-// The builder makes switch-to-switch cables direct and leaves cables to endpoints on the
-// Link; a tap on a cable turns its direct path off at both ends, and the tap then sees every
-// packet that crosses the cable in either direction.
+// The builder makes the cables between switches and endpoints direct; a tap on a cable turns
+// its direct path off at both ends, and the tap then sees every packet that crosses the
+// cable in either direction.
 TEST(DirectCables, ATapTurnsTheDirectPathOffAndSeesEveryPacket) {
   Scenario s = congested_chain(EventOrder::fifo);
   Fabric f(s);
@@ -113,7 +115,7 @@ TEST(DirectCables, ATapTurnsTheDirectPathOffAndSeesEveryPacket) {
   EXPECT_TRUE(f.switch_at(s1)->direct_peer(2));
   EXPECT_TRUE(f.switch_at(s2)->direct_peer(4));
   EXPECT_TRUE(f.switch_at(s2)->direct_peer(2));
-  EXPECT_FALSE(f.switch_at(s1)->direct_peer(1));  // to an endpoint: the Link
+  EXPECT_TRUE(f.switch_at(s1)->direct_peer(1));  // to endpoint h_src
   struct Count : link::LinkTap {
     uint64_t packets = 0;
     void on_packet(int, const sc_core::sc_time&, const ib::Packet&) override { ++packets; }
