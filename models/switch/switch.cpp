@@ -578,7 +578,8 @@ void Switch::arbitrate(uint16_t out_port) {
                      ? rate_choose_vl(out, ready, pick)
                      : ready == 1 && out.vl0_alone
                          ? 0
-                         : out.arbiter->choose(ready, [&](uint8_t v) { return out.vls[v].requests[pick[v]].packet->size; });
+                         : out.arbiter->choose(ready,
+                                               [&](uint8_t v) { return out.vls[v].requests[pick[v]].packet->size; });
   assert(vl >= 0);
   if (out.vls[vl].requests[pick[vl]].mc == McKind::sync_copy) {
     // Seed 000 Sec. 5.2: multicast on VLs of its own "uses the limited number of VLs": its

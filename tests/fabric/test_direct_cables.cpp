@@ -49,7 +49,8 @@ Scenario congested_chain(EventOrder order) {
 void capture_every_cable(Scenario& s) {
   s.outputs.pcaps.push_back(PcapConfig{"s1", 2, "s1_2.pcap", true});
   s.outputs.pcaps.push_back(PcapConfig{"s2", 2, "s2_2.pcap", true});
-  for (const char* h : {"h_src", "h_dst", "a1"}) s.outputs.pcaps.push_back(PcapConfig{h, 1, std::string(h) + ".pcap", true});
+  for (const char* h : {"h_src", "h_dst", "a1"})
+    s.outputs.pcaps.push_back(PcapConfig{h, 1, std::string(h) + ".pcap", true});
 }
 
 int run_in_child(const Scenario& scenario, const std::string& dir) {
