@@ -475,7 +475,7 @@ def fat_trees(build: Path, runs: int) -> dict[str, dict[str, float]]:
     result = {}
     for k, n, span in FAT_TREES:
         for load in FAT_TREE_LOADS:
-            rates, rss, walls, accepted = [], [], [], []
+            rates, rss, walls, accepted, allocated = [], [], [], [], []
             for _ in range(runs):
                 with tempfile.TemporaryDirectory() as out:
                     scenario = Path(out) / "tree.yaml"
@@ -490,6 +490,7 @@ def fat_trees(build: Path, runs: int) -> dict[str, dict[str, float]]:
                     rates.append(run["packet_hops_per_s"])
                     walls.append(run["wall_seconds"])
                     rss.append(run["peak_rss_bytes"])
+                    allocated.append(run.get("packets_allocated", 0))
                     t = summary["traffic"]
                     accepted.append(t["delivered_bytes"] / max(1, t["injected_bytes"]))
                     hops = summary["packet_hops"]
@@ -497,7 +498,8 @@ def fat_trees(build: Path, runs: int) -> dict[str, dict[str, float]]:
             result[name] = {"hosts": k ** n, "span": span, "packet_hops": hops,
                             "packet_hops_per_s": statistics.median(rates), "wall_s": statistics.median(walls),
                             "ns_per_hop": 1e9 * statistics.median(walls) / max(1, hops),
-                            "accepted": statistics.median(accepted), "peak_rss_mb": statistics.median(rss) / 2**20}
+                            "accepted": statistics.median(accepted), "peak_rss_mb": statistics.median(rss) / 2**20,
+                            "peak_packets": statistics.median(allocated)}
             print(f"BENCH case=fat_tree_{k}_{n}_{load} " + " ".join(f"{a}={b}" for a, b in result[name].items()),
                   flush=True)
     return result
@@ -514,12 +516,14 @@ def fat_tree_section(res: dict[str, dict[str, float]], runs: int) -> list[str]:
         "packets at the end, far under 1 when it saturates). Issue 17's targets: wall time per hop flat as the "
         "fabric grows, 1,024 hosts at 50 % for 10 ms in under 60 s.",
         "",
-        "| case | hosts | simulated | packet-hops | packet-hops/s | ns per hop | accepted | peak RSS MB |",
-        "|---|---:|---:|---:|---:|---:|---:|---:|",
+        "| case | hosts | simulated | packet-hops | packet-hops/s | ns per hop | accepted | peak RSS MB | packets in flight (peak) |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|---:|",
         *[f"| {name} | {r['hosts']:,} | {r['span']} | {r['packet_hops']:,} | {r['packet_hops_per_s']:,.0f} | "
-          f"{r['ns_per_hop']:.0f} | {r['accepted']:.3f} | {r['peak_rss_mb']:.0f} |" for name, r in res.items()],
+          f"{r['ns_per_hop']:.0f} | {r['accepted']:.3f} | {r['peak_rss_mb']:.0f} | {r['peak_packets']:,.0f} |"
+          for name, r in res.items()],
         "",
     ]
+
 
 
 def calibration(build: Path) -> dict[str, dict]:

@@ -44,19 +44,23 @@ void Endpoint::add_source(TrafficSource* s) {
 tlm::tlm_sync_enum Endpoint::on_rx(tlm::tlm_generic_payload& gp, tlm::tlm_phase&, sc_core::sc_time& delay) {
   link::FabricExt& e = link::PayloadPool::ext(gp);
   assert(e.kind == link::FabricExt::Kind::packet);
-  const uint64_t head_ps = agenda_.now_ps() + delay.value();
-  e.packet->hop_tail_ps = head_ps + e.duration.value();
-  if (e.packet->lrh.vl == ib::kVl15 || sim::Scheduler::canonical()) {
+  receive(0, e.packet, delay.value(), e.duration.value());
+  return tlm::TLM_COMPLETED;
+}
+
+void Endpoint::receive(uint16_t, ib::Packet* p, uint64_t delay_ps, uint64_t duration_ps) {
+  const uint64_t head_ps = agenda_.now_ps() + delay_ps;
+  p->hop_tail_ps = head_ps + duration_ps;
+  if (p->lrh.vl == ib::kVl15 || sim::Scheduler::canonical()) {
     // Uncredited: whether it fits is decided when its head arrives. In canonical event order
     // every packet is: the sender's event touches none of this endpoint's state, and the
     // delivery is one action of this endpoint, keyed by the sender (timed_queue.h).
-    agenda_.push_at(head_ps, kHead, 0, 0, e.packet);
+    agenda_.push_at(head_ps, kHead, 0, 0, p);
   } else {
     // As in the switch: a data packet is admitted as it is sent (the sender held credits,
     // so its space is free), and the endpoint wakes only when its tail is in.
-    head_arrived(e.packet);
+    head_arrived(p);
   }
-  return tlm::TLM_COMPLETED;
 }
 
 void Endpoint::head_arrived(ib::Packet* p) {
@@ -79,12 +83,16 @@ void Endpoint::head_arrived(ib::Packet* p) {
 tlm::tlm_sync_enum Endpoint::on_tx_bw(tlm::tlm_generic_payload& gp, tlm::tlm_phase&, sc_core::sc_time& delay) {
   const link::FabricExt& e = link::PayloadPool::ext(gp);
   assert(e.kind == link::FabricExt::Kind::credit);
-  const uint64_t at = agenda_.now_ps() + delay.value();
-  if (sim::Scheduler::canonical())
-    agenda_.push_at(at, kCredit, 0, (e.blocks << 4) | e.vl);
-  else
-    credit_arrived(e.vl, e.blocks, at);
+  credit_in(0, e.vl, e.blocks, delay.value());
   return tlm::TLM_COMPLETED;
+}
+
+void Endpoint::credit_in(uint16_t, uint8_t vl, uint32_t blocks, uint64_t delay_ps) {
+  const uint64_t at = agenda_.now_ps() + delay_ps;
+  if (sim::Scheduler::canonical())
+    agenda_.push_at(at, kCredit, 0, (blocks << 4) | vl);
+  else
+    credit_arrived(vl, blocks, at);
 }
 
 void Endpoint::credit_arrived(uint8_t vl, uint32_t blocks, uint64_t at_ps) {
@@ -254,15 +262,20 @@ void Endpoint::send(size_t source_index, uint32_t payload_bytes) {
   probe_.inject(*p, now);
   probe_.transmit(node_, 1, *p, now, end);
 
-  tlm::tlm_generic_payload* gp = payloads_.acquire();
-  link::FabricExt& e = link::PayloadPool::ext(*gp);
-  e.kind = link::FabricExt::Kind::packet;
-  e.packet = p;
-  e.duration = sc_core::sc_time::from_value(duration);
-  tlm::tlm_phase phase = tlm::BEGIN_REQ;
-  sc_core::sc_time delay = sc_core::SC_ZERO_TIME;
-  tx->nb_transport_fw(*gp, phase, delay);
-  gp->release();
+  if (peer_) {
+    // An untapped cable to a switch: Link::forward's sum, without the sockets (DirectPort).
+    peer_->receive(peer_port_, p, peer_propagation_ps_, duration);
+  } else {
+    tlm::tlm_generic_payload* gp = payloads_.acquire();
+    link::FabricExt& e = link::PayloadPool::ext(*gp);
+    e.kind = link::FabricExt::Kind::packet;
+    e.packet = p;
+    e.duration = sc_core::sc_time::from_value(duration);
+    tlm::tlm_phase phase = tlm::BEGIN_REQ;
+    sc_core::sc_time delay = sc_core::SC_ZERO_TIME;
+    tx->nb_transport_fw(*gp, phase, delay);
+    gp->release();
+  }
   // Look again when the port is free and some source may have a packet: at the end of
   // this one for a busy source, later for one that is paced or generates later.
   uint64_t next = TrafficSource::kNever;
@@ -280,6 +293,8 @@ void Endpoint::deliver(ib::Packet* p) {
   buffers_.release(vl, blocks);
   packets_.release(p);
   if (vl == ib::kVl15) return;
+  // An untapped cable to a switch: Link::backward's sum, without the sockets (DirectPort).
+  if (peer_) return peer_->credit_in(peer_port_, vl, blocks, peer_propagation_ps_);
   tlm::tlm_generic_payload* gp = payloads_.acquire();
   link::FabricExt& e = link::PayloadPool::ext(*gp);
   e.kind = link::FabricExt::Kind::credit;

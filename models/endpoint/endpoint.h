@@ -15,6 +15,7 @@
 
 #include "models/endpoint/traffic_source.h"
 #include "models/ib/packet.h"
+#include "models/link/direct_port.h"
 #include "models/link/fabric_payload.h"
 #include "models/link/link_rate.h"
 #include "models/link/port_state.h"
@@ -32,7 +33,7 @@ struct EndpointConfig {
   std::array<uint8_t, 16> sl2vl{};       // SL -> VL on the CA port
 };
 
-class Endpoint : public sc_core::sc_module {
+class Endpoint : public sc_core::sc_module, public link::DirectPort {
  public:
   tlm_utils::simple_initiator_socket<Endpoint> tx;
   // A passthrough socket spawns no thread (simple_target_socket spawns one per socket that
@@ -45,6 +46,16 @@ class Endpoint : public sc_core::sc_module {
            const link::LinkRate& rate, ib::PacketPool& packets, link::PayloadPool& payloads, sim::Probe& probe);
 
   void set_peer_buffer(uint8_t vl, uint32_t bytes) { credits_.set_limit(vl, bytes / ib::kCreditBlockBytes); }
+  // The cable to `peer_port` of `peer` (its switch), `propagation_ps` long, crossed by direct
+  // calls instead of through the sockets and the Link while nothing taps it
+  // (link/direct_port.h; the builder sets and clears it).
+  void set_direct_peer(link::DirectPort* peer, uint16_t peer_port, uint64_t propagation_ps) {
+    peer_ = peer;
+    peer_port_ = peer_port;
+    peer_propagation_ps_ = propagation_ps;
+  }
+  void clear_direct_peer() { peer_ = nullptr; }
+  bool direct_peer() const { return peer_ != nullptr; }
   // Its agenda's id in the canonical event order (sim::Scheduler): the fabric builder's.
   void set_order_id(uint32_t id) { agenda_.set_source_id(id); }
   // Split runs (docs/parallel.md): the process that does not run this model marks it
@@ -78,6 +89,9 @@ class Endpoint : public sc_core::sc_module {
 
   tlm::tlm_sync_enum on_rx(tlm::tlm_generic_payload& gp, tlm::tlm_phase& phase, sc_core::sc_time& delay);
   tlm::tlm_sync_enum on_tx_bw(tlm::tlm_generic_payload& gp, tlm::tlm_phase& phase, sc_core::sc_time& delay);
+  // What on_rx and on_tx_bw do, reached from them or directly from the switch (DirectPort).
+  void receive(uint16_t port, ib::Packet* p, uint64_t delay_ps, uint64_t duration_ps) override;
+  void credit_in(uint16_t port, uint8_t vl, uint32_t blocks, uint64_t delay_ps) override;
   void dispatch(const sim::Action& a);
   void try_send();
   // The source that VL `vl` would send next (round robin among ready ones), or -1.
@@ -113,6 +127,10 @@ class Endpoint : public sc_core::sc_module {
   uint64_t injected_ = 0;
   uint64_t delivered_ = 0;
   uint64_t created_ = 0;  // packets made here: the count in a canonical packet id
+  // The switch port at the other end when the cable is crossed by direct calls, else null.
+  link::DirectPort* peer_ = nullptr;
+  uint16_t peer_port_ = 0;
+  uint64_t peer_propagation_ps_ = 0;
 };
 
 }  // namespace ibvp::ep

@@ -34,10 +34,25 @@ constexpr uint32_t kNoFrame = ~uint32_t{0};
 // Switch hops whose output port a packet records (Packet::route).
 constexpr size_t kRouteHops = 16;
 
-struct Packet {
+struct alignas(64) Packet {
   // Headers in the order they appear on the wire; which are present follows lrh.lnh and
-  // the BTH opcode (opcode_layout()).
+  // the BTH opcode (opcode_layout()). The LRH and what every hop reads or writes besides
+  // it come first, in one cache line (issue 17: on large fabrics a hop's wall time follows
+  // the lines it touches; a packet's hot fields were spread over three).
   Lrh lrh;
+  // wire_bytes() as of finalize_lengths(): what links and buffers charge, read per hop
+  // without recomputing the header layout.
+  uint32_t size = 0;
+  uint64_t hop_tail_ps = 0;   // when its tail reaches the port now receiving it (ps)
+  uint16_t hops = 0;          // switches traversed
+  // The output port taken at each switch, the first kRouteHops of them (the packets table's
+  // route column: which of a destination's alternatives it took, seed 000 Sec. 3.4).
+  std::array<uint8_t, kRouteHops> route{};
+  DropReason drop = DropReason::none;
+  // seed 000 Sec. 3.4, reliable datagrams: the source chose the path (random path bits that
+  // each switch with alternatives reads; sw::source_choice), so switches do not adapt it.
+  bool source_path = false;
+  uint32_t path_bits = 0;
   Grh grh;
   Bth bth;
   Deth deth;
@@ -47,9 +62,6 @@ struct Packet {
   AtomicAckEth atomic_ack_eth;
   uint32_t immdt = 0;
   uint32_t payload_bytes = 0;
-  // wire_bytes() as of finalize_lengths(): what links and buffers charge, read per hop
-  // without recomputing the header layout.
-  uint32_t size = 0;
   // Payload content, when a model carries real data (HCA DMA, captures). Empty means
   // zero-filled bytes of payload_bytes length.
   std::vector<uint8_t> payload;
@@ -78,16 +90,6 @@ struct Packet {
   // Seed 003 Fig. 5(a): when its header entered the network of routers (the flit model: its
   // header flit left the edge into the first router), ps; 0: not known, take `injected`.
   uint64_t entered_ps = 0;
-  uint16_t hops = 0;          // switches traversed
-  uint64_t hop_tail_ps = 0;   // when its tail reaches the port now receiving it (ps)
-  // The output port taken at each switch, the first kRouteHops of them (the packets table's
-  // route column: which of a destination's alternatives it took, seed 000 Sec. 3.4).
-  std::array<uint8_t, kRouteHops> route{};
-  // seed 000 Sec. 3.4, reliable datagrams: the source chose the path (random path bits that
-  // each switch with alternatives reads; sw::source_choice), so switches do not adapt it.
-  bool source_path = false;
-  uint32_t path_bits = 0;
-  DropReason drop = DropReason::none;
 
   // Bytes between LRH and ICRC that depend on the opcode: extended headers + payload + pad.
   uint32_t wire_bytes() const;            // LRH .. VCRC inclusive, byte-exact

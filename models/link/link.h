@@ -3,8 +3,10 @@
 // propagation time. Serialization is the sender's business (its port knows the rate and is
 // busy while it sends); the cable only carries heads, tails and credit updates, and shows
 // every packet to its taps (captures, traces) as it leaves the sender.
+#include <functional>
 #include <memory>
 #include <string>
+#include <utility>
 #include <systemc>
 #include <tlm>
 #include <tlm_utils/simple_initiator_socket.h>
@@ -36,7 +38,14 @@ class Link : public sc_core::sc_module {
 
   const LinkConfig& config() const { return cfg_; }
   const LinkRate& rate() const { return rate_; }
-  void add_tap(LinkTap* tap) { taps_.push_back(tap); }
+  void add_tap(LinkTap* tap) {
+    taps_.push_back(tap);
+    if (on_tap_) std::exchange(on_tap_, nullptr)();
+  }
+  // Called once, when the first tap is added: the builder lets two switches cross a cable
+  // nothing watches by direct calls (sw::Switch::set_direct_peer) and turns that off here,
+  // so a tap sees every packet.
+  void on_first_tap(std::function<void()> f) { on_tap_ = std::move(f); }
 
  private:
   tlm::tlm_sync_enum forward(int direction, tlm::tlm_generic_payload& gp, tlm::tlm_phase& phase,
@@ -47,6 +56,7 @@ class Link : public sc_core::sc_module {
   LinkConfig cfg_;
   LinkRate rate_;
   std::vector<LinkTap*> taps_;
+  std::function<void()> on_tap_;
 };
 
 }  // namespace ibvp::link

@@ -203,8 +203,10 @@ class CreditWaitClock {
   }
 
  private:
-  std::array<uint64_t, ib::kMaxVls> since_ = filled();
+  // The port's clock first: it and the first VLs' share a cache line (every transmission
+  // samples both; issue 17).
   uint64_t port_since_ = kIdle;
+  std::array<uint64_t, ib::kMaxVls> since_ = filled();
   static std::array<uint64_t, ib::kMaxVls> filled() {
     std::array<uint64_t, ib::kMaxVls> a{};
     a.fill(kIdle);

@@ -5,6 +5,8 @@
 #include <cmath>
 #include <string>
 
+#include "models/link/link_params.h"
+
 namespace ibvp::sw {
 
 const char* marking_policy_name(MarkingPolicy p) {
@@ -88,6 +90,7 @@ void Switch::attach_port(uint16_t port, const link::LinkRate& rate) {
   for (uint8_t vl = 0; vl < cfg_.data_vls; ++vl) p.buffers.set_capacity(vl, cfg_.vl_buffer_bytes);
   p.buffers.set_capacity(ib::kVl15, cfg_.vl15_buffer_bytes);
   p.arbiter = std::make_unique<link::VlArbiter>(cfg_.vlarb);
+  p.vl0_alone = cfg_.data_vls == 1 && link::vlarb_serves(cfg_.vlarb, 0);
   if (obuf_) {
     p.ob = std::make_unique<OutputBuffer>();
     for (uint8_t vl = 0; vl < cfg_.data_vls; ++vl) p.ob->space.set_capacity(vl, cfg_.output_buffer_bytes);
@@ -114,10 +117,20 @@ void Switch::set_sl2vl(uint16_t in_port, uint16_t out_port, const Sl2VlTable& ta
 }
 
 void Switch::set_vlarb(uint16_t out_port, const link::VlArbConfig& cfg) {
-  ports_.at(out_port).arbiter = std::make_unique<link::VlArbiter>(cfg);
+  Port& p = ports_.at(out_port);
+  p.arbiter = std::make_unique<link::VlArbiter>(cfg);
+  p.vl0_alone = cfg_.data_vls == 1 && link::vlarb_serves(cfg, 0);
 }
 
 // ---- TLM boundary -------------------------------------------------------------------
+
+void Switch::set_direct_peer(uint16_t port, link::DirectPort* peer, uint16_t peer_port, uint64_t propagation_ps) {
+  Port& p = ports_.at(port);
+  assert(p.tx && "a direct peer on a port without a cable");
+  p.peer = peer;
+  p.peer_port = peer_port;
+  p.peer_propagation_ps = propagation_ps;
+}
 
 tlm::tlm_sync_enum Switch::on_rx(int port, tlm::tlm_generic_payload& gp, tlm::tlm_phase& phase,
                                  sc_core::sc_time& delay) {
@@ -125,9 +138,13 @@ tlm::tlm_sync_enum Switch::on_rx(int port, tlm::tlm_generic_payload& gp, tlm::tl
   (void)phase;
   link::FabricExt& e = link::PayloadPool::ext(gp);
   assert(e.kind == link::FabricExt::Kind::packet);
-  ib::Packet* p = e.packet;
-  const uint64_t head_ps = agenda_.now_ps() + delay.value();
-  p->hop_tail_ps = head_ps + e.duration.value();
+  receive(static_cast<uint16_t>(port), e.packet, delay.value(), e.duration.value());
+  return tlm::TLM_COMPLETED;
+}
+
+void Switch::receive(uint16_t port, ib::Packet* p, uint64_t delay_ps, uint64_t duration_ps) {
+  const uint64_t head_ps = agenda_.now_ps() + delay_ps;
+  p->hop_tail_ps = head_ps + duration_ps;
   if (p->lrh.vl == ib::kVl15) {
     // Uncredited: whether it fits is decided when its head arrives.
     agenda_.push_at(head_ps, kHead, static_cast<uint16_t>(port), 0, p);
@@ -145,7 +162,6 @@ tlm::tlm_sync_enum Switch::on_rx(int port, tlm::tlm_generic_payload& gp, tlm::tl
   } else {
     arrived(static_cast<uint16_t>(port), p, head_ps);
   }
-  return tlm::TLM_COMPLETED;
 }
 
 void Switch::arrived(uint16_t port, ib::Packet* p, uint64_t head_ps) {
@@ -168,20 +184,24 @@ tlm::tlm_sync_enum Switch::on_tx_bw(int port, tlm::tlm_generic_payload& gp, tlm:
   (void)phase;
   const link::FabricExt& e = link::PayloadPool::ext(gp);
   assert(e.kind == link::FabricExt::Kind::credit);
-  const uint64_t at = agenda_.now_ps() + delay.value();
+  credit_in(static_cast<uint16_t>(port), e.vl, e.blocks, delay.value());
+  return tlm::TLM_COMPLETED;
+}
+
+void Switch::credit_in(uint16_t port, uint8_t vl, uint32_t blocks, uint64_t delay_ps) {
+  const uint64_t at = agenda_.now_ps() + delay_ps;
   if (sim::Scheduler::canonical()) {
     // The update is this switch's action when it lands; until then the watch must still see
     // it on its way, as fifo's announcement shows it (IBA 7.9.4: a credit in flight is the
     // sender's to count). A counter only the watch reads: no result depends on it.
-    uint32_t arg = (e.blocks << 4) | e.vl;
+    uint32_t arg = (blocks << 4) | vl;
     if (!agenda_.remote()) {
-      ports_[static_cast<size_t>(port)].credits_on_cable[e.vl] += e.blocks;
+      ports_[port].credits_on_cable[vl] += blocks;
       arg |= kCreditCounted;
     }
-    agenda_.push_at(at, kCredit, static_cast<uint16_t>(port), arg);
+    agenda_.push_at(at, kCredit, port, arg);
   } else
-    credit_arrived(static_cast<uint16_t>(port), e.vl, e.blocks, at);
-  return tlm::TLM_COMPLETED;
+    credit_arrived(port, vl, blocks, at);
 }
 
 void Switch::credit_arrived(uint16_t port, uint8_t vl, uint32_t blocks, uint64_t at_ps) {
@@ -408,6 +428,9 @@ void Switch::free_input(uint16_t in_port, uint8_t vl, uint32_t blocks) {
 void Switch::return_credit(uint16_t in_port, uint8_t vl, uint32_t blocks, uint64_t after_ps) {
   if (vl == ib::kVl15) return;  // VL15 is not credited
   Port& in = ports_[in_port];
+  // A cable that nothing taps, to a port that takes direct calls: Link::backward's sum,
+  // without the sockets (set_direct_peer).
+  if (in.peer) return in.peer->credit_in(in.peer_port, vl, blocks, after_ps + in.peer_propagation_ps);
   tlm::tlm_generic_payload* gp = payloads_.acquire();
   link::FabricExt& e = link::PayloadPool::ext(*gp);
   e.kind = link::FabricExt::Kind::credit;
@@ -553,7 +576,10 @@ void Switch::arbitrate(uint16_t out_port) {
   }
   const int vl = rate_ && cfg_.scheduling_scope == SchedulingScope::across_vls
                      ? rate_choose_vl(out, ready, pick)
-                     : out.arbiter->choose(ready, [&](uint8_t v) { return out.vls[v].requests[pick[v]].packet->size; });
+                     : ready == 1 && out.vl0_alone
+                         ? 0
+                         : out.arbiter->choose(ready,
+                                               [&](uint8_t v) { return out.vls[v].requests[pick[v]].packet->size; });
   assert(vl >= 0);
   if (out.vls[vl].requests[pick[vl]].mc == McKind::sync_copy) {
     // Seed 000 Sec. 5.2: multicast on VLs of its own "uses the limited number of VLs": its
@@ -612,6 +638,9 @@ void Switch::put_on_wire(uint16_t out_port, uint8_t vl, ib::Packet* p, uint32_t 
   out.counters.busy_ps += end - start;
   probe_.transmit(node_, out_port, *p, start, end);
 
+  // A cable that nothing taps, to a port that takes direct calls: Link::forward's sum,
+  // without the sockets (set_direct_peer).
+  if (out.peer) return out.peer->receive(out.peer_port, p, out.peer_propagation_ps, end - start);
   tlm::tlm_generic_payload* gp = payloads_.acquire();
   link::FabricExt& e = link::PayloadPool::ext(*gp);
   e.kind = link::FabricExt::Kind::packet;

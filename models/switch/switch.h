@@ -38,6 +38,7 @@
 
 #include "models/flit/flit_config.h"
 #include "models/ib/packet.h"
+#include "models/link/direct_port.h"
 #include "models/link/fabric_payload.h"
 #include "models/link/link_rate.h"
 #include "models/link/port_state.h"
@@ -148,7 +149,7 @@ struct SwitchConfig {
   static Sl2VlTable default_sl2vl(uint8_t data_vls);
 };
 
-class Switch : public sc_core::sc_module {
+class Switch : public sc_core::sc_module, public link::DirectPort {
  public:
   // A passthrough socket spawns no thread (simple_target_socket spawns one per socket that
   // registers only nb_transport_fw: a stack and a guard mapping each, which large fabrics
@@ -171,6 +172,14 @@ class Switch : public sc_core::sc_module {
   OutSocket& tx(uint16_t port) { return *ports_.at(port).tx; }
   // Credits the next hop advertises on `port` (its receive buffer), per VL, in bytes.
   void set_peer_buffer(uint16_t port, uint8_t vl, uint32_t bytes);
+  // A cable from `port` to `peer_port` of `peer` (a switch or an endpoint), `propagation_ps`
+  // long, that nothing watches (no capture taps it): packets and credit updates cross it by
+  // a direct call into the peer instead of through the TLM sockets and the Link between
+  // them (link/direct_port.h; issue 17). The builder sets it on both ends of such a cable
+  // and clears it when a tap is attached to that cable.
+  void set_direct_peer(uint16_t port, link::DirectPort* peer, uint16_t peer_port, uint64_t propagation_ps);
+  void clear_direct_peer(uint16_t port) { ports_.at(port).peer = nullptr; }
+  bool direct_peer(uint16_t port) const { return ports_.at(port).peer != nullptr; }
   // Its agenda's id in the canonical event order (sim::Scheduler): the fabric builder's.
   void set_order_id(uint32_t id) { agenda_.set_source_id(id); }
   // Split runs (docs/parallel.md): the process that does not run this model marks it
@@ -409,8 +418,17 @@ class Switch : public sc_core::sc_module {
     bool link_down = false;  // a link event took the cable down (set_link)
     bool credit_blocked = false;  // idle with requests that wait for credits
     bool credit_starved = false;  // credit_blocked at some time since the last transmission
+    // The port at the other end of the cable when the cable is crossed by direct calls
+    // (set_direct_peer), else null: packets and credits go through tx and rx.
+    uint16_t peer_port = 0;
+    // One data VL, and the VL arbiter serves VL 0: with VL 0 alone ready the arbiter can
+    // only choose it, and its state can never choose otherwise, so arbitrate() skips it
+    // (its objects are lines a hop need not touch; IBA 7.6.9).
+    bool vl0_alone = false;
+    link::DirectPort* peer = nullptr;
+    uint64_t peer_propagation_ps = 0;  // (the first line ends here)
     std::unique_ptr<OutSocket> tx;
-    std::unique_ptr<InSocket> rx;  // (the first line ends here)
+    std::unique_ptr<InSocket> rx;
     std::unique_ptr<link::VlArbiter> arbiter;
     link::LinkRate rate{link::LinkConfig{}};
     // Input side.
@@ -457,6 +475,11 @@ class Switch : public sc_core::sc_module {
                            sc_core::sc_time& delay);
   tlm::tlm_sync_enum on_tx_bw(int port, tlm::tlm_generic_payload& gp, tlm::tlm_phase& phase,
                               sc_core::sc_time& delay);
+  // What on_rx and on_tx_bw do with what a cable brings, reached from them or directly from
+  // the peer (link::DirectPort, set_direct_peer): a packet whose head is `delay_ps` from
+  // now and whose tail follows `duration_ps` later; a credit update landing `delay_ps` from now.
+  void receive(uint16_t port, ib::Packet* p, uint64_t delay_ps, uint64_t duration_ps) override;
+  void credit_in(uint16_t port, uint8_t vl, uint32_t blocks, uint64_t delay_ps) override;
   void attach_port(uint16_t port, const link::LinkRate& rate);
   void dispatch(const sim::Action& a);
 

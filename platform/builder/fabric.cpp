@@ -585,6 +585,24 @@ void Fabric::build_nodes() {
   }
 }
 
+link::DirectPort* Fabric::direct_port(const topo::PortRef& r) const {
+  if (sw::Switch* s = switches_[r.node].get()) return s;
+  if ((flit_ && flit_->is_edge(r.node, r.port)) || hosts_[r.node]) return nullptr;
+  return endpoints_[r.node].get();
+}
+
+void Fabric::set_direct_peer(const topo::PortRef& at, link::DirectPort* peer, uint16_t peer_port,
+                             uint64_t propagation_ps) {
+  if (sw::Switch* s = switches_[at.node].get()) {
+    if (peer) s->set_direct_peer(at.port, peer, peer_port, propagation_ps);
+    else s->clear_direct_peer(at.port);
+  } else if (peer) {
+    endpoints_[at.node]->set_direct_peer(peer, peer_port, propagation_ps);
+  } else {
+    endpoints_[at.node]->clear_direct_peer();
+  }
+}
+
 void Fabric::build_links() {
   const topo::Topology& t = scenario_.topology;
   const uint8_t vls = scenario_.switch_cfg.data_vls;
@@ -633,6 +651,17 @@ void Fabric::build_links() {
         else
           endpoints_[from.node]->set_peer_buffer(vl, buffer);
       }
+    }
+    // Switches and endpoints at both ends: the cable is crossed by direct calls, not through
+    // the sockets and the link, until a capture taps it (link/direct_port.h; issue 17). HCAs
+    // and flit routers keep the link.
+    link::DirectPort* direct[2] = {direct_port(cable.a), direct_port(cable.b)};
+    if (direct[0] && direct[1]) {
+      const uint64_t propagation = l->rate().propagation().value();
+      for (int e = 0; e < 2; ++e) set_direct_peer(ends[e], direct[1 - e], ends[1 - e].port, propagation);
+      l->on_first_tap([this, a = cable.a, b = cable.b] {
+        for (const topo::PortRef& r : {a, b}) set_direct_peer(r, nullptr, 0, 0);
+      });
     }
     links_.push_back(std::move(l));
   }

@@ -96,6 +96,10 @@ class Fabric {
  private:
   void build_nodes();
   void build_links();
+  // The model at `r` if it takes direct calls across a cable (link/direct_port.h: switches
+  // and endpoints), else null; and setting (peer null: clearing) its direct peer.
+  link::DirectPort* direct_port(const topo::PortRef& r) const;
+  void set_direct_peer(const topo::PortRef& at, link::DirectPort* peer, uint16_t peer_port, uint64_t propagation_ps);
   // switch.model flit_wormhole (fabric_flit.cpp): refuses what the flit routers do not model
   // and sets every cable to the flit link rate; makes the FlitFabric; loads its routes.
   bool flit_model() const { return scenario_.switch_cfg.model == sw::SwitchModel::flit_wormhole; }

@@ -194,6 +194,7 @@ RunResult run_scenario(const Scenario& scenario, const RunOptions& options) {
   result.sim_seconds = static_cast<double>(sc_core::sc_time_stamp().value()) / 1e12;
   result.wall_seconds = wall();
   result.peak_rss_bytes = peak_rss_bytes();
+  result.packets_allocated = fabric.packet_pool().allocated();
   {
     const uint64_t end = sc_core::sc_time_stamp().value();
     // A run that ends before its warm-up has no measured span.

@@ -38,6 +38,8 @@ struct RunResult {
   double sim_seconds = 0;
   double wall_seconds = 0;
   uint64_t peak_rss_bytes = 0;  // the process's peak resident memory (Linux VmHWM), 0 if unknown
+  // Packets the run's pool ever allocated: the most in flight at once (the pool only grows).
+  uint64_t packets_allocated = 0;
   bool deadlock = false;
   std::string deadlock_report;
   // Packets waiting at switch outputs that made no progress for longer than

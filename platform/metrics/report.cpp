@@ -746,7 +746,8 @@ void write_results(const Fabric& fabric, const RunResult& result, const std::str
                   {"events_per_s", result.wall_seconds > 0 ? static_cast<double>(result.events) / result.wall_seconds : 0},
                   {"packet_hops_per_s",
                    result.wall_seconds > 0 ? static_cast<double>(result.transmissions) / result.wall_seconds : 0},
-                  {"peak_rss_bytes", result.peak_rss_bytes}});
+                  {"peak_rss_bytes", result.peak_rss_bytes},
+                  {"packets_allocated", result.packets_allocated}});
 }
 
 }  // namespace ibvp::metrics
