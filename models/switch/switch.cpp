@@ -157,14 +157,15 @@ void Switch::arrived(uint16_t port, ib::Packet* p, uint64_t head_ps) {
   // cable's delay before, and waking at the head would only cost an event per hop. It
   // requests its output after the pipeline delay (canonical: now).
   admit(port, p);
+  const bool canonical = sim::Scheduler::canonical();
+  if (!canonical) agenda_.push_at(head_ps + cfg_.pipeline_delay.value(), kRouted, port, 0, p);
   if (ecn_.watches_input_buffers()) {
     const uint8_t vl = p->lrh.vl;
     const uint32_t blocks = ib::blocks_for(p->size);
     ports_[port].vls[vl].arriving_blocks += blocks;
     agenda_.push_at(std::max(p->hop_tail_ps, agenda_.now_ps()), kTailIn, port, (blocks << 4) | vl);
   }
-  if (sim::Scheduler::canonical()) routed(port, p);
-  else agenda_.push_at(head_ps + cfg_.pipeline_delay.value(), kRouted, port, 0, p);
+  if (canonical) routed(port, p);
 }
 
 tlm::tlm_sync_enum Switch::on_tx_bw(int port, tlm::tlm_generic_payload& gp, tlm::tlm_phase& phase,
