@@ -623,7 +623,8 @@ def mpi_section(res: dict[int, dict[str, float]] | None, runs: int) -> list[str]
         f"`mpirun -n N ibvp-split-bench` on the {4 ** 5:,}-host 4-ary 5-tree, uniform Poisson load 0.5, 256-byte "
         f"payloads, event_order canonical, {MPI_TREE[2]} simulated, mpi_yield_when_idle=1; slowest rank's wall time "
         f"of the run (elaboration excluded), median of {runs}; the busiest rank's CPU time in its windows (median); "
-        f"load: the 1-minute load average before the runs; machine: {m.get('cpu', '?')}, {os.cpu_count()} cores. "
+        f"load: the 1-minute load average before the runs; machine: {m.get('cpu', '?')}, {m.get('cores', '?')} cores; "
+        f"commit {m.get('commit', '?')}, {m.get('date', '?')}. "
         "Issue 17's target: 1.7x on 2 ranks.", "",
         "| ranks | wall s | runs | speed-up | busiest rank's CPU s | load | windows | actions per rank | messages across the cut | packet-hops | delivered |",
         "|---:|---:|---|---:|---:|---:|---:|---|---:|---:|---:|",
