@@ -588,8 +588,10 @@ MPI_RANKS = (1, 2, 4)
 def mpi_split(build: Path, runs: int) -> dict[int, dict[str, float]] | None:
     """Issue 17's split runs: `mpirun -n N ibvp-split-bench` (bench/split_bench.cpp) on the
     4-ary 5-tree at 50 % load, event_order canonical, 1, 2 and 4 ranks. Per rank count: the
-    slowest rank's simulation wall time (median of `runs`), windows, actions per rank and
-    messages across the cut, and whether the totals equal the one-rank run's."""
+    slowest rank's simulation wall time (median of `runs`), the busiest rank's CPU time in its
+    windows (median), windows, actions per rank and messages across the cut, and the load
+    average before each rank count's runs. Open MPI busy-polls while it waits unless told
+    to yield; on a machine other jobs share, mpi_yield_when_idle=1 (docs/parallel.md)."""
     import shutil
 
     bench = build / "ibvp-split-bench"
@@ -597,7 +599,8 @@ def mpi_split(build: Path, runs: int) -> dict[int, dict[str, float]] | None:
         print("mpi: skipped (no mpirun, or ibvp-split-bench not built: MPI not found)", flush=True)
         return None
     k, n, span = MPI_TREE
-    env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
+    env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",
+               OMPI_MCA_mpi_yield_when_idle=os.environ.get("OMPI_MCA_mpi_yield_when_idle", "1"))
     result = {}
     with tempfile.TemporaryDirectory() as tmp:
         scenario = Path(tmp) / "tree.yaml"
@@ -606,7 +609,8 @@ def mpi_split(build: Path, runs: int) -> dict[int, dict[str, float]] | None:
                             "traffic: {generator: poisson, load: 0.5, payload_bytes: 256}\n"
                             "outputs: {packets_csv: false}\n")
         for ranks in MPI_RANKS:
-            walls, last = [], None
+            walls, cpus, last = [], [], None
+            load = os.getloadavg()[0]
             for _ in range(runs):
                 done = subprocess.run(["mpirun", "-n", str(ranks), "--oversubscribe", str(bench), str(scenario)],
                                       env=env, capture_output=True, text=True, check=True)
@@ -615,9 +619,11 @@ def mpi_split(build: Path, runs: int) -> dict[int, dict[str, float]] | None:
                 per_rank = [dict(re.findall(r"(\w+)=([\d.]+)", l)) for l in done.stderr.splitlines()
                             if l.startswith("SPLIT rank=")]
                 walls.append(float(total["wall_s"]))
+                cpus.append(max(float(r["run_cpu_s"]) for r in per_rank))
                 last = (total, per_rank)
             total, per_rank = last
-            result[ranks] = {"wall_s": statistics.median(walls), "windows": int(per_rank[0]["windows"]),
+            result[ranks] = {"wall_s": statistics.median(walls), "cpu_s": statistics.median(cpus), "load": load,
+                             "walls": "/".join(f"{w:.2f}" for w in walls), "windows": int(per_rank[0]["windows"]),
                              "events": "/".join(r["events"] for r in sorted(per_rank, key=lambda r: int(r["rank"]))),
                              "sent": sum(int(r["sent"]) for r in per_rank), "packet_hops": int(total["packet_hops"]),
                              "delivered": int(total["delivered"])}
@@ -635,12 +641,16 @@ def mpi_section(res: dict[int, dict[str, float]] | None, runs: int) -> list[str]
     return [
         head, "",
         f"`mpirun -n N ibvp-split-bench` on the {4 ** 5:,}-host 4-ary 5-tree, uniform Poisson load 0.5, 256-byte "
-        f"payloads, event_order canonical, {MPI_TREE[2]} simulated; slowest rank's wall time, median of {runs}; "
-        f"machine: {m.get('cpu', '?')}. Issue 17's target: 1.7x on 2 ranks.", "",
-        "| ranks | wall s | speed-up | windows | actions per rank | messages across the cut | packet-hops | delivered |",
-        "|---:|---:|---:|---:|---|---:|---:|---:|",
-        *[f"| {n} | {r['wall_s']:.2f} | {one / r['wall_s']:.2f}x | {r['windows']:,} | {r['events']} | {r['sent']:,} | "
-          f"{r['packet_hops']:,} | {r['delivered']:,} |" for n, r in res.items()],
+        f"payloads, event_order canonical, {MPI_TREE[2]} simulated, mpi_yield_when_idle=1; slowest rank's wall time "
+        f"of the run (elaboration excluded), median of {runs}; the busiest rank's CPU time in its windows (median); "
+        f"load: the 1-minute load average before the runs; machine: {m.get('cpu', '?')}, {m.get('cores', '?')} cores; "
+        f"commit {m.get('commit', '?')}, {m.get('date', '?')}. "
+        "Issue 17's target: 1.7x on 2 ranks.", "",
+        "| ranks | wall s | runs | speed-up | busiest rank's CPU s | load | windows | actions per rank | messages across the cut | packet-hops | delivered |",
+        "|---:|---:|---|---:|---:|---:|---:|---|---:|---:|---:|",
+        *[f"| {n} | {r['wall_s']:.2f} | {r['walls']} | {one / r['wall_s']:.2f}x | {r['cpu_s']:.2f} | {r['load']:.1f} | "
+          f"{r['windows']:,} | {r['events']} | {r['sent']:,} | {r['packet_hops']:,} | {r['delivered']:,} |"
+          for n, r in res.items()],
         "",
     ]
 

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "platform/params/config_error.h"
+#include "platform/parallel/lookahead.h"
 #include "platform/parallel/mpi_transport.h"
 #include "platform/parallel/partition.h"
 #include "platform/parallel/split_check.h"
@@ -45,15 +46,15 @@ int sc_main(int argc, char** argv) {
   }
   parallel::SplitStats st;
   const RunResult r = parallel::run_split(scenario, RunOptions{}, part, tr, &st);
-  std::fprintf(stderr, "SPLIT rank=%u ports=%llu events=%llu sent=%llu received=%llu windows=%llu wall_s=%.3f\n", rank,
+  std::fprintf(stderr, "SPLIT rank=%u ports=%llu events=%llu sent=%llu received=%llu windows=%llu wall_s=%.3f run_s=%.3f run_cpu_s=%.3f sync_s=%.3f\n", rank,
                (unsigned long long)part.ports[rank], (unsigned long long)st.actions, (unsigned long long)st.sent,
-               (unsigned long long)st.received, (unsigned long long)st.windows, st.wall_seconds);
+               (unsigned long long)st.received, (unsigned long long)st.windows, st.wall_seconds, st.run_seconds, st.run_cpu_seconds, st.sync_seconds);
   double max_wall = 0;
   MPI_Reduce(&st.wall_seconds, &max_wall, 1, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
   if (rank == 0)
     std::printf("SPLIT ranks=%u lookahead_ps=%llu cut_cables=%zu injected=%llu delivered=%llu dropped=%llu "
                 "packet_hops=%llu in_flight=%llu wall_s=%.3f\n",
-                ranks, (unsigned long long)(ranks > 1 ? part.lookahead_ps : 0), part.cut_links.size(),
+                ranks, (unsigned long long)(ranks > 1 ? parallel::lookahead_ps(scenario, part) : 0), part.cut_links.size(),
                 (unsigned long long)r.injected, (unsigned long long)r.delivered, (unsigned long long)r.dropped,
                 (unsigned long long)r.transmissions, (unsigned long long)r.in_flight, max_wall);
   MPI_Finalize();

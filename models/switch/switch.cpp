@@ -150,33 +150,38 @@ void Switch::receive(uint16_t port, ib::Packet* p, uint64_t delay_ps, uint64_t d
     agenda_.push_at(head_ps, kHead, static_cast<uint16_t>(port), 0, p);
   } else if (sim::Scheduler::canonical()) {
     // Canonical event order: the sender's event touches none of this switch's state; the
-    // delivery is one action of this switch at the head's arrival, keyed by the sender.
-    // Until then the deadlock watch counts its blocks as held here, as fifo's admission at
-    // the send does (a watch-only counter, as credits_on_cable).
+    // delivery is one action of this switch when the head has passed the pipeline (it is
+    // admitted and requests its output then), keyed by the sender. Nothing about it is
+    // observable earlier, so a run split at this cable may run a cable's propagation plus
+    // the pipeline ahead (docs/parallel.md). Until then the deadlock watch counts its blocks
+    // as held here, as fifo's admission at the send does (a watch-only counter, as
+    // credits_on_cable).
     uint32_t counted = 0;
     if (!agenda_.remote()) {
       ports_[static_cast<size_t>(port)].blocks_on_cable[p->lrh.vl] += ib::blocks_for(p->size);
       counted = 1;
     }
-    agenda_.push_at(head_ps, kArrive, static_cast<uint16_t>(port), counted, p);
+    agenda_.push_at(head_ps + cfg_.pipeline_delay.value(), kArrive, static_cast<uint16_t>(port), counted, p);
   } else {
     arrived(static_cast<uint16_t>(port), p, head_ps);
   }
 }
 
 void Switch::arrived(uint16_t port, ib::Packet* p, uint64_t head_ps) {
-  // A data packet is admitted as it is sent (fifo order) or as its head arrives (canonical):
-  // the sender held credits for it, so its space was freed at least a cable's delay before,
-  // and waking at the head would only cost an event per hop. It requests its output after
-  // the pipeline delay.
+  // A data packet is admitted as it is sent (fifo order) or once its head has passed the
+  // pipeline (canonical): the sender held credits for it, so its space was freed at least a
+  // cable's delay before, and waking at the head would only cost an event per hop. It
+  // requests its output after the pipeline delay (canonical: now).
   admit(port, p);
-  agenda_.push_at(head_ps + cfg_.pipeline_delay.value(), kRouted, port, 0, p);
+  const bool canonical = sim::Scheduler::canonical();
+  if (!canonical) agenda_.push_at(head_ps + cfg_.pipeline_delay.value(), kRouted, port, 0, p);
   if (ecn_.watches_input_buffers()) {
     const uint8_t vl = p->lrh.vl;
     const uint32_t blocks = ib::blocks_for(p->size);
     ports_[port].vls[vl].arriving_blocks += blocks;
-    agenda_.push_at(p->hop_tail_ps, kTailIn, port, (blocks << 4) | vl);
+    agenda_.push_at(std::max(p->hop_tail_ps, agenda_.now_ps()), kTailIn, port, (blocks << 4) | vl);
   }
+  if (canonical) routed(port, p);
 }
 
 tlm::tlm_sync_enum Switch::on_tx_bw(int port, tlm::tlm_generic_payload& gp, tlm::tlm_phase& phase,
@@ -219,7 +224,7 @@ void Switch::dispatch(const sim::Action& a) {
     case kArrive: {
       auto* p = static_cast<ib::Packet*>(a.ptr);
       if (a.arg) ports_[a.port].blocks_on_cable[p->lrh.vl] -= ib::blocks_for(p->size);
-      arrived(a.port, p, a.when_ps);
+      arrived(a.port, p, a.when_ps - cfg_.pipeline_delay.value());
       break;
     }
     case kCredit: {

@@ -463,8 +463,9 @@ class Switch : public sc_core::sc_module, public link::DirectPort {
   // whether the input buffer is full).
   // kSmaIn: an SMP's tail is in: it moves to the management processor's queue. kSmi: the
   // SMP at the head of that queue has had its sma_delay (switch_sma.cpp).
-  // kArrive, kCredit (canonical event order only): a data packet's head, or a credit update,
-  // arrives from the cable (on_rx / on_tx_bw act at once in fifo order).
+  // kArrive, kCredit (canonical event order only): a data packet's head has arrived from the
+  // cable and passed the pipeline (it is admitted and routed), or a credit update arrives
+  // (on_rx / on_tx_bw act at once in fifo order).
   enum ActionKind : uint16_t { kHead, kRouted, kTxEnd, kRetry, kOffer, kFreeInput, kDeliverLocal, kTailIn,
                                  kCentralFree, kSmi, kSmaIn, kTrap, kArrive, kCredit };
   friend class Sma;  // the switch's own management agent reads and writes its tables

@@ -28,25 +28,26 @@ class MpiTransport : public Transport {
     MPI_Allreduce(&v, &out, 1, MPI_UINT64_T, MPI_SUM, MPI_COMM_WORLD);
     return out;
   }
-  std::string exchange(std::vector<std::string>& out) override {
-    std::vector<int> send_counts(ranks_), recv_counts(ranks_), send_displs(ranks_), recv_displs(ranks_);
-    send_buf_.clear();
-    for (uint32_t r = 0; r < ranks_; ++r) {
-      send_counts[r] = static_cast<int>(out[r].size());
-      send_displs[r] = static_cast<int>(send_buf_.size());
-      send_buf_ += out[r];
-      out[r].clear();
+  void exchange_with(const std::vector<uint32_t>& peers, const std::vector<std::string>& out,
+                     std::vector<std::string>& in) override {
+    // Every send first, non-blocking, so no order of the calls across ranks can deadlock;
+    // then each peer's message, whatever its size (matched probe). MPI keeps the order of
+    // the messages between two ranks, so call k's message is received in call k.
+    requests_.resize(peers.size());
+    for (size_t i = 0; i < peers.size(); ++i)
+      MPI_Isend(out[i].data(), static_cast<int>(out[i].size()), MPI_BYTE, static_cast<int>(peers[i]), kTag,
+                MPI_COMM_WORLD, &requests_[i]);
+    in.resize(peers.size());
+    for (size_t i = 0; i < peers.size(); ++i) {
+      MPI_Message msg;
+      MPI_Status status;
+      MPI_Mprobe(static_cast<int>(peers[i]), kTag, MPI_COMM_WORLD, &msg, &status);
+      int n = 0;
+      MPI_Get_count(&status, MPI_BYTE, &n);
+      in[i].resize(static_cast<size_t>(n));
+      MPI_Mrecv(in[i].data(), n, MPI_BYTE, &msg, MPI_STATUS_IGNORE);
     }
-    MPI_Alltoall(send_counts.data(), 1, MPI_INT, recv_counts.data(), 1, MPI_INT, MPI_COMM_WORLD);
-    int total = 0;
-    for (uint32_t r = 0; r < ranks_; ++r) {
-      recv_displs[r] = total;
-      total += recv_counts[r];
-    }
-    std::string in(static_cast<size_t>(total), '\0');
-    MPI_Alltoallv(send_buf_.data(), send_counts.data(), send_displs.data(), MPI_BYTE, in.data(), recv_counts.data(),
-                  recv_displs.data(), MPI_BYTE, MPI_COMM_WORLD);
-    return in;
+    MPI_Waitall(static_cast<int>(requests_.size()), requests_.data(), MPI_STATUSES_IGNORE);
   }
   std::vector<std::string> gather(const std::string& mine) override {
     const int n = static_cast<int>(mine.size());
@@ -74,7 +75,8 @@ class MpiTransport : public Transport {
 
  private:
   uint32_t rank_ = 0, ranks_ = 1;
-  std::string send_buf_;
+  std::vector<MPI_Request> requests_;
+  static constexpr int kTag = 17;
 };
 
 }  // namespace ibvp::parallel

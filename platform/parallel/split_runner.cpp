@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <stdexcept>
+#include <time.h>
 #include <unistd.h>
 
 #include "models/sim/timed_queue.h"
@@ -12,6 +13,7 @@
 #include "platform/builder/fabric.h"
 #include "platform/metrics/bytes.h"
 #include "platform/metrics/report.h"
+#include "platform/parallel/lookahead.h"
 #include "platform/parallel/message.h"
 #include "platform/scenario/output_paths.h"
 
@@ -97,7 +99,6 @@ RunResult run_split(const Scenario& scenario, const RunOptions& options, const P
   sc_core::sc_start(sc_core::SC_ZERO_TIME);
 
   const uint64_t end_ps = scenario.duration.value();
-  const uint64_t lookahead = part.ranks > 1 ? part.lookahead_ps : end_ps;
   const uint64_t warmup_ps = scenario.warmup.value();
   bool warm = warmup_ps == 0;
   std::vector<metrics::PortTraffic> ports_at_warmup = read_port_traffic(fabric);
@@ -108,11 +109,40 @@ RunResult run_split(const Scenario& scenario, const RunOptions& options, const P
   uint64_t next_progress_ps = progress_ps;
   const auto wall_start = std::chrono::steady_clock::now();
   auto wall = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count(); };
+  auto cpu = [] {
+    timespec ts{};
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    return static_cast<double>(ts.tv_sec) + 1e-9 * static_cast<double>(ts.tv_nsec);
+  };
   SplitStats st;
 
-  auto exchange = [&] {
-    const std::string in = tr.exchange(outbox.out());
-    metrics::ByteReader r(in);
+  // The ranks across this rank's cut cables: the only ones it exchanges with.
+  std::vector<uint32_t> peers;
+  for (uint32_t i : part.cut_links) {
+    const topo::Link& l = t.links[i];
+    const uint32_t a = part.rank_of[l.a.node], b = part.rank_of[l.b.node];
+    if (a == rank) peers.push_back(b);
+    if (b == rank) peers.push_back(a);
+  }
+  std::sort(peers.begin(), peers.end());
+  peers.erase(std::unique(peers.begin(), peers.end()), peers.end());
+  const uint64_t lookahead = part.ranks > 1 ? lookahead_ps(scenario, part) : Partition::kNoCut;
+  auto plus = [](uint64_t a, uint64_t b) { return a > sim::Scheduler::kNever - b ? sim::Scheduler::kNever : a + b; };
+
+  // Every message a peer sends starts with its promise and its clock.
+  struct Header {
+    uint64_t promise;  // no message the peer sends from now on is timed earlier
+    uint64_t clock;    // the peer's simulated time after its last window
+  };
+  std::vector<std::string> out(peers.size()), in(peers.size());
+  std::vector<uint64_t> promise(peers.size());
+  // Peers this rank still exchanges with before the barrier: a pair stops when both ends
+  // stand at it (neither runs, so neither sends, until the barrier is passed).
+  std::vector<bool> active(peers.size(), true);
+  auto receive = [&](const std::string& bytes, size_t from) {
+    metrics::ByteReader r(bytes);
+    const Header h = r.get<Header>();
+    promise[from] = h.promise;
     while (!r.done()) {
       const Message m = r.get<Message>();
       sim::Action a = m.action;
@@ -125,37 +155,86 @@ RunResult run_split(const Scenario& scenario, const RunOptions& options, const P
         sched.push_keyed(a, agenda_of[m.target]);
       } catch (const std::logic_error& e) {
         // The windows broke their own rule: results would be wrong, so no rank writes any.
-        std::fprintf(stderr, "ibvp-sim: rank %u: %s (from agenda %llu, sent at %llu ps)\n", rank, e.what(),
-                     (unsigned long long)(a.seq >> sim::Scheduler::kCounterBits), (unsigned long long)m.sent_ps);
+        std::fprintf(stderr, "ibvp-sim: rank %u: %s (from agenda %llu, sent at %llu ps; lookahead %llu ps)\n", rank,
+                     e.what(), (unsigned long long)(a.seq >> sim::Scheduler::kCounterBits),
+                     (unsigned long long)m.sent_ps, (unsigned long long)lookahead);
         tr.abort(1);
       }
       ++st.received;
     }
+    return h.clock;
   };
-  // Conservative windows: every rank runs to the same end, no further than the earliest
-  // pending action anywhere plus the lookahead; whatever it sent arrives at or after that
-  // end (push_keyed refuses anything earlier). Windows also end at the warm-up (the port
-  // counters are read there) and at progress points, which only makes them shorter.
-  while (sc_core::sc_time_stamp().value() < end_ps) {
+
+  // Conservative synchronization with promises (Chandy and Misra 1979, with lookahead; the
+  // argument is in docs/parallel.md): a rank runs up to `safe`, the smallest promise of its
+  // peers, then sends each peer what it has for it with its own promise, min(earliest
+  // pending action, safe) + lookahead: its future actions are its pending ones or the
+  // consequences of messages, and those are at or after `safe`. At the start every promise
+  // is the earliest action anywhere plus the lookahead. Windows also stop at the warm-up
+  // (the port counters are read there, on every rank at the same simulated time) and at
+  // barriers: the end, and progress points, where every rank meets in a collective.
+  const uint64_t first = tr.min_all(sched.next_ps());
+  std::fill(promise.begin(), promise.end(), plus(first, lookahead));
+  uint64_t barrier = progress ? std::min(end_ps, next_progress_ps) : end_ps;
+  for (;;) {
     const uint64_t now = sc_core::sc_time_stamp().value();
-    const uint64_t next = tr.min_all(sched.next_ps());
-    uint64_t target = next >= end_ps ? end_ps : std::min(end_ps, std::max(now, next) + lookahead);
+    uint64_t safe = sim::Scheduler::kNever;
+    for (uint64_t p : promise) safe = std::min(safe, p);
+    uint64_t target = std::min(safe, barrier);
     if (!warm) target = std::min(target, warmup_ps);
-    if (progress) target = std::min(target, next_progress_ps);
-    sc_core::sc_start(sc_core::sc_time::from_value(target - now));
-    ++st.windows;
-    exchange();
+    if (target > now) {
+      const double t0 = wall(), c0 = cpu();
+      sc_core::sc_start(sc_core::sc_time::from_value(target - now));
+      st.run_seconds += wall() - t0;
+      st.run_cpu_seconds += cpu() - c0;
+      ++st.windows;
+    }
     const uint64_t at = sc_core::sc_time_stamp().value();
     if (!warm && at >= warmup_ps) {
       ports_at_warmup = read_port_traffic(fabric);
       warm = true;
     }
-    if (progress && (at >= next_progress_ps || at >= end_ps)) {
+    bool any = false;
+    for (size_t i = 0; i < peers.size(); ++i) any |= active[i];
+    if (any) {
+      const double t0 = wall();
+      const Header mine{plus(std::min(sched.next_ps(), safe), lookahead), at};
+      std::vector<uint32_t> to;
+      std::vector<std::string> bytes;
+      std::vector<size_t> which;
+      for (size_t i = 0; i < peers.size(); ++i) {
+        if (!active[i]) continue;
+        std::string& o = outbox.out()[peers[i]];
+        std::string msg;
+        metrics::put(msg, mine);
+        msg += o;
+        o.clear();
+        to.push_back(peers[i]);
+        bytes.push_back(std::move(msg));
+        which.push_back(i);
+      }
+      std::vector<std::string> got;
+      tr.exchange_with(to, bytes, got);
+      for (size_t k = 0; k < which.size(); ++k) {
+        const uint64_t clock = receive(got[k], which[k]);
+        if (at >= barrier && clock >= barrier) active[which[k]] = false;
+      }
+      st.sync_seconds += wall() - t0;
+      continue;
+    }
+    if (at < barrier) continue;  // no peers: run on to the barrier
+    // This rank and all its peers stand at the barrier; every rank gets here.
+    if (progress) {
+      const double t0 = wall();
       const uint64_t hops = tr.sum_all(fabric.recorder().transmissions());
+      st.sync_seconds += wall() - t0;
       if (root && options.progress) print_progress(at, end_ps, wall(), hops);
       if (root && options.on_progress) options.on_progress(at, end_ps, wall(), hops);
-      next_progress_ps = at + progress_ps;
     }
+    if (barrier >= end_ps) break;
+    next_progress_ps = at + progress_ps;
+    barrier = std::min(end_ps, next_progress_ps);
+    std::fill(active.begin(), active.end(), true);
   }
   st.wall_seconds = wall();
   if (root && options.progress && isatty(fileno(stderr))) std::fprintf(stderr, "\n");

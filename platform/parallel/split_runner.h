@@ -1,10 +1,11 @@
 #pragma once
 // Runs a fabric-only scenario split across processes (docs/parallel.md, issue 17): every
 // process elaborates the whole fabric and runs only the switches and endpoints its part of
-// the partition holds (the others' agendas are remote). Conservative windows: all ranks run
-// to the same window end, at most the earliest pending action anywhere plus the lookahead
-// (the shortest delay across a cut), then exchange the deliveries that crossed the cut,
-// keyed by their senders (event_order: canonical). At the end rank 0 gathers every rank's
+// the partition holds (the others' agendas are remote). Conservative windows: a rank runs
+// up to the least promise of its peers (the ranks across its cut cables), then sends each
+// the deliveries that crossed the cut to it, keyed by their senders (event_order:
+// canonical), with its own promise: its earliest pending action (or how far it could be
+// sent work) plus the lookahead (lookahead.h; docs/parallel.md). At the end rank 0 gathers every rank's
 // counts (metrics::Recorder::save, port counters, stuck outputs) and writes the files one
 // process writes. Only rank 0 touches the output directory.
 #include <cstdint>
@@ -23,6 +24,9 @@ struct SplitStats {
   uint64_t received = 0;
   uint64_t windows = 0;
   double wall_seconds = 0;
+  double run_seconds = 0;   // inside sc_start: this rank's own work (wall clock)
+  double run_cpu_seconds = 0;  // the same in this thread's CPU time: what other jobs on the machine do not inflate
+  double sync_seconds = 0;  // exchanging with the other ranks, waiting for them included
 };
 
 // The scenario passed check_splittable(scenario, part). The result (on rank 0: the merged

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "platform/params/config_error.h"
+#include "platform/parallel/lookahead.h"
 #include "platform/parallel/partition.h"
 #include "platform/parallel/split_check.h"
 #include "platform/scenario/scenario_loader.h"
@@ -79,6 +80,32 @@ TEST(Partition, LookaheadIsTheShortestPropagationOfACutCable) {
   EXPECT_EQ(two.lookahead_ps, 5000u);
   t.links[two.cut_links.back()].cfg.length_m = 0.2;
   EXPECT_EQ(partition_fabric(t, 2).lookahead_ps, 1000u);
+}
+
+// docs/parallel.md, "Why no rank receives a message in its past": the window is the least of
+// propagation + pipeline (a packet) and propagation + the smallest packet's serialization (a
+// credit) over the cut cables.
+TEST(Lookahead, IsPropagationPlusThePipelineWhenEveryPacketTakesLongerToSend) {
+  const Scenario s = tree_scenario("");
+  // 1 m at 5 ns/m, and the switch's 100 ns pipeline; a 256-byte payload's packet (282 bytes)
+  // takes 282 ns at 4x SDR's 8 Gb/s.
+  EXPECT_EQ(parallel::lookahead_ps(s, partition_fabric(s.topology, 2)), 5'000u + 100'000u);
+  EXPECT_EQ(parallel::lookahead_ps(s, partition_fabric(s.topology, 1)), parallel::Partition::kNoCut);
+}
+
+TEST(Lookahead, IsBoundByTheSmallestPacketsCreditWhenItIsShorterThanThePipeline) {
+  const Scenario s = scenario_from_yaml("name: t\nduration: 10us\nevent_order: canonical\n"
+                                        "topology: {generator: fat_tree, k: 4, n: 3}\n"
+                                        "traffic: {generator: poisson, load: 0.5, payload_bytes: 16}\n",
+                                        "split.yaml");
+  EXPECT_EQ(parallel::smallest_credited_packet(s), 16u + 26u);
+  // 42 bytes at 8 Gb/s: 42 ns.
+  EXPECT_EQ(parallel::lookahead_ps(s, partition_fabric(s.topology, 2)), 5'000u + 42'000u);
+}
+
+TEST(Lookahead, IsThePropagationAloneWhenLifetimesCanDropAPacketAtAnyTime) {
+  const Scenario s = tree_scenario("switch: {hoq_life: 10}\n");
+  EXPECT_EQ(parallel::lookahead_ps(s, partition_fabric(s.topology, 2)), 5'000u);
 }
 
 TEST(Partition, SameTopologyAndRanksGiveTheSamePartition) {

@@ -5,8 +5,9 @@ gives the files of the one-process run with event_order: canonical, byte for byt
 identical but run.json (wall clock, memory and rates: the only file that differs between two
 identical one-process runs too). And ibvp-split-bench, the same runner without files, moves
 the same packets: injected, delivered, dropped and in flight, the same packet-hops, and
-every rank's events add up to the one process's. A 4-ary 2-tree at load 0.5 with a warm-up.
-Skipped (exit 77) without mpirun."""
+every rank's events add up to the one process's. A 4-ary 2-tree at load 0.5 with a warm-up
+(2 ranks; 3 ranks with progress lines), and with 16-byte payloads, whose credits bound the
+windows (2 ranks). Skipped (exit 77) without mpirun."""
 import argparse
 import json
 import os
@@ -73,27 +74,39 @@ def main() -> int:
                 "in_flight": p["in_flight"], "packet_hops": summary["packet_hops"]}
         failed = False
         one = sorted(f.name for f in (Path(tmp) / "one").iterdir())
-        for ranks in (2, 3):
-            out = Path(tmp) / f"split{ranks}"
-            done = subprocess.run([args.mpirun, "-n", str(ranks), args.sim, str(scenario), "--out", str(out), "--quiet"],
-                                  env=env, capture_output=True, text=True, timeout=600)
+        def same_files(ranks: int, scenario: Path, one_dir: Path, out: Path, quiet: bool) -> bool:
+            done = subprocess.run([args.mpirun, "-n", str(ranks), args.sim, str(scenario), "--out", str(out)]
+                                  + (["--quiet"] if quiet else []), env=env, capture_output=True, text=True, timeout=600)
             if done.returncode != 0:
                 print(done.stdout, done.stderr)
-                return 1
+                return False
+            one = sorted(f.name for f in one_dir.iterdir())
             got = sorted(f.name for f in out.iterdir())
-            if got != one:
+            ok = got == one
+            if not ok:
                 print(f"FAIL: {ranks} ranks wrote {got}, one process {one}")
-                failed = True
             compared = 0
             for name in one:
                 if name in NOT_COMPARED or name.startswith("."):
                     continue
                 compared += 1
-                if (out / name).read_bytes() != (Path(tmp) / "one" / name).read_bytes():
-                    print(f"FAIL: {ranks} ranks: {name} differs from the one-process run's")
-                    failed = True
-            if not failed:
-                print(f"ibvp-sim on {ranks} ranks: {compared} files identical to one process's")
+                if (out / name).read_bytes() != (one_dir / name).read_bytes():
+                    print(f"FAIL: {ranks} ranks ({scenario.name}): {name} differs from the one-process run's")
+                    ok = False
+            if ok:
+                print(f"ibvp-sim on {ranks} ranks ({scenario.name}{'' if quiet else ', progress on'}): {compared} files "
+                      "identical to one process's")
+            return ok
+
+        # 3 ranks with progress lines: every rank stops at each progress point (a barrier).
+        for ranks in (2, 3):
+            failed |= not same_files(ranks, scenario, Path(tmp) / "one", Path(tmp) / f"split{ranks}", quiet=ranks == 2)
+        # 16-byte payloads: a credit (the smallest packet's serialization, 42 ns at 4x SDR)
+        # bounds the windows instead of the pipeline (100 ns; docs/parallel.md).
+        small = Path(tmp) / "small.yaml"
+        small.write_text(SCENARIO.replace("payload_bytes: 256", "payload_bytes: 16"))
+        subprocess.run([args.sim, str(small), "--out", str(Path(tmp) / "small1"), "--quiet"], check=True)
+        failed |= not same_files(2, small, Path(tmp) / "small1", Path(tmp) / "small2", quiet=True)
         for ranks in (2, 3):
             done = subprocess.run([args.mpirun, "-n", str(ranks), args.bench, str(scenario)], env=env,
                                   capture_output=True, text=True, timeout=600)
