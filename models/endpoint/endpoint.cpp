@@ -266,15 +266,7 @@ void Endpoint::send(size_t source_index, uint32_t payload_bytes) {
     // An untapped cable to a switch: Link::forward's sum, without the sockets (DirectPort).
     peer_->receive(peer_port_, p, peer_propagation_ps_, duration);
   } else {
-    tlm::tlm_generic_payload* gp = payloads_.acquire();
-    link::FabricExt& e = link::PayloadPool::ext(*gp);
-    e.kind = link::FabricExt::Kind::packet;
-    e.packet = p;
-    e.duration = sc_core::sc_time::from_value(duration);
-    tlm::tlm_phase phase = tlm::BEGIN_REQ;
-    sc_core::sc_time delay = sc_core::SC_ZERO_TIME;
-    tx->nb_transport_fw(*gp, phase, delay);
-    gp->release();
+    payloads_.send_packet(tx, p, duration);
   }
   // Look again when the port is free and some source may have a packet: at the end of
   // this one for a busy source, later for one that is paced or generates later.
@@ -295,15 +287,7 @@ void Endpoint::deliver(ib::Packet* p) {
   if (vl == ib::kVl15) return;
   // An untapped cable to a switch: Link::backward's sum, without the sockets (DirectPort).
   if (peer_) return peer_->credit_in(peer_port_, vl, blocks, peer_propagation_ps_);
-  tlm::tlm_generic_payload* gp = payloads_.acquire();
-  link::FabricExt& e = link::PayloadPool::ext(*gp);
-  e.kind = link::FabricExt::Kind::credit;
-  e.vl = vl;
-  e.blocks = blocks;
-  tlm::tlm_phase phase = tlm::BEGIN_RESP;
-  sc_core::sc_time delay = sc_core::SC_ZERO_TIME;
-  rx->nb_transport_bw(*gp, phase, delay);
-  gp->release();
+  payloads_.send_credit(rx, vl, blocks, 0);
 }
 
 void Endpoint::finish() { credit_wait_.close_all(agenda_.now_ps(), counters_); }

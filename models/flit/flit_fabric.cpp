@@ -185,15 +185,7 @@ void FlitFabric::tail_injected(uint32_t msg, Cycle) {
   if (p->lrh.vl == ib::kVl15) return;  // VL15 is not credited
   const uint64_t now = static_cast<uint64_t>(sc_core::sc_time_stamp().value());
   EdgePort& in = edges_.at(edge_of_flit_node_.at(net_.message(msg).src));
-  tlm::tlm_generic_payload* gp = payloads_.acquire();
-  link::FabricExt& x = link::PayloadPool::ext(*gp);
-  x.kind = link::FabricExt::Kind::credit;
-  x.vl = p->lrh.vl;
-  x.blocks = ib::blocks_for(p->size);
-  tlm::tlm_phase phase = tlm::BEGIN_RESP;
-  sc_core::sc_time delay = sc_core::sc_time::from_value(p->hop_tail_ps > now ? p->hop_tail_ps - now : 0);
-  (*in.rx)->nb_transport_bw(*gp, phase, delay);
-  gp->release();
+  payloads_.send_credit(*in.rx, p->lrh.vl, ib::blocks_for(p->size), p->hop_tail_ps > now ? p->hop_tail_ps - now : 0);
 }
 
 void FlitFabric::delivered(uint32_t msg, Cycle) {
@@ -231,15 +223,7 @@ void FlitFabric::send_out(EdgePort& e, uint64_t now) {
     p->hops++;
     probe_.transmit(e.sw_node, e.sw_port, *p, head_ps, now);
     --held_;
-    tlm::tlm_generic_payload* gp = payloads_.acquire();
-    link::FabricExt& x = link::PayloadPool::ext(*gp);
-    x.kind = link::FabricExt::Kind::packet;
-    x.packet = p;
-    x.duration = sc_core::SC_ZERO_TIME;  // the flits carried its serialization
-    tlm::tlm_phase phase = tlm::BEGIN_REQ;
-    sc_core::sc_time delay = sc_core::SC_ZERO_TIME;
-    (*e.tx)->nb_transport_fw(*gp, phase, delay);
-    gp->release();
+    payloads_.send_packet(*e.tx, p, 0);  // duration 0: the flits carried its serialization
   }
 }
 

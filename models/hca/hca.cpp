@@ -1281,15 +1281,7 @@ void Hca::send(uint8_t vl) {
   t->packet = nullptr;  // the fabric owns it from here
   --tx_built_;
 
-  tlm::tlm_generic_payload* gp = payloads_.acquire();
-  link::FabricExt& e = link::PayloadPool::ext(*gp);
-  e.kind = link::FabricExt::Kind::packet;
-  e.packet = p;
-  e.duration = sc_core::sc_time::from_value(duration);
-  tlm::tlm_phase phase = tlm::BEGIN_REQ;
-  sc_core::sc_time delay = sc_core::SC_ZERO_TIME;
-  tx->nb_transport_fw(*gp, phase, delay);
-  gp->release();
+  payloads_.send_packet(tx, p, duration);
   agenda_.push_at(end, kTxEnd, 0, 0, t);
   schedule_wake(end);
 }
@@ -1610,15 +1602,7 @@ void Hca::rx_discard(ib::Packet* p) {
   buffers_.release(vl, blocks);
   packets_.release(p);
   if (vl == ib::kVl15) return;  // VL15 is not flow controlled: no credit (IBA 7.9.4)
-  tlm::tlm_generic_payload* gp = payloads_.acquire();
-  link::FabricExt& e = link::PayloadPool::ext(*gp);
-  e.kind = link::FabricExt::Kind::credit;
-  e.vl = vl;
-  e.blocks = blocks;
-  tlm::tlm_phase phase = tlm::BEGIN_RESP;
-  sc_core::sc_time delay = sc_core::SC_ZERO_TIME;
-  rx->nb_transport_bw(*gp, phase, delay);
-  gp->release();
+  payloads_.send_credit(rx, vl, blocks, 0);
 }
 
 }  // namespace ibvp::hca

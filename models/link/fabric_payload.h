@@ -45,6 +45,38 @@ class PayloadPool : public tlm::tlm_mm_interface {
 
   static FabricExt& ext(tlm::tlm_generic_payload& gp);
 
+  // A packet onto a cable through the sender's initiator socket: BEGIN_REQ, its head on the
+  // receiver's side of the cable at the annotated delay (0: the cable adds it), its tail
+  // `duration_ps` later.
+  template <class InitiatorSocket>
+  void send_packet(InitiatorSocket& tx, ib::Packet* p, uint64_t duration_ps) {
+    tlm::tlm_generic_payload* gp = acquire();
+    FabricExt& e = ext(*gp);
+    e.kind = FabricExt::Kind::packet;
+    e.packet = p;
+    e.duration = sc_core::sc_time::from_value(duration_ps);
+    tlm::tlm_phase phase = tlm::BEGIN_REQ;
+    sc_core::sc_time delay = sc_core::SC_ZERO_TIME;
+    tx->nb_transport_fw(*gp, phase, delay);
+    gp->release();
+  }
+
+  // A credit update back along a cable through the receiver's target socket: BEGIN_RESP,
+  // `blocks` freed on VL `vl`, counted by the sender from `delay_ps` from now (annotated
+  // timing) plus the cable's delay.
+  template <class TargetSocket>
+  void send_credit(TargetSocket& rx, uint8_t vl, uint32_t blocks, uint64_t delay_ps) {
+    tlm::tlm_generic_payload* gp = acquire();
+    FabricExt& e = ext(*gp);
+    e.kind = FabricExt::Kind::credit;
+    e.vl = vl;
+    e.blocks = blocks;
+    tlm::tlm_phase phase = tlm::BEGIN_RESP;
+    sc_core::sc_time delay = sc_core::sc_time::from_value(delay_ps);
+    rx->nb_transport_bw(*gp, phase, delay);
+    gp->release();
+  }
+
  private:
   std::vector<tlm::tlm_generic_payload*> free_;
   std::vector<tlm::tlm_generic_payload*> all_;

@@ -436,16 +436,8 @@ void Switch::return_credit(uint16_t in_port, uint8_t vl, uint32_t blocks, uint64
   // A cable that nothing taps, to a port that takes direct calls: Link::backward's sum,
   // without the sockets (set_direct_peer).
   if (in.peer) return in.peer->credit_in(in.peer_port, vl, blocks, after_ps + in.peer_propagation_ps);
-  tlm::tlm_generic_payload* gp = payloads_.acquire();
-  link::FabricExt& e = link::PayloadPool::ext(*gp);
-  e.kind = link::FabricExt::Kind::credit;
-  e.vl = vl;
-  e.blocks = blocks;
-  tlm::tlm_phase phase = tlm::BEGIN_RESP;
   // Announced now, counted by the sender from when it arrives (annotated timing).
-  sc_core::sc_time delay = sc_core::sc_time::from_value(after_ps);
-  (*in.rx)->nb_transport_bw(*gp, phase, delay);
-  gp->release();
+  payloads_.send_credit(*in.rx, vl, blocks, after_ps);
 }
 
 // ---- output side ----------------------------------------------------------------------
@@ -646,15 +638,7 @@ void Switch::put_on_wire(uint16_t out_port, uint8_t vl, ib::Packet* p, uint32_t 
   // A cable that nothing taps, to a port that takes direct calls: Link::forward's sum,
   // without the sockets (set_direct_peer).
   if (out.peer) return out.peer->receive(out.peer_port, p, out.peer_propagation_ps, end - start);
-  tlm::tlm_generic_payload* gp = payloads_.acquire();
-  link::FabricExt& e = link::PayloadPool::ext(*gp);
-  e.kind = link::FabricExt::Kind::packet;
-  e.packet = p;
-  e.duration = sc_core::sc_time::from_value(end - start);
-  tlm::tlm_phase phase = tlm::BEGIN_REQ;
-  sc_core::sc_time delay = sc_core::SC_ZERO_TIME;
-  (*out.tx)->nb_transport_fw(*gp, phase, delay);
-  gp->release();
+  payloads_.send_packet(*out.tx, p, end - start);
 }
 
 void Switch::start_transmit(uint16_t out_port, uint8_t vl, int index) {
