@@ -54,6 +54,17 @@ routing: updn
 """
 
 
+def streams_of(hosts: list, streams: int):
+    """Each host's streams as (name, source, destination, start in us): to the other hosts
+    in turn, their starts spread over a GOP and staggered between hosts."""
+    n = len(hosts)
+    for i, src in enumerate(hosts):
+        for k in range(streams):
+            dst = hosts[(i + 1 + k % (n - 1)) % n]
+            start = int(k * GOP * PERIOD_US / streams + i * PERIOD_US / n) % int(GOP * PERIOD_US)
+            yield f"v{i + 1}_{k + 1}", src, dst, start
+
+
 def write(name: str, variant: str, hosts: list, topology: str, figure: str, fabric: str, duration_ms: int,
           load: float = 0.8, streams: int = STREAMS, note: str = "", flit_extra: str = "",
           nic: str = "priority") -> None:
@@ -61,44 +72,45 @@ def write(name: str, variant: str, hosts: list, topology: str, figure: str, fabr
     lines = [HEADER.format(name=name, figure=figure, fabric=fabric, variant=variant, topology=topology,
                            streams=streams, mbps=RATE // 1_000_000, duration_ms=duration_ms, load=load,
                            note=note, flit_extra=flit_extra, nic=nic)]
-    n = len(hosts)
-    for i, src in enumerate(hosts):
-        for k in range(streams):
-            dst = hosts[(i + 1 + k % (n - 1)) % n]
-            start = int(k * GOP * PERIOD_US / streams + i * PERIOD_US / n) % int(GOP * PERIOD_US)
-            lines.append(f"  - {{name: v{i + 1}_{k + 1}, src: {src}, dst: {dst}, generator: video, "
-                         f"video_bit_rate: {RATE}, payload_bytes: 592, sl: 1, start: {start}us}}\n")
+    for stream, src, dst, start in streams_of(hosts, streams):
+        lines.append(f"  - {{name: {stream}, src: {src}, dst: {dst}, generator: video, "
+                     f"video_bit_rate: {RATE}, payload_bytes: 592, sl: 1, start: {start}us}}\n")
     for i, src in enumerate(hosts):
         lines.append(f"  - {{name: be{i + 1}, src: {src}, pattern: uniform, generator: poisson, payload_bytes: 592, sl: 0}}\n")
     lines.append("outputs:\n  packets_csv: false\n")
     (Path(__file__).parent / f"{name}.yaml").write_text("".join(lines))
 
 
-single_hosts = [f"h{i}" for i in range(1, 9)]
-for v in ("traditional", "non_preemptive", "preemptive"):
-    write(f"fig4_{v}", v, single_hosts, SINGLE, "Figs. 4 and 5", "one 8-port router and 8 hosts", 2000)
-mesh_hosts = [f"h{i}_{j}_1" for i in range(2) for j in range(2)]
-for v in ("non_preemptive", "preemptive"):
-    write(f"fig8_{v}", v, mesh_hosts, MESH, "Fig. 8", "a 2x2 mesh of 5-port routers, one host each", 2000)
-# Fig. 5(a): the control messages' latency, queueing and network, per phase and router
-# (summary.json's mix phases, phases.csv); one config swept over the variant, 1 s runs.
-write("fig5a", "preemptive", single_hosts, SINGLE, "Fig. 5(a)", "one 8-port router and 8 hosts", 1000,
-      note="\n# Fig. 5(a): ibvp sweep configs/seed003/fig5a.yaml --vary\n"
-           "# switch.flit.variant=traditional,non_preemptive,preemptive --out out/seed003/fig5a, then\n"
-           "# ibvp plot out/seed003/fig5a --kind control-split.")
-# Fig. 9 (Sec. 5.3): the NICs. Fig. 9(a) at load 0.6 (39 streams per host: 80 % of 0.6 x 1.6
-# Gb/s is 38.4 streams): each router with the traditional NIC (fcfs) and the QoS NIC
-# (virtual_clock), flit-level multiplexing (Sec. 5: "All the results are reported for
-# flit-level multiplexing"). Fig. 9(b) at 0.8: P and NP with the QoS NIC, and P with the QoS
-# NIC's message-level multiplexing ("the VirtualClock scheduler selects and injects one message
-# at a time").
-write("fig9", "preemptive", single_hosts, SINGLE, "Fig. 9(a)", "one 8-port router and 8 hosts", 1000, load=0.6,
-      streams=39, nic="virtual_clock", flit_extra=", nic_multiplexing: flit",
-      note="\n# Fig. 9(a): ibvp sweep configs/seed003/fig9.yaml --vary\n"
-           "# switch.flit.variant=traditional,non_preemptive,preemptive --vary\n"
-           "# switch.flit.nic_scheduler=fcfs,virtual_clock --out out/seed003/fig9, then\n"
-           "# ibvp plot out/seed003/fig9 --kind phase-dmp (scripts/seed003_figures.sh fig9).")
-write("fig9b", "preemptive", single_hosts, SINGLE, "Fig. 9(b)", "one 8-port router and 8 hosts", 1000,
-      nic="virtual_clock", flit_extra=", nic_multiplexing: flit",
-      note="\n# Fig. 9(b): QoS NIC + P (this file), QoS NIC + NP (--set switch.flit.variant=non_preemptive)\n"
-           "# and QoS NIC + P/msg (--set switch.flit.nic_multiplexing=message); scripts/seed003_figures.sh fig9b.")
+def main() -> None:
+    single_hosts = [f"h{i}" for i in range(1, 9)]
+    for v in ("traditional", "non_preemptive", "preemptive"):
+        write(f"fig4_{v}", v, single_hosts, SINGLE, "Figs. 4 and 5", "one 8-port router and 8 hosts", 2000)
+    mesh_hosts = [f"h{i}_{j}_1" for i in range(2) for j in range(2)]
+    for v in ("non_preemptive", "preemptive"):
+        write(f"fig8_{v}", v, mesh_hosts, MESH, "Fig. 8", "a 2x2 mesh of 5-port routers, one host each", 2000)
+    # Fig. 5(a): the control messages' latency, queueing and network, per phase and router
+    # (summary.json's mix phases, phases.csv); one config swept over the variant, 1 s runs.
+    write("fig5a", "preemptive", single_hosts, SINGLE, "Fig. 5(a)", "one 8-port router and 8 hosts", 1000,
+          note="\n# Fig. 5(a): ibvp sweep configs/seed003/fig5a.yaml --vary\n"
+               "# switch.flit.variant=traditional,non_preemptive,preemptive --out out/seed003/fig5a, then\n"
+               "# ibvp plot out/seed003/fig5a --kind control-split.")
+    # Fig. 9 (Sec. 5.3): the NICs. Fig. 9(a) at load 0.6 (39 streams per host: 80 % of 0.6 x 1.6
+    # Gb/s is 38.4 streams): each router with the traditional NIC (fcfs) and the QoS NIC
+    # (virtual_clock), flit-level multiplexing (Sec. 5: "All the results are reported for
+    # flit-level multiplexing"). Fig. 9(b) at 0.8: P and NP with the QoS NIC, and P with the QoS
+    # NIC's message-level multiplexing ("the VirtualClock scheduler selects and injects one message
+    # at a time").
+    write("fig9", "preemptive", single_hosts, SINGLE, "Fig. 9(a)", "one 8-port router and 8 hosts", 1000, load=0.6,
+          streams=39, nic="virtual_clock", flit_extra=", nic_multiplexing: flit",
+          note="\n# Fig. 9(a): ibvp sweep configs/seed003/fig9.yaml --vary\n"
+               "# switch.flit.variant=traditional,non_preemptive,preemptive --vary\n"
+               "# switch.flit.nic_scheduler=fcfs,virtual_clock --out out/seed003/fig9, then\n"
+               "# ibvp plot out/seed003/fig9 --kind phase-dmp (scripts/seed003_figures.sh fig9).")
+    write("fig9b", "preemptive", single_hosts, SINGLE, "Fig. 9(b)", "one 8-port router and 8 hosts", 1000,
+          nic="virtual_clock", flit_extra=", nic_multiplexing: flit",
+          note="\n# Fig. 9(b): QoS NIC + P (this file), QoS NIC + NP (--set switch.flit.variant=non_preemptive)\n"
+               "# and QoS NIC + P/msg (--set switch.flit.nic_multiplexing=message); scripts/seed003_figures.sh fig9b.")
+
+
+if __name__ == "__main__":
+    main()

@@ -5,15 +5,16 @@ message-level multiplexing in it) asked of IBA hosts instead of the flit router'
 is `sched=vc` (VirtualClock over the QPs' reserved rates) with video in a higher doorbell
 class, the traditional NIC `sched=fcfs` (WQEs in fetch order); `mux=packet|message` chooses
 the multiplexing. Run from anywhere: python3 make_fig9_hca.py."""
+import sys
 from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).parent))
+from make_fig4 import RATE, streams_of  # noqa: E402  (the flit study's streams, the same plan)
 
 HOSTS = [f"h{i}" for i in range(1, 9)]
 LINK_BPS = 2_000_000_000            # 1X SDR: 2.5 Gb/s signalling, 8b/10b
 LOAD = 0.6                          # Fig. 9(a)'s; Fig. 9(b)'s 0.8 is --set mix.total_load=0.8
-RATE = 20_000_000                   # a stream's bit rate, as in make_fig4.py
 STREAMS = round(0.8 * 0.8 * LINK_BPS / RATE)  # enough for 80 % of a load of 0.8: 64
-PERIOD_US = 33333.333
-GOP = 12
 # Best effort's VirtualClock charge per host, as the flit study's `unreserved: rate` (1 Gb/s
 # per host), split over its seven flows: VirtualClock serves the smallest stamp, so a flow
 # charged at the switch's unreserved_rate (1 Gb/s) each would outrank the streams sevenfold.
@@ -64,12 +65,9 @@ flows:
 def main() -> None:
     lines = [HEADER]
     n = len(HOSTS)
-    for i, src in enumerate(HOSTS):
-        for k in range(STREAMS):
-            dst = HOSTS[(i + 1 + k % (n - 1)) % n]
-            start = int(k * GOP * PERIOD_US / STREAMS + i * PERIOD_US / n) % int(GOP * PERIOD_US)
-            lines.append(f"  - {{name: v{i + 1}_{k + 1}, src: {src}, dst: {dst}, generator: video, "
-                         f"video_bit_rate: {RATE}, payload_bytes: 592, sl: 1, doorbell_class: 1, start: {start}us}}\n")
+    for stream, src, dst, start in streams_of(HOSTS, STREAMS):
+        lines.append(f"  - {{name: {stream}, src: {src}, dst: {dst}, generator: video, "
+                     f"video_bit_rate: {RATE}, payload_bytes: 592, sl: 1, doorbell_class: 1, start: {start}us}}\n")
     for i, src in enumerate(HOSTS):
         for j, dst in enumerate(HOSTS):
             if dst != src:
