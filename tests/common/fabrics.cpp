@@ -1,5 +1,14 @@
 #include "common/fabrics.h"
 
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+
+#include "platform/builder/runner.h"
+
 namespace ibvp::tb {
 
 namespace {
@@ -87,6 +96,43 @@ FlowConfig saturating_flow(const std::string& name, const std::string& src, cons
   f.payload_bytes = payload_bytes;
   f.sl = sl;
   return f;
+}
+
+Scenario congested_chain(EventOrder order, sc_core::sc_time duration) {
+  Scenario s = basic_scenario(chain(3));
+  s.event_order = order;
+  s.traffic.enabled = true;
+  s.traffic.generator = GeneratorKind::poisson;
+  s.traffic.pattern = DestinationPattern::uniform;
+  s.traffic.load = 0.8;
+  s.traffic.payload_bytes = 256;
+  s.switch_cfg.vl_buffer_bytes = s.endpoint_cfg.vl_buffer_bytes = 2 * 320;
+  s.duration = duration;
+  return s;
+}
+
+int run_in_child(const Scenario& scenario, const std::string& dir) {
+  const pid_t pid = fork();
+  if (pid == 0) {
+    try {
+      RunOptions o;
+      o.out_dir = dir;
+      run_scenario(scenario, o);
+      std::_Exit(0);
+    } catch (...) {
+      std::_Exit(3);
+    }
+  }
+  int status = 0;
+  waitpid(pid, &status, 0);
+  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+std::string slurp(const std::filesystem::path& path) {
+  std::ifstream f(path, std::ios::binary);
+  std::stringstream ss;
+  ss << f.rdbuf();
+  return ss.str();
 }
 
 }  // namespace ibvp::tb

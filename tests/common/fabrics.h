@@ -1,7 +1,10 @@
 #pragma once
 // Small fabrics for tests, built in code: the smallest topology that shows a property.
+#include <filesystem>
 #include <string>
 #include <vector>
+
+#include <systemc>
 
 #include "platform/scenario/scenario.h"
 
@@ -20,5 +23,17 @@ Scenario basic_scenario(topo::Topology topology);
 
 FlowConfig saturating_flow(const std::string& name, const std::string& src, const std::string& dst,
                            uint32_t payload_bytes = 2048, uint8_t sl = 0);
+
+// chain(3) under uniform Poisson load 0.8 of 256-byte payloads with buffers of two packets
+// (switches and endpoints), in `order`, for `duration`: credits bind all the time, so a
+// credit or packet that landed a picosecond late would change when packets leave.
+Scenario congested_chain(EventOrder order, sc_core::sc_time duration);
+
+// Runs `scenario` in a child process (one SystemC kernel per process) writing its files to
+// `dir`; the child's exit status (0: the run finished, 3: it threw), -1 if it did not exit.
+int run_in_child(const Scenario& scenario, const std::string& dir);
+
+// A whole file's bytes ("" if it cannot be read).
+std::string slurp(const std::filesystem::path& path);
 
 }  // namespace ibvp::tb

@@ -26,27 +26,12 @@ struct TxStarts : sim::FabricObserver {
   }
 };
 
-// A chain of three switches under uniform load 0.8 with buffers of two packets, so credits
-// bind all the time.
-Scenario congested_chain(EventOrder order, int duration_us) {
-  Scenario s = tb::basic_scenario(tb::chain(3));
-  s.event_order = order;
-  s.traffic.enabled = true;
-  s.traffic.generator = GeneratorKind::poisson;
-  s.traffic.pattern = DestinationPattern::uniform;
-  s.traffic.load = 0.8;
-  s.traffic.payload_bytes = 256;
-  s.switch_cfg.vl_buffer_bytes = s.endpoint_cfg.vl_buffer_bytes = 2 * 320;
-  s.duration = sc_core::sc_time(duration_us, sc_core::SC_US);
-  return s;
-}
-
 // Steps a congested chain of switches (buffers of two packets, so credits bind all the time)
 // 1 ns at a time; whenever a switch output is read as waiting for credits at time T, its next
 // transmission must start no sooner than T + the cable's propagation: a credit sent at T or
 // later takes that long. Returns the violations.
 int outputs_sent_sooner_than_a_new_credit_could_land(EventOrder order) {
-  Scenario s = congested_chain(order, 40);
+  Scenario s = tb::congested_chain(order, sc_core::sc_time(40, sc_core::SC_US));
   s.switch_cfg.request_order = sw::RequestOrder::fifo;  // a head without credits blocks its VL
   Fabric f(s);
   TxStarts tx;
@@ -108,7 +93,7 @@ struct OnCable : sim::FabricObserver {
 // they take its space and request no output yet, so the watch must not read the buffer as
 // holding only packets that wait at stuck outputs. Returns the steps where one did not.
 int inputs_that_missed_a_packet_on_the_cable(EventOrder order) {
-  const Scenario s = congested_chain(order, 20);
+  const Scenario s = tb::congested_chain(order, sc_core::sc_time(20, sc_core::SC_US));
   Fabric f(s);
   OnCable tx;
   f.probe().attach(&tx);

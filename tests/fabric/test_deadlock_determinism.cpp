@@ -1,13 +1,9 @@
 // Whole runs: a fabric that deadlocks is detected and reported with the cycle; the same
 // scenario and seed give byte-identical result files.
 #include <gtest/gtest.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
-#include <cstdlib>
 #include <filesystem>
-#include <fstream>
-#include <sstream>
 #include <systemc>
 
 #include "common/fabrics.h"
@@ -16,35 +12,6 @@
 using namespace ibvp;
 using sc_core::SC_MS;
 using sc_core::sc_time;
-
-namespace {
-
-std::string slurp(const std::string& path) {
-  std::ifstream f(path, std::ios::binary);
-  std::stringstream ss;
-  ss << f.rdbuf();
-  return ss.str();
-}
-
-// Runs `scenario` in a child process (one SystemC kernel per process) writing to `dir`.
-int run_in_child(const Scenario& scenario, const std::string& dir) {
-  const pid_t pid = fork();
-  if (pid == 0) {
-    try {
-      RunOptions o;
-      o.out_dir = dir;
-      run_scenario(scenario, o);
-      std::_Exit(0);
-    } catch (...) {
-      std::_Exit(3);
-    }
-  }
-  int status = 0;
-  waitpid(pid, &status, 0);
-  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-}
-
-}  // namespace
 
 // Five switches in a ring, one host each; every host sends to the host two switches
 // clockwise. Min-hop routes are unique (2 hops one way, 3 the other), so the five flows'
@@ -81,16 +48,16 @@ TEST(Determinism, SameScenarioAndSeedGiveByteIdenticalResults) {
   s.outputs.rate_step = sc_time(50, sc_core::SC_US);
   s.outputs.rate_ports = {"s1/2"};
   const std::string base = std::filesystem::temp_directory_path() / ("ibvp-det-" + std::to_string(getpid()));
-  ASSERT_EQ(run_in_child(s, base + "/a"), 0);
-  ASSERT_EQ(run_in_child(s, base + "/b"), 0);
+  ASSERT_EQ(tb::run_in_child(s, base + "/a"), 0);
+  ASSERT_EQ(tb::run_in_child(s, base + "/b"), 0);
   for (const char* file : {"summary.json", "packets.csv", "flows.csv", "ports.csv", "rates.csv"}) {
-    const std::string a = slurp(base + "/a/" + file), b = slurp(base + "/b/" + file);
+    const std::string a = tb::slurp(base + "/a/" + file), b = tb::slurp(base + "/b/" + file);
     EXPECT_FALSE(a.empty()) << file;
     EXPECT_EQ(a, b) << file << " differs between two runs";
   }
   // A different seed gives a different run (the seed is really used).
   s.seed = 43;
-  ASSERT_EQ(run_in_child(s, base + "/c"), 0);
-  EXPECT_NE(slurp(base + "/a/packets.csv"), slurp(base + "/c/packets.csv"));
+  ASSERT_EQ(tb::run_in_child(s, base + "/c"), 0);
+  EXPECT_NE(tb::slurp(base + "/a/packets.csv"), tb::slurp(base + "/c/packets.csv"));
   std::filesystem::remove_all(base);
 }

@@ -5,13 +5,9 @@
 // or go through the Link (a capture on a cable turns the direct path off for that cable),
 // and a capture still sees every packet on the cable it taps.
 #include <gtest/gtest.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
-#include <cstdlib>
 #include <filesystem>
-#include <fstream>
-#include <sstream>
 #include <systemc>
 
 #include "common/fabrics.h"
@@ -22,28 +18,6 @@ using namespace ibvp;
 
 namespace {
 
-std::string slurp(const std::filesystem::path& path) {
-  std::ifstream f(path, std::ios::binary);
-  std::stringstream ss;
-  ss << f.rdbuf();
-  return ss.str();
-}
-
-// A chain of three switches under uniform load 0.8 with buffers of two packets: credits bind
-// all the time, so a credit that landed a picosecond late would change when packets leave.
-Scenario congested_chain(EventOrder order) {
-  Scenario s = tb::basic_scenario(tb::chain(3));
-  s.event_order = order;
-  s.traffic.enabled = true;
-  s.traffic.generator = GeneratorKind::poisson;
-  s.traffic.pattern = DestinationPattern::uniform;
-  s.traffic.load = 0.8;
-  s.traffic.payload_bytes = 256;
-  s.switch_cfg.vl_buffer_bytes = s.endpoint_cfg.vl_buffer_bytes = 2 * 320;
-  s.duration = sc_core::sc_time(100, sc_core::SC_US);
-  return s;
-}
-
 // Captures on every cable of the chain: both switch-to-switch cables (s1/2 - s2/4,
 // s2/2 - s3/4) and the three hosts'.
 void capture_every_cable(Scenario& s) {
@@ -53,41 +27,24 @@ void capture_every_cable(Scenario& s) {
     s.outputs.pcaps.push_back(PcapConfig{h, 1, std::string(h) + ".pcap", true});
 }
 
-int run_in_child(const Scenario& scenario, const std::string& dir) {
-  const pid_t pid = fork();
-  if (pid == 0) {
-    try {
-      RunOptions o;
-      o.out_dir = dir;
-      run_scenario(scenario, o);
-      std::_Exit(0);
-    } catch (...) {
-      std::_Exit(3);
-    }
-  }
-  int status = 0;
-  waitpid(pid, &status, 0);
-  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-}
-
 void same_results_direct_and_through_the_link(EventOrder order) {
   const std::filesystem::path root = std::filesystem::path(::testing::TempDir()) /
                                      ("direct_cables_" + std::to_string(getpid()) + "_" +
                                       std::to_string(static_cast<int>(order)));
-  Scenario direct = congested_chain(order);
-  Scenario linked = congested_chain(order);
+  Scenario direct = tb::congested_chain(order, sc_core::sc_time(100, sc_core::SC_US));
+  Scenario linked = tb::congested_chain(order, sc_core::sc_time(100, sc_core::SC_US));
   capture_every_cable(linked);
-  ASSERT_EQ(run_in_child(direct, (root / "direct").string()), 0);
-  ASSERT_EQ(run_in_child(linked, (root / "linked").string()), 0);
+  ASSERT_EQ(tb::run_in_child(direct, (root / "direct").string()), 0);
+  ASSERT_EQ(tb::run_in_child(linked, (root / "linked").string()), 0);
   int compared = 0;
   for (const auto& e : std::filesystem::directory_iterator(root / "direct")) {
     const std::string name = e.path().filename().string();
     if (name == "run.json") continue;  // wall time and memory: the machine's, not the model's
-    EXPECT_EQ(slurp(e.path()), slurp(root / "linked" / name)) << name << " differs";
+    EXPECT_EQ(tb::slurp(e.path()), tb::slurp(root / "linked" / name)) << name << " differs";
     ++compared;
   }
   EXPECT_GE(compared, 4);
-  const std::string summary = slurp(root / "direct" / "summary.json");
+  const std::string summary = tb::slurp(root / "direct" / "summary.json");
   EXPECT_NE(summary.find("\"packet_hops\""), std::string::npos);
   // The captures saw packets: the tapped cables went through the Link.
   for (const char* pcap : {"s1_2.pcap", "s2_2.pcap", "h_src.pcap", "h_dst.pcap", "a1.pcap"})
@@ -109,7 +66,7 @@ TEST(DirectCables, SameResultFilesAsThroughTheLinkCanonicalOrder) {
 // its direct path off at both ends, and the tap then sees every packet that crosses the
 // cable in either direction.
 TEST(DirectCables, ATapTurnsTheDirectPathOffAndSeesEveryPacket) {
-  Scenario s = congested_chain(EventOrder::fifo);
+  Scenario s = tb::congested_chain(EventOrder::fifo, sc_core::sc_time(100, sc_core::SC_US));
   Fabric f(s);
   const topo::Topology& t = s.topology;
   const uint32_t s1 = t.find("s1"), s2 = t.find("s2");

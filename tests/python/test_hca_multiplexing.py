@@ -52,6 +52,9 @@ def test_both_multiplexings_from_python_carry_the_same_messages(tmp_path: Path) 
     for mux in ("packet", "message"):
         scenario["hca.firmware_args"] = f"sched=vc,mux={mux}"
         res = ibvp.run(scenario, tmp_path / mux, timeout=120)
+        # The arguments reached every HCA's firmware through the Python API.
+        assert all(f"started with firmware_args 'sched=vc,mux={mux}'" in line for line in res.firmware_log)
+        assert len(res.firmware_log) >= 3
         delivered[mux] = res.flows.set_index("name")["delivered"].to_dict()
     # The saturating flow fills the link either way; the constant flow's messages are all
     # sent either way (its rate is fixed): multiplexing reorders, it does not lose or add.

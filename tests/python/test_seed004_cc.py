@@ -103,13 +103,15 @@ def test_fig4b_input_triggered_lipd_keeps_the_root_full_and_the_victim_near_its_
     assert b["remote"] > 2 * a["remote"]
 
 
-def test_fig4c_low_output_threshold_trades_root_utilization_for_fairness(fig4: dict[str, dict[str, float]]) -> None:
+def test_fig4c_low_output_threshold_trades_root_utilization_for_fairness(
+        fig4: dict[str, dict[str, float]], tmp_path: Path) -> None:
     b, c = fig4["b"], fig4["c"]
     assert c["B/12"] < b["B/12"] - 0.03
-    # About equal (the paper). In this 40 ms run the groups read 0.41 / 0.52 since the HCA path
-    # serves same-time events in one order (issue 15 part 2; 0.44 / 0.49 in the kernel heap's
-    # order before); the 100 ms run of docs/seed004.md reads 0.46 / 0.47.
-    assert c["local"] == pytest.approx(c["remote"], abs=0.12)
+    # Local and remote about equal (the paper), once LIPD has brought the twenty flows to their
+    # rates: the config as committed, over docs/seed004.md's window of 42..58 ms (the victim
+    # on from 40 ms). The 40 ms runs above have not converged there yet (0.41 / 0.52).
+    steady = mean_rates(run("fig4c", tmp_path, "duration=60ms"), 0.042, 0.058)
+    assert steady["local"] == pytest.approx(steady["remote"], abs=0.1)
 
 
 FIG7 = ("duration=40ms", "warmup=10ms")
