@@ -16,6 +16,9 @@ else()
     set_target_properties(ibvp::systemc PROPERTIES INTERFACE_SYSTEM_INCLUDE_DIRECTORIES "${_sc_inc}")
   endif()
 endif()
+# sc_spawn is declared only where SC_INCLUDE_DYNAMIC_PROCESSES precedes the first <systemc>;
+# defined for every file, a unity batch (CMakeLists.txt) cannot include <systemc> without it first.
+set_property(TARGET ibvp::systemc APPEND PROPERTY INTERFACE_COMPILE_DEFINITIONS SC_INCLUDE_DYNAMIC_PROCESSES)
 
 # SystemC encodes the C++ standard of its own build in a symbol that every translation unit
 # including <systemc> references; a mismatch only shows at link time with an obscure name.

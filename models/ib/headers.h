@@ -156,6 +156,9 @@ constexpr uint32_t kIcrcBytes = 4;
 constexpr uint32_t kVcrcBytes = 2;
 constexpr uint32_t kFlowControlPacketBytes = 6;
 
+// Pad bytes after a payload: the packet ends on a 4-byte boundary (BTH PadCnt, IBA 9.2).
+constexpr uint32_t pad_bytes(uint32_t payload) { return (4 - payload % 4) % 4; }
+
 // Which extended headers an opcode carries (IBA Table 39).
 struct OpcodeLayout {
   bool deth = false;

@@ -29,20 +29,19 @@ uint32_t transport_header_bytes(const Bth& bth) {
          (l.aeth ? kAethBytes : 0) + (l.immdt ? kImmDtBytes : 0) + (l.atomic_eth ? kAtomicEthBytes : 0) +
          (l.atomic_ack_eth ? kAtomicAckEthBytes : 0);
 }
-uint32_t pad_for(uint32_t payload) { return (4 - payload % 4) % 4; }
 }  // namespace
 
 uint32_t Packet::wire_bytes() const {
   uint32_t bytes = kLrhBytes;
   if (lrh.lnh == Lnh::iba_global) bytes += kGrhBytes;
-  bytes += transport_header_bytes(bth) + payload_bytes + pad_for(payload_bytes) + kIcrcBytes;
+  bytes += transport_header_bytes(bth) + payload_bytes + pad_bytes(payload_bytes) + kIcrcBytes;
   return bytes + kVcrcBytes;
 }
 
 uint32_t Packet::credit_blocks() const { return blocks_for(wire_bytes()); }
 
 void Packet::finalize_lengths() {
-  bth.pad_cnt = static_cast<uint8_t>(pad_for(payload_bytes));
+  bth.pad_cnt = static_cast<uint8_t>(pad_bytes(payload_bytes));
   // PktLen counts LRH through ICRC (VCRC excluded) in 4-byte words (IBA 7.7.8).
   const uint32_t words = (wire_bytes() - kVcrcBytes) / 4;
   assert(words < 2048 && "PktLen is 11 bits: packet exceeds the IBA maximum");

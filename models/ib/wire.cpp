@@ -47,8 +47,6 @@ uint32_t extended_header_bytes(const OpcodeLayout& l) {
          (l.atomic_ack_eth ? kAtomicAckEthBytes : 0);
 }
 
-uint32_t pad_for(uint32_t payload) { return (4 - payload % 4) % 4; }
-
 std::string hex8(uint32_t v) {
   char buf[8];
   std::snprintf(buf, sizeof buf, "0x%02X", v & 0xFFu);
@@ -83,7 +81,7 @@ void write_packet(const Packet& p, uint8_t* out, bool with_vcrc = true) {
   const uint32_t total = p.wire_bytes();
   const OpcodeLayout layout = opcode_layout(p.bth.opcode);
   const bool global = p.lrh.lnh == Lnh::iba_global;
-  const uint32_t pad = pad_for(p.payload_bytes);
+  const uint32_t pad = pad_bytes(p.payload_bytes);
   Out w{out};
 
   // LRH (IBA 7.7): VL(4) LVer(4) | SL(4) resv(2) LNH(2) | DLID(16) | resv(5) PktLen(11) | SLID(16)

@@ -13,6 +13,9 @@
 
 namespace ibvp::sim {
 
+// The kernel's time in ps: what a thread sees when it has woken.
+inline uint64_t now_ps() { return sc_core::sc_time_stamp().value(); }
+
 // Suspends the calling SystemC thread until `when_ps` (absolute). A time not after now
 // returns at once (nothing waited, as sc_core::wait is never called with zero here).
 void sleep_until(uint64_t when_ps);

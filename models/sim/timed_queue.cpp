@@ -1,5 +1,3 @@
-// Dynamic processes (sc_spawn) must be enabled before <systemc> is first included.
-#define SC_INCLUDE_DYNAMIC_PROCESSES
 #include "models/sim/timed_queue.h"
 
 #include <stdexcept>

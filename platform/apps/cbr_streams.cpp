@@ -10,15 +10,6 @@ namespace ibvp::apps {
 
 using namespace verbs;
 
-namespace {
-
-uint64_t now_ps() { return sc_core::sc_time_stamp().value(); }
-
-// On the Scheduler, in the model's order of same-time actions (models/sim/sleep.h).
-void wait_until(uint64_t t_ps) { sim::sleep_until(t_ps); }
-
-}  // namespace
-
 CbrStreams::CbrStreams(const Scenario& s, const workload::CbrConnections& conns,
                        const std::vector<std::pair<uint32_t, workload::CbrSource*>>& sources,
                        const std::vector<driver::HostNode*>& host_of_node)
@@ -237,18 +228,18 @@ void CbrStreams::send_program(Host& h) {
     Sender* next = nullptr;
     uint64_t due = ep::TrafficSource::kNever;
     for (Sender& s : h.senders) {
-      const uint64_t t = s.source->next_ready_ps(now_ps());
+      const uint64_t t = s.source->next_ready_ps(sim::now_ps());
       if (t < due) due = t, next = &s;
     }
     if (!next || !error_.empty()) return;
-    wait_until(due);
+    sim::sleep_until(due);
     Sender& s = *next;
     const uint32_t used = s.qp->sq_head - s.qp->sq_tail;
     if (used >= kSendDepth / 2 && !reap(h, s, false)) return;
     while (s.qp->sq_head - s.qp->sq_tail >= kSendDepth)
       if (!reap(h, s, true)) return;
     ep::PacketSpec spec;
-    s.source->take(std::max(now_ps(), due), spec);
+    s.source->take(std::max(sim::now_ps(), due), spec);
     const workload::CbrConnection& k = conns_[spec.connection];
     const Host* dst = host_of_node_[k.dst_node];
     SendWr wr;

@@ -18,11 +18,6 @@ using namespace verbs;
 
 namespace {
 
-uint64_t now_ps() { return sc_core::sc_time_stamp().value(); }
-
-// On the Scheduler, in the model's order of same-time actions (models/sim/sleep.h).
-void wait_until(uint64_t t_ps) { sim::sleep_until(t_ps); }
-
 QpType qp_type(FlowTransport t) {
   switch (t) {
     case FlowTransport::uc: return QpType::uc;
@@ -326,7 +321,7 @@ void FlowStreams::flow_program(Flow& f) {
     f.cfg.start += epoch;
     if (f.cfg.stop != sc_core::sc_max_time()) f.cfg.stop += epoch;
   }
-  wait_until(f.cfg.start.value());
+  sim::sleep_until(f.cfg.start.value());
   if (f.cfg.generator == GeneratorKind::saturating) run_saturating(f);
   else if (f.cfg.generator == GeneratorKind::video) run_video(f);
   else run_open_loop(f);
@@ -374,10 +369,10 @@ void FlowStreams::run_saturating(Flow& f) {
   std::optional<workload::OnOffPeriods> periods;
   if (f.cfg.on_off_mean.value() > 0) periods.emplace(f.cfg.start.value(), static_cast<double>(f.cfg.on_off_mean.value()), f.rng);
   for (;;) {
-    const uint64_t now = now_ps();
+    const uint64_t now = sim::now_ps();
     if (now >= stop || !error_.empty()) return;
     if (periods && !periods->on_at(now)) {
-      wait_until(std::min(periods->period_end_ps(), stop));
+      sim::sleep_until(std::min(periods->period_end_ps(), stop));
       if (!reap(f, false)) return;
       continue;
     }
@@ -409,7 +404,7 @@ void FlowStreams::run_open_loop(Flow& f) {
     if (!(next < static_cast<double>(stop))) return;
     const uint64_t g = static_cast<uint64_t>(std::ceil(next));
     if (g >= stop || !error_.empty()) return;
-    wait_until(g);
+    sim::sleep_until(g);
     if (!reap(f, false)) return;
     while (f.outstanding >= hca_.flow_depth)
       if (!reap(f, true)) return;
@@ -441,7 +436,7 @@ void FlowStreams::run_video(Flow& f) {
       if (created >= f.phase_end_ps.back()) return;
       continue;
     }
-    wait_until(created);
+    sim::sleep_until(created);
     if (!reap(f, false)) return;
     const workload::FrameSplit split = workload::split_frame(frame_bytes, f.cfg.payload_bytes);
     for (uint32_t i = 0; i < split.packets; ++i) {

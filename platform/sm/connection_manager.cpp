@@ -11,7 +11,7 @@
 namespace ibvp::sm {
 
 namespace {
-constexpr uint32_t kNone = ~uint32_t{0};
+constexpr uint32_t kEmptyCell = ~uint32_t{0};
 
 CbrServiceLevel level(uint8_t sl, uint32_t distance, double min_mbps, double max_mbps) {
   CbrServiceLevel s;
@@ -56,7 +56,7 @@ ConnectionManager::ConnectionManager(const topo::Topology& t, const RoutingTable
     port_base_[n] = cells;
     cells += t.nodes[n].num_ports;
   }
-  grid_.assign(cells, kNone);
+  grid_.assign(cells, kEmptyCell);
   for (uint32_t n = 0; n < t.nodes.size(); ++n)
     for (uint16_t p = 1; p <= t.nodes[n].num_ports; ++p) {
       const int l = t.link_at(n, p);
@@ -72,7 +72,7 @@ ConnectionManager::ConnectionManager(const topo::Topology& t, const RoutingTable
 }
 
 uint32_t ConnectionManager::port_index(uint32_t node, uint16_t port) const {
-  if (node >= port_base_.size() || port < 1 || port > t_.nodes[node].num_ports) return kNone;
+  if (node >= port_base_.size() || port < 1 || port > t_.nodes[node].num_ports) return kEmptyCell;
   return grid_[port_base_[node] + port - 1];
 }
 
@@ -83,7 +83,7 @@ bool ConnectionManager::walk(uint32_t src, uint16_t dlid) {
   // A route visits each switch once; more steps than nodes is a loop.
   for (size_t step = 0; step <= t_.nodes.size(); ++step) {
     const uint32_t at = port_index(node, out);
-    if (at == kNone) return false;
+    if (at == kEmptyCell) return false;
     path_.push_back(at);
     const topo::PortRef next = t_.peer(node, out);
     if (t_.nodes[next.node].kind == topo::NodeKind::endpoint) return t_.node_of_lid(dlid) == next.node;

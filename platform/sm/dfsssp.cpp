@@ -16,8 +16,6 @@ using topo::NodeKind;
 using topo::PortRef;
 using topo::Topology;
 
-constexpr uint32_t kNone = Topology::npos;
-
 // The paths of the layering: one per (source switch, DLID) with at least one channel between
 // switches; their channels and the dependencies (consecutive channel pairs) they induce.
 struct Paths {

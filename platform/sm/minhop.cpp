@@ -4,6 +4,8 @@
 #include <map>
 #include <tuple>
 
+#include "platform/sm/switch_graph.h"
+
 namespace ibvp::sm {
 
 namespace {
@@ -11,12 +13,7 @@ namespace {
 using topo::NodeKind;
 using topo::Topology;
 
-constexpr uint16_t kUnreachable = 0xFFFF;
-
-struct Neighbour {
-  uint16_t port;
-  uint32_t sw;  // index into the switch list
-};
+constexpr uint16_t kUnreachableHops = 0xFFFF;
 
 }  // namespace
 
@@ -46,12 +43,12 @@ RoutingTables MinHopRouting::compute(const Topology& t) {
   auto hops_to = [&](uint32_t dst) -> const std::vector<uint16_t>& {
     std::vector<uint16_t>& d = hops[dst];
     if (!d.empty()) return d;
-    d.assign(switches.size(), kUnreachable);
+    d.assign(switches.size(), kUnreachableHops);
     d[dst] = 0;
     std::vector<uint32_t> queue{dst};
     for (size_t q = 0; q < queue.size(); ++q)
       for (const Neighbour& nb : adj[queue[q]])
-        if (d[nb.sw] == kUnreachable) {
+        if (d[nb.sw] == kUnreachableHops) {
           d[nb.sw] = static_cast<uint16_t>(d[queue[q]] + 1);
           queue.push_back(nb.sw);
         }
@@ -84,7 +81,7 @@ RoutingTables MinHopRouting::compute(const Topology& t) {
     std::vector<uint32_t>& o = far_first[dst];
     if (!o.empty()) return o;
     for (uint32_t s = 0; s < switches.size(); ++s)
-      if (s != dst && d[s] != kUnreachable) o.push_back(s);
+      if (s != dst && d[s] != kUnreachableHops) o.push_back(s);
     std::stable_sort(o.begin(), o.end(), [&](uint32_t a, uint32_t b) { return d[a] > d[b]; });
     return o;
   };

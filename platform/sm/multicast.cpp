@@ -5,6 +5,7 @@
 #include <tuple>
 
 #include "platform/params/config_error.h"
+#include "platform/sm/switch_graph.h"
 
 namespace ibvp::sm {
 
@@ -14,25 +15,22 @@ using topo::NodeKind;
 using topo::PortRef;
 using topo::Topology;
 
-constexpr uint32_t kUnreachable = 0xFFFFFFFFu;
-constexpr uint32_t kNone = Topology::npos;
-
-struct Neighbour {
+struct Cable {
   uint16_t port;       // port of this switch
   uint32_t sw;         // index into the switch list
   uint16_t far_port;   // port of the neighbour
 };
 
 // The switch graph and where the endpoints hang, in switch-list indices.
-struct SwitchGraph {
+struct CableGraph {
   std::vector<uint32_t> switches;                 // [switch index] -> node
   std::vector<uint32_t> sw_of_node;               // [node] -> switch index or kNone
-  std::vector<std::vector<Neighbour>> adj;        // in port order
+  std::vector<std::vector<Cable>> adj;            // in port order
   std::vector<uint32_t> attach_sw;                // [node] endpoint's switch index or kNone
   std::vector<uint16_t> attach_port;              // [node] port of that switch
   std::vector<std::vector<uint32_t>> dist_cache;  // [switch index] hops from it, when computed
 
-  explicit SwitchGraph(const Topology& t) : switches(t.switches()) {
+  explicit CableGraph(const Topology& t) : switches(t.switches()) {
     sw_of_node.assign(t.nodes.size(), kNone);
     for (uint32_t i = 0; i < switches.size(); ++i) sw_of_node[switches[i]] = i;
     adj.resize(switches.size());
@@ -55,16 +53,16 @@ struct SwitchGraph {
     }
   }
 
-  // Switch hops from `from` to every switch (kUnreachable across islands).
+  // Switch hops from `from` to every switch (kNone across islands).
   const std::vector<uint32_t>& dist(uint32_t from) {
     std::vector<uint32_t>& d = dist_cache[from];
     if (!d.empty()) return d;
-    d.assign(switches.size(), kUnreachable);
+    d.assign(switches.size(), kNone);
     d[from] = 0;
     std::vector<uint32_t> queue{from};
     for (size_t q = 0; q < queue.size(); ++q)
-      for (const Neighbour& nb : adj[queue[q]])
-        if (d[nb.sw] == kUnreachable) {
+      for (const Cable& nb : adj[queue[q]])
+        if (d[nb.sw] == kNone) {
           d[nb.sw] = d[queue[q]] + 1;
           queue.push_back(nb.sw);
         }
@@ -88,7 +86,7 @@ struct TreeShape {
 // nearest first; each climbs towards the root over neighbours one hop closer, preferring one
 // already on the tree so that branches merge early (fewer cables, fewer copies), then the
 // lowest port. Every switch keeps exactly one up port, so the tree has no cycle.
-TreeShape grow_tree(SwitchGraph& g, uint32_t root, std::vector<uint32_t> terminals) {
+TreeShape grow_tree(CableGraph& g, uint32_t root, std::vector<uint32_t> terminals) {
   const size_t n = g.switches.size();
   TreeShape tree;
   tree.on.assign(n, false);
@@ -101,10 +99,10 @@ TreeShape grow_tree(SwitchGraph& g, uint32_t root, std::vector<uint32_t> termina
   std::sort(terminals.begin(), terminals.end(), [&d](uint32_t a, uint32_t b) { return std::tie(d[a], a) < std::tie(d[b], b); });
   terminals.erase(std::unique(terminals.begin(), terminals.end()), terminals.end());
   for (uint32_t x : terminals) {
-    if (d[x] == kUnreachable) continue;
+    if (d[x] == kNone) continue;
     while (!tree.on[x]) {
-      const Neighbour* pick = nullptr;
-      for (const Neighbour& nb : g.adj[x]) {
+      const Cable* pick = nullptr;
+      for (const Cable& nb : g.adj[x]) {
         if (d[nb.sw] + 1 != d[x]) continue;
         if (pick == nullptr || (tree.on[nb.sw] && !tree.on[pick->sw])) pick = &nb;
       }
@@ -125,14 +123,14 @@ TreeShape grow_tree(SwitchGraph& g, uint32_t root, std::vector<uint32_t> termina
 
 // OpenSM's mcast_mgr_find_optimal_switch: the switch with the fewest hops to the farthest
 // switch of the group; here the sum of hops breaks ties, then the lowest node index.
-uint32_t central_switch(SwitchGraph& g, const std::vector<uint32_t>& terminals) {
+uint32_t central_switch(CableGraph& g, const std::vector<uint32_t>& terminals) {
   uint32_t best = kNone;
   std::tuple<uint64_t, uint64_t> best_score{UINT64_MAX, UINT64_MAX};
   for (uint32_t s = 0; s < g.switches.size(); ++s) {
     const std::vector<uint32_t>& d = g.dist(s);
     uint64_t max_hops = 0, sum_hops = 0;
     for (uint32_t x : terminals) {
-      const uint64_t h = d[x] == kUnreachable ? UINT32_MAX : d[x];
+      const uint64_t h = d[x] == kNone ? UINT32_MAX : d[x];
       max_hops = std::max(max_hops, h);
       sum_hops += h;
     }
@@ -219,7 +217,7 @@ MulticastTables compute_multicast_tables(const Topology& t, const std::vector<Mu
     }
   }
 
-  SwitchGraph g(t);
+  CableGraph g(t);
   MulticastTables out;
   out.mode = mode;
   out.mft.resize(t.nodes.size());

@@ -16,8 +16,6 @@ using topo::NodeKind;
 using topo::PortRef;
 using topo::Topology;
 
-constexpr uint32_t kNone = Topology::npos;
-
 // Switch hops from `from` (kNone where unreachable), and the switches reached in BFS order.
 std::vector<uint32_t> bfs(const ArcGraph& g, uint32_t from, std::vector<uint32_t>* order = nullptr) {
   std::vector<uint32_t> d(g.node.size(), kNone);

@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "platform/params/config_error.h"
+#include "platform/sm/switch_graph.h"
 
 namespace ibvp::sm {
 
@@ -14,13 +15,8 @@ using topo::NodeKind;
 using topo::Topology;
 
 // Entries of a tree's next-hop vector besides an index into the switch's neighbour list.
-constexpr uint16_t kNone = 0xFFFF;  // the destination is not reached from this switch
+constexpr uint16_t kNoHop = 0xFFFF;  // the destination is not reached from this switch
 constexpr uint16_t kHere = 0xFFFE;  // the destination switch: the LID leaves by the exit port
-
-struct Neighbour {
-  uint16_t port;
-  uint32_t sw;  // dense switch index
-};
 
 // The switches, their directed channels to each other and the turns between channels, in
 // dense numbers. Channel chan(s, k) leaves switch s over its k-th neighbour cable; turn
@@ -103,7 +99,7 @@ struct Tree {
   uint32_t dst = 0;        // destination switch (dense)
   uint16_t exit_port = 0;  // port at dst the LID leaves by (0: the switch's own LID)
   bool counts = false;     // an endpoint LID: its routes count in the channel loads
-  std::vector<uint16_t> next;  // [sw] neighbour index, kHere at dst, kNone where unreached
+  std::vector<uint16_t> next;  // [sw] neighbour index, kHere at dst, kNoHop where unreached
 };
 
 using Loads = std::vector<uint64_t>;  // [channel] source endpoints routed over it
@@ -145,7 +141,7 @@ bool uses_turn(const SwitchFabric& f, const Tree& tr, uint32_t x, uint32_t j, ui
 // False when some switch of the destination's connected set cannot join.
 bool build_tree(const SwitchFabric& f, Tree& tr, const std::vector<uint8_t>& prohibited, const Loads& load) {
   const uint32_t n = static_cast<uint32_t>(f.adj.size());
-  tr.next.assign(n, kNone);
+  tr.next.assign(n, kNoHop);
   tr.next[tr.dst] = kHere;
   std::vector<uint32_t> level{tr.dst}, next_level;
   std::vector<uint32_t> joined_in(n, UINT32_MAX);  // round a switch joined in
@@ -155,10 +151,10 @@ bool build_tree(const SwitchFabric& f, Tree& tr, const std::vector<uint8_t>& pro
     for (const uint32_t x : level)
       for (uint32_t j = 0; j < f.adj[x].size(); ++j) {
         const uint32_t y = f.adj[x][j].sw;
-        if (tr.next[y] != kNone && joined_in[y] != round) continue;
+        if (tr.next[y] != kNoHop && joined_in[y] != round) continue;
         if (x != tr.dst && prohibited[f.turn(x, j, tr.next[x])]) continue;
         const uint16_t ky = static_cast<uint16_t>(f.back[f.chan(x, j)]);
-        if (tr.next[y] == kNone) {
+        if (tr.next[y] == kNoHop) {
           tr.next[y] = ky;
           joined_in[y] = round;
           next_level.push_back(y);
@@ -178,7 +174,7 @@ bool build_tree(const SwitchFabric& f, Tree& tr, const std::vector<uint8_t>& pro
 // The tree the reference DFS up*/down* tables give the DLID: it makes no down -> up turn,
 // so it avoids every turn smart routing may prohibit.
 void reference_tree(const SwitchFabric& f, const RoutingTables& ref, Tree& tr) {
-  tr.next.assign(f.adj.size(), kNone);
+  tr.next.assign(f.adj.size(), kNoHop);
   for (uint32_t s = 0; s < f.adj.size(); ++s) {
     const uint8_t port = ref.lft[f.node[s]].lookup(tr.lid);
     if (s == tr.dst) tr.next[s] = kHere;
@@ -378,7 +374,7 @@ RoutingTables SmartEngine::compute(const Topology& t) {
   for (uint32_t s : f.node) rt.lft[s].port.assign(lft_size, Lft::kNoRoute);
   for (const Tree& tr : trees)
     for (uint32_t s = 0; s < n; ++s) {
-      if (tr.next[s] == kNone) continue;
+      if (tr.next[s] == kNoHop) continue;
       const uint16_t port = tr.next[s] == kHere ? tr.exit_port : f.adj[s][tr.next[s]].port;
       rt.lft[f.node[s]].port[tr.lid] = static_cast<uint8_t>(port);
     }

@@ -9,6 +9,9 @@
 
 namespace ibvp::sm {
 
+// No switch (or no hop count): what the engines' dense tables hold where nothing is.
+constexpr uint32_t kNone = topo::Topology::npos;
+
 struct Neighbour {
   uint16_t port;  // the port of this switch the cable leaves from
   uint32_t sw;    // dense index of the switch at the far end

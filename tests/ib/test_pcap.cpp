@@ -71,7 +71,7 @@ uint32_t le32(const uint8_t* p) {
   return static_cast<uint32_t>(p[0] | p[1] << 8 | p[2] << 16) | static_cast<uint32_t>(p[3]) << 24;
 }
 
-std::vector<uint8_t> pattern(uint32_t n, uint32_t seed) {
+std::vector<uint8_t> ramp(uint32_t n, uint32_t seed) {
   std::vector<uint8_t> v(n);
   for (uint32_t i = 0; i < n; ++i) v[i] = static_cast<uint8_t>(seed * 31 + i * 7 + 0x11);
   return v;
@@ -87,7 +87,7 @@ Packet simple_packet() {
   p.bth.dest_qp = 0x10;
   p.bth.psn = 3;
   p.payload_bytes = 20;
-  p.payload = pattern(20, 1);
+  p.payload = ramp(20, 1);
   p.finalize_lengths();
   return p;
 }
@@ -253,7 +253,7 @@ std::vector<Packet> capture_packets() {
                     0x1112131415161700ull + i};
     p.atomic_ack_eth.orig = 0x2122232425262700ull + i;
     p.payload_bytes = s.payload;
-    p.payload = pattern(s.payload, i);
+    p.payload = ramp(s.payload, i);
     p.finalize_lengths();
     v.push_back(p);
     ++i;
