@@ -292,6 +292,21 @@ void Perftest::reap_sends(Side& s, bool wait) {
   }
 }
 
+// The end of a latency loop on either side: perftest signals the last send of the run and
+// polls the send CQ until its completion is in, so no side leaves a send unfinished (a
+// server that stopped at its last post would leave its last SEND's CQE unpolled, and on
+// RC its ACK unseen).
+void Perftest::drain_sends(Side& s) {
+  while (!finished_ && s.qp->sq_head != s.qp->sq_tail) reap_sends(s, true);
+}
+
+uint32_t Perftest::sends_outstanding(bool server) const {
+  const Side& s = server ? server_ : client_;
+  uint32_t n = 0;
+  for (const QueuePair* qp : s.qps) n += qp->sq_head - qp->sq_tail;
+  return n;
+}
+
 // ---- latency: ping-pong; a sample is half of one round trip, from the client's post to
 // its poll (send_lat) or its read of the last byte (write_lat) returning.
 void Perftest::client_send_lat(uint64_t bytes) {
@@ -321,6 +336,7 @@ void Perftest::client_send_lat(uint64_t bytes) {
     reap_sends(s, s.qp->sq_head - s.qp->sq_tail >= s.qp->sq_entries - 1);
   }
   latency_row(bytes, half);
+  drain_sends(s);
   rendezvous(0);
 }
 
@@ -345,6 +361,7 @@ void Perftest::server_send_lat(uint64_t bytes) {
         return fail("post_send refused a work request: " + std::string(std::strerror(err)));
     reap_sends(s, s.qp->sq_head - s.qp->sq_tail >= s.qp->sq_entries - 1);
   }
+  drain_sends(s);
   rendezvous(1);
 }
 
@@ -400,6 +417,7 @@ void Perftest::client_write_lat(uint64_t bytes) {
     reap_sends(s, s.qp->sq_head - s.qp->sq_tail >= s.qp->sq_entries - 1);
   }
   latency_row(bytes, half);
+  drain_sends(s);
   rendezvous(0);
 }
 
@@ -432,6 +450,7 @@ void Perftest::server_write_lat(uint64_t bytes) {
         return fail("post_send refused a work request: " + std::string(std::strerror(err)));
     reap_sends(s, s.qp->sq_head - s.qp->sq_tail >= s.qp->sq_entries - 1);
   }
+  drain_sends(s);
   rendezvous(1);
 }
 

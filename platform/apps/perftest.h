@@ -41,6 +41,11 @@ class Perftest {
   // The test failed because the firmware does not implement its operation.
   bool unsupported() const { return unsupported_; }
   const std::vector<PerftestRow>& rows() const { return rows_; }
+  // Send WQEs the client's (server = false) or the server's program posted and has not seen
+  // complete: 0 on both sides once a test has run, as perftest waits for its last send's
+  // completion on both sides (run_iter_lat_send / run_iter_lat_write signal the last send
+  // and poll the send CQ until it is in).
+  uint32_t sends_outstanding(bool server) const;
 
   // Where each host's driver area and buffer go (verbs::HostMemoryPlan); plan(cfg).end() is
   // the host memory the test needs, which the scenario loader checks against
@@ -89,6 +94,7 @@ class Perftest {
   void server_write_lat(uint64_t bytes);
   bool probe_rdma_write(Side& s, const Side& peer);
   void reap_sends(Side& s, bool wait);
+  void drain_sends(Side& s);  // polls until every send posted has completed
   void latency_row(uint64_t bytes, std::vector<uint64_t>& half_rtt_ps);
 
   PerftestConfig cfg_;

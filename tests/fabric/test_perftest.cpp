@@ -195,6 +195,29 @@ TEST(Perftest, OneQpOfALatencyBoundWriteBwRunsOneMessagePerRoundTrip) {
   EXPECT_LT(pt->rows()[0].msg_rate_Mpps, 0.8) << "one WR in flight cannot beat 1 / RTT";
 }
 
+// perftest's latency loops (run_iter_lat_send, run_iter_lat_write) are one loop on both
+// sides: the last send is signaled and its completion polled before the loop ends, so
+// neither side ends a size with a send it has not seen complete. Each side's send queue is
+// empty at the end: posted WQEs equal those its polls saw complete.
+void expect_every_send_completes(const std::string& test, const std::string& qp_type) {
+  const Scenario s = scenario_from_yaml("duration: 10ms\n" + kHosts +
+                                            "perftest: {test: " + test + ", client: h1, server: h2, sizes: [64, 4096], "
+                                            "iterations: 20, qp_type: " + qp_type + "}\n",
+                                        "test.yaml");
+  Fabric f(s);
+  sc_core::sc_start(s.duration);
+  const apps::Perftest* pt = f.perftest();
+  ASSERT_NE(pt, nullptr);
+  ASSERT_TRUE(pt->finished()) << pt->error();
+  ASSERT_EQ(pt->rows().size(), 2u);
+  EXPECT_EQ(pt->sends_outstanding(false), 0u) << "the client left sends unpolled";
+  EXPECT_EQ(pt->sends_outstanding(true), 0u) << "the server left sends unpolled";
+}
+
+TEST(Perftest, SendLatRcEndsWithEverySendCompletedOnBothSides) { expect_every_send_completes("send_lat", "RC"); }
+TEST(Perftest, SendLatUdEndsWithEverySendCompletedOnBothSides) { expect_every_send_completes("send_lat", "UD"); }
+TEST(Perftest, WriteLatEndsWithEverySendCompletedOnBothSides) { expect_every_send_completes("write_lat", "RC"); }
+
 TEST(Perftest, QpsAboveOneWithALatencyTestIsAConfigErrorAtPerftestQps) {
   try {
     scenario_from_yaml("duration: 1ms\n" + kHosts +
