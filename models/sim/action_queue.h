@@ -6,14 +6,16 @@
 // packet's serialization, a cable: 0.1 to 1 us) and served in time order (issue 17).
 //
 // A timing wheel (a calendar queue of fixed width, Brown 1988): time is cut into buckets of
-// kBucketPs; an action due within the wheel's horizon (kBuckets buckets past the current
-// one) goes, unsorted, into its bucket's list, O(1); one due later into an overflow heap.
-// Only the current bucket is ordered, in a small binary heap (the front): when it empties,
-// the next non-empty bucket (found through a bitmap) and the overflow's actions of that
-// bucket move there. A push at or before the current bucket goes straight to the front, so
-// a push at the current time during a run, or one already late, is still served in exact
-// (time, sequence) order. The front holds a few actions, where the single heap of every
-// pending action (some 10,000 on a 1,024-host fat tree) took 14 levels per push and pop.
+// bucket_ps(); an action due within the wheel's horizon (horizon_ps() past the current
+// bucket) goes, unsorted, into its bucket's list, O(1); one due later into an overflow heap.
+// Only the current bucket is ordered (the front, sorted latest first, served from its
+// back): when it empties, the next non-empty bucket (found through a bitmap) and the
+// overflow's actions of that bucket move there and are sorted once. A push at or before the
+// current bucket is inserted into the front in its place (usually near the back: a push at
+// the current time comes after what is due now), so a push during a run, or one already
+// late, is still served in exact (time, sequence) order. A pop is then O(1) and a push
+// O(1) but for the front's few, where the single heap of every pending action (some 10,000
+// on a 1,024-host fat tree) took 14 levels per push and pop.
 //
 // Pushing never allocates once the queue has grown to the run's working depth: list nodes
 // are recycled through a free list.
@@ -40,16 +42,16 @@ class ActionQueue {
     Action action;
     TimedQueue* owner;
   };
-  // 2^kBucketShift ps per bucket; kBuckets buckets make the wheel's horizon (4.2 us).
-  static constexpr unsigned kBucketShift = 8;
-  static constexpr uint64_t kBuckets = uint64_t{1} << 14;
+  // The wheel's bucket width and its horizon (the buckets it holds times their width).
+  static uint64_t bucket_ps();
+  static uint64_t horizon_ps();
 
   ActionQueue();
   void push(const Entry& e);
   bool empty() const { return size_ == 0; }
   size_t size() const { return size_; }
   // The earliest action (queue not empty). The front is never empty while the queue is not.
-  const Entry& top() const { return front_.front(); }
+  const Entry& top() const { return front_.back(); }
   void pop();
   // Keeps the actions for which keep(entry) is true (their order is their keys').
   template <class Keep>
@@ -61,7 +63,6 @@ class ActionQueue {
 
  private:
   static constexpr uint32_t kNil = ~uint32_t{0};
-  static constexpr uint64_t kWords = kBuckets / 64;
   struct Node {
     Entry entry;
     uint32_t next;
@@ -75,14 +76,14 @@ class ActionQueue {
   uint64_t next_wheel_bucket() const;  // absolute bucket number, or ~0 if the wheel is empty
   std::vector<Entry> drain();
 
-  std::vector<Entry> front_;     // binary min-heap of the current bucket (and late pushes)
+  std::vector<Entry> front_;     // the current bucket (and late pushes), latest first
   std::vector<Entry> overflow_;  // binary min-heap of actions beyond the horizon
   std::vector<uint32_t> head_;   // per bucket: its list's first node
   std::vector<uint64_t> bits_;   // per bucket: non-empty
   std::vector<uint64_t> summary_;  // per word of bits_: non-zero
   std::vector<Node> nodes_;
   uint32_t free_ = kNil;
-  uint64_t cur_ = 0;            // the front's bucket (absolute number: when_ps >> kBucketShift)
+  uint64_t cur_ = 0;            // the front's bucket (absolute number: when_ps / bucket_ps())
   size_t size_ = 0;
   size_t in_wheel_ = 0;
 };

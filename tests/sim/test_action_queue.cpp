@@ -24,8 +24,8 @@ namespace {
 using Key = std::pair<uint64_t, uint64_t>;  // (when_ps, seq)
 using Reference = std::priority_queue<Key, std::vector<Key>, std::greater<Key>>;
 
-constexpr uint64_t kBucketPs = uint64_t{1} << ActionQueue::kBucketShift;
-constexpr uint64_t kHorizonPs = kBucketPs * ActionQueue::kBuckets;
+const uint64_t kBucketPs = ActionQueue::bucket_ps();
+const uint64_t kHorizonPs = ActionQueue::horizon_ps();
 
 ActionQueue::Entry entry(uint64_t when, uint64_t seq) {
   ActionQueue::Entry e{};
