@@ -7,7 +7,7 @@ namespace ibvp::sim {
 namespace {
 // 1,024 ps per bucket, 4,096 buckets: a 4.2 us horizon holds a pipeline, a packet's
 // serialization and a cable's delay many times over, and a 1,024-host fat tree at 60 % load
-// puts some 50 actions in a bucket.
+// puts some 25 actions in a bucket (1.3 per packet-hop).
 constexpr unsigned kBucketShift = 10;
 constexpr uint64_t kBuckets = uint64_t{1} << 12;
 constexpr uint64_t kMask = kBuckets - 1;

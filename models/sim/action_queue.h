@@ -14,8 +14,8 @@
 // current bucket is inserted into the front in its place (usually near the back: a push at
 // the current time comes after what is due now), so a push during a run, or one already
 // late, is still served in exact (time, sequence) order. A pop is then O(1) and a push
-// O(1) but for the front's few, where the single heap of every pending action (some 10,000
-// on a 1,024-host fat tree) took 14 levels per push and pop.
+// O(1) but for the front's few, where the single heap of every pending action (thousands
+// on a 1,024-host fat tree) took a dozen levels per push and pop.
 //
 // Pushing never allocates once the queue has grown to the run's working depth: list nodes
 // are recycled through a free list.
