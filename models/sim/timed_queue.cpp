@@ -46,17 +46,11 @@ void Scheduler::push_keyed(const Action& a, TimedQueue* owner) {
 }
 
 void Scheduler::drop_remote_actions() {
-  std::vector<Entry> keep;
-  keep.reserve(heap_.size());
-  while (!heap_.empty()) {
-    if (!heap_.top().owner->remote_) keep.push_back(heap_.top());
-    heap_.pop();
-  }
-  for (const Entry& e : keep) heap_.push(e);
+  queue_.keep_if([](const Entry& e) { return !e.owner->remote_; });
 }
 
 void Scheduler::insert(const Entry& e) {
-  heap_.push(e);
+  queue_.push(e);
   // While running, run() picks up what is due now and re-arms for the rest when it finishes.
   const uint64_t when = e.action.when_ps;
   if (running_ || when >= armed_ps_) return;
@@ -70,13 +64,13 @@ void Scheduler::run() {
   running_ = true;
   const uint64_t now = sc_core::sc_time_stamp().value();
   TimedQueue::serving_now_ps_ = now;
-  if (!heap_.empty() && heap_.top().action.when_ps <= now) {
+  if (!queue_.empty() && queue_.top().action.when_ps <= now) {
     served_any_ = true;
     last_served_ps_ = now;
   }
-  while (!heap_.empty() && heap_.top().action.when_ps <= now) {
-    const Entry e = heap_.top();
-    heap_.pop();
+  while (!queue_.empty() && queue_.top().action.when_ps <= now) {
+    const Entry e = queue_.top();
+    queue_.pop();
     ++TimedQueue::served_total_;
     dispatching_ = e.owner;
     e.owner->dispatch_(e.action);
@@ -84,8 +78,8 @@ void Scheduler::run() {
   dispatching_ = nullptr;
   TimedQueue::serving_now_ps_ = kNever;
   running_ = false;
-  if (heap_.empty()) return;
-  armed_ps_ = heap_.top().action.when_ps;
+  if (queue_.empty()) return;
+  armed_ps_ = queue_.top().action.when_ps;
   event_.notify(sc_core::sc_time::from_value(armed_ps_ - now));
 }
 

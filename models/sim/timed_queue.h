@@ -29,16 +29,9 @@
 #include <systemc>
 #include <vector>
 
-namespace ibvp::sim {
+#include "models/sim/action_queue.h"
 
-struct Action {
-  uint64_t when_ps = 0;  // absolute simulated time
-  uint64_t seq = 0;      // tie-break among equal times: insertion order, or the canonical key
-  uint16_t kind = 0;     // meaning is the owning model's
-  uint16_t port = 0;
-  uint32_t arg = 0;
-  void* ptr = nullptr;
-};
+namespace ibvp::sim {
 
 class TimedQueue;
 
@@ -86,25 +79,16 @@ class Scheduler {
   // results would be wrong, so that is a hard error, not an assertion.
   void push_keyed(const Action& a, TimedQueue* owner);
   // The earliest pending action's time (kNever: none).
-  uint64_t next_ps() const { return heap_.empty() ? kNever : heap_.top().action.when_ps; }
+  uint64_t next_ps() const { return queue_.empty() ? kNever : queue_.top().action.when_ps; }
   static constexpr uint64_t kNever = ~uint64_t{0};
 
  private:
   Scheduler();
   void run();
-  struct Entry {
-    Action action;  // action.seq is the scheduler's insertion order
-    TimedQueue* owner;
-  };
-  struct Later {
-    bool operator()(const Entry& a, const Entry& b) const {
-      return a.action.when_ps != b.action.when_ps ? a.action.when_ps > b.action.when_ps
-                                                  : a.action.seq > b.action.seq;
-    }
-  };
+  using Entry = ActionQueue::Entry;  // action.seq: insertion order or the canonical key
   void insert(const Entry& e);
   sc_core::sc_event event_;
-  std::priority_queue<Entry, std::vector<Entry>, Later> heap_;
+  ActionQueue queue_;  // a timing wheel (action_queue.h), served in (time, seq) order
   uint64_t seq_ = 0;
   uint64_t armed_ps_ = kNever;
   bool running_ = false;
