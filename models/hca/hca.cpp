@@ -417,7 +417,7 @@ void Hca::reg_b_transport(tlm::tlm_generic_payload& trans, sc_core::sc_time& del
       return;
     }
     // The read samples the register when the request arrives.
-    sim::sleep_for(delay);
+    sim::advance_for_ps(delay.value());  // the host's thread, which may run ahead
     delay = sc_core::SC_ZERO_TIME;
     const uint32_t v = reg_value(o);
     std::memcpy(trans.get_data_ptr(), &v, 4);

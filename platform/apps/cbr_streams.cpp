@@ -5,6 +5,7 @@
 
 #include "models/ib/packet.h"
 #include "models/sim/sleep.h"
+#include "models/sim/timed_queue.h"
 
 namespace ibvp::apps {
 
@@ -12,10 +13,11 @@ using namespace verbs;
 
 namespace {
 
-uint64_t now_ps() { return sc_core::sc_time_stamp().value(); }
+// The program's time: its thread may run ahead of the kernel's (models/sim/sleep.h).
+uint64_t now_ps() { return sim::TimedQueue::now_ps(); }
 
 // On the Scheduler, in the model's order of same-time actions (models/sim/sleep.h).
-void wait_until(uint64_t t_ps) { sim::sleep_until(t_ps); }
+void wait_until(uint64_t t_ps) { sim::advance_to(t_ps); }
 
 }  // namespace
 
@@ -101,11 +103,13 @@ uint64_t CbrStreams::received() const {
 }
 
 void CbrStreams::fail(const std::string& why) {
+  sim::catch_up();  // other threads hear of it at this program's time
   if (error_.empty()) error_ = why;
   barrier_event_.notify(sc_core::SC_ZERO_TIME);
 }
 
 void CbrStreams::barrier(int phase) {
+  sim::catch_up();  // the others go on at this program's time
   ++arrived_[phase];
   barrier_event_.notify(sc_core::SC_ZERO_TIME);
   while (arrived_[phase] < hosts_.size() && error_.empty()) sc_core::wait(barrier_event_);
@@ -229,6 +233,7 @@ bool CbrStreams::reap(Host& h, Sender& s, bool wait) {
 
 void CbrStreams::send_program(Host& h) {
   // Wait for every host's QPs to be connected and receives posted.
+  sim::catch_up();
   while (arrived_[1] < hosts_.size() && error_.empty()) sc_core::wait(barrier_event_);
   if (!error_.empty()) return;
   hca::Hca& hca = h.hca_host->hca;

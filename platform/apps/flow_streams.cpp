@@ -7,6 +7,7 @@
 
 #include "models/ib/packet.h"
 #include "models/sim/sleep.h"
+#include "models/sim/timed_queue.h"
 #include "models/link/link_rate.h"
 #include "platform/workload/on_off.h"
 #include "platform/workload/video_frames.h"
@@ -18,10 +19,11 @@ using namespace verbs;
 
 namespace {
 
-uint64_t now_ps() { return sc_core::sc_time_stamp().value(); }
+// The program's time: its thread may run ahead of the kernel's (models/sim/sleep.h).
+uint64_t now_ps() { return sim::TimedQueue::now_ps(); }
 
 // On the Scheduler, in the model's order of same-time actions (models/sim/sleep.h).
-void wait_until(uint64_t t_ps) { sim::sleep_until(t_ps); }
+void wait_until(uint64_t t_ps) { sim::advance_to(t_ps); }
 
 QpType qp_type(FlowTransport t) {
   switch (t) {
@@ -165,11 +167,13 @@ uint64_t FlowStreams::host_memory_bytes(const Scenario& s) {
 }
 
 void FlowStreams::fail(const std::string& why) {
+  sim::catch_up();  // other threads hear of it at this program's time
   if (error_.empty()) error_ = why;
   barrier_event_.notify(sc_core::SC_ZERO_TIME);
 }
 
 void FlowStreams::barrier(int phase) {
+  sim::catch_up();  // the others go on at this program's time
   ++arrived_[phase];
   barrier_event_.notify(sc_core::SC_ZERO_TIME);
   while (arrived_[phase] < hosts_.size() && error_.empty()) sc_core::wait(barrier_event_);
@@ -318,9 +322,11 @@ void FlowStreams::receive_loop(Host& h) {
 
 void FlowStreams::flow_program(Flow& f) {
   // Wait for every host's QPs to be connected and receives posted.
+  sim::catch_up();
   while (arrived_[1] < hosts_.size() && error_.empty()) sc_core::wait(barrier_event_);
   if (!error_.empty()) return;
   if (gate_.opened) {
+    sim::catch_up();
     while (!gate_.open()) sc_core::wait(*gate_.opened);
     const sc_core::sc_time epoch = sc_core::sc_time::from_value(gate_.epoch_ps());
     f.cfg.start += epoch;
