@@ -213,6 +213,7 @@ Hca::Hca(sc_core::sc_module_name name, uint32_t node, uint16_t lid, const HcaCon
       agenda_("agenda", [this](const sim::Action& a) { dispatch(a); }),
       arbiter_(cfg.vlarb) {
   check_hca(cfg_);
+  if (1'000'000'000'000ULL % cfg_.core_clock_hz == 0) ps_per_cycle_ = 1'000'000'000'000ULL / cfg_.core_clock_hz;
   sim::prepare_sleep();
   registers.register_b_transport(this, &Hca::reg_b_transport);
   registers.register_transport_dbg(this, &Hca::reg_transport_dbg);
@@ -282,10 +283,16 @@ Hca::~Hca() {
   // with their free lists.
 }
 
-sc_core::sc_time Hca::cycles(uint64_t n) const {
+sc_core::sc_time Hca::cycles(uint64_t n) const { return sc_core::sc_time::from_value(cycles_ps(n)); }
+
+uint64_t Hca::cycles_ps(uint64_t n) const {
+  // A clock whose period is a whole number of ps (1 GHz: 1000) needs no 128-bit division
+  // per HAL call; the product is the same ceiling.
+  uint64_t ps;
+  if (ps_per_cycle_ != 0 && !__builtin_mul_overflow(n, ps_per_cycle_, &ps)) return ps;
   using u128 = unsigned __int128;
   const u128 num = static_cast<u128>(n) * 1'000'000'000'000ULL;
-  return sc_core::sc_time::from_value(static_cast<uint64_t>((num + cfg_.core_clock_hz - 1) / cfg_.core_clock_hz));
+  return static_cast<uint64_t>((num + cfg_.core_clock_hz - 1) / cfg_.core_clock_hz);
 }
 
 // ---------------------------------------------------------------------------------------
@@ -591,7 +598,7 @@ void Hca::charge(uint64_t n) {
   // charge past its budget, at the same simulated time on every run.
   if (cfg_.firmware_cycle_budget != 0 && event_charged_ > cfg_.firmware_cycle_budget)
     report_cycle_budget(call_info(event_name_), event_charged_, cfg_.firmware_cycle_budget);
-  advance_core(cycles(n).value());
+  advance_core(cycles_ps(n));
 }
 
 void Hca::core_thread() {

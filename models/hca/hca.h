@@ -176,6 +176,7 @@ class Hca : public sc_core::sc_module {
   uint64_t packets_held() const { return tx_built_ + rx_held_; }
   // Time of `cycles` core cycles: ceil(cycles * 1e12 / core_clock_hz) ps.
   sc_core::sc_time cycles(uint64_t n) const;
+  uint64_t cycles_ps(uint64_t n) const;
   // Firmware log lines (hal->log), kept for tests and the run's firmware.log; models never print.
   struct LogLine {
     uint64_t time_ps;  // simulated time of the call
@@ -429,6 +430,7 @@ class Hca : public sc_core::sc_module {
   std::deque<CoreEvent> events_;
   sc_core::sc_event core_wake_;
   bool core_idle_ = false;  // the core waits on core_wake_ for an event
+  uint64_t ps_per_cycle_ = 0;  // the core's clock period when a whole number of ps, else 0
   bool in_core_ = false;  // HAL calls charge time only from the core's thread
   RxItem* rx_current_ = nullptr;
   uint64_t fw_events_ = 0;
