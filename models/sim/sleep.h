@@ -9,17 +9,19 @@
 // The action notifies the sleeping thread's own event at once; the thread runs when the
 // Scheduler's step has handed out the actions due then, in the order the wake-ups were served.
 //
-// A thread that advances (advance_to) runs ahead of the kernel instead of sleeping when nothing else is pending at or
-// before the time it would wake (sc_time_to_pending_activity: every model's action is on the
-// Scheduler, whose next action is the kernel's one timed event; another runnable process or
-// a delta notification counts as pending now). Nothing can then happen in between that the
-// sleeping thread would see or that would see it, so it goes on at once and only its time is
-// ahead: sim::TimedQueue::now_ps() is the thread's time until it gives it back, and what the
-// thread stamps and pushes is at that time. Results are the same as sleeping, bit for bit,
-// for a thread that reads the time only through TimedQueue::now_ps() and gives its time back
-// (release_ahead) before it waits on anything but sleep_until. Never in the canonical event
-// order (its keys count pushes per source, and sleeps are pushes) nor to the end of the
-// kernel's current run (set_run_end). docs/hca.md, "Execution model".
+// A thread that advances (advance_to) runs ahead of the kernel instead of sleeping when
+// nothing else is pending at or before the time it would wake (sc_time_to_pending_activity:
+// every model's action is on the Scheduler, whose next action is the kernel's one timed
+// event; another runnable process or a delta notification counts as pending now). Nothing can
+// then happen in between that the sleeping thread would see or that would see it, so it goes
+// on at once and only its time is ahead: sim::TimedQueue::now_ps() is the thread's time until
+// it gives it back, and what the thread stamps and pushes is at that time. Results are the
+// same as sleeping, bit for bit, for a thread that reads the time only through
+// TimedQueue::now_ps(), gives its time back (release_ahead) before it waits on anything but
+// sleep_until, and lets the kernel catch up (catch_up) before it notifies an event another
+// thread waits on. Never in the canonical event order (its keys count pushes per source, and
+// sleeps are pushes) nor to the end of the kernel's current run (set_run_end). docs/hca.md,
+// "Execution model".
 #include <cstdint>
 #include <systemc>
 
@@ -41,7 +43,8 @@ bool nothing_pending_through(uint64_t t_ps);
 // thread's next wake is then at or after its time, as nothing was pending before it).
 void release_ahead();
 // The kernel's time catches up with the running thread's (it sleeps until then), before
-// code that runs at the kernel's time (host software called from the HCA's firmware).
+// code that runs at the kernel's time (host software called from the HCA's firmware) or a
+// notification that wakes another thread.
 void catch_up();
 // The end of the kernel's current run (the time given to sc_start), set by whoever calls
 // sc_start and looks at the models between runs: a thread that runs ahead of the kernel's
