@@ -124,51 +124,11 @@ struct HalBridge {
 };
 
 namespace {
-// The embedded core's time, when it runs ahead of the kernel's. One core at a time runs (a
-// SystemC thread), and it gives its time back before it yields, so one flag serves every HCA.
-bool core_ahead = false;
-
-// The core's time moves on by `ps`. When nothing else in the simulation is pending before
-// the time it reaches (no kernel activity, and so no Scheduler action, at or before it),
-// nothing can happen in between that a sleeping core would see or that would see the core:
-// the core goes on at once, its time ahead of the kernel's (sim::TimedQueue::now_ps is the
-// core's time; what it does is stamped, and pushed, at that time). Otherwise it sleeps on
-// the Scheduler. Results are the same either way, bit for bit; a core between two fabric
-// events makes no thread switch per HAL call (issue 15 part 2). Not in the canonical event
-// order, whose keys count pushes per source (sleeps are pushes).
-void release_core_time();
-void advance_core(uint64_t ps) {
-  if (ps == 0) return;
-  const uint64_t until = sim::TimedQueue::now_ps() + ps;
-  const uint64_t kernel = sc_core::sc_time_stamp().value();
-  // Not to the end of the kernel's run or beyond: what is read between runs is a sleeping
-  // core's state (sim::set_run_end).
-  if (!sim::Scheduler::canonical() && until < sim::run_end() &&
-      sc_core::sc_time_to_pending_activity() > sc_core::sc_time::from_value(until - kernel)) {
-    sim::TimedQueue::set_local_now(until);
-    core_ahead = true;
-    return;
-  }
-  release_core_time();
-  sim::sleep_until(until);
-}
-
-// The core waits for an event: the models' time is the kernel's again. Nothing is pending
-// before the core's time, so whatever raises its next event does so at or after it.
-void release_core_time() {
-  if (!core_ahead) return;
-  sim::TimedQueue::set_local_now(~uint64_t{0});
-  core_ahead = false;
-}
-
-// The kernel's time catches up with the core's (it sleeps until then): before code that runs
-// at the kernel's time, as host software called from a HAL service.
-void catch_up_core() {
-  if (!core_ahead) return;
-  const uint64_t at = sim::TimedQueue::now_ps();
-  release_core_time();
-  sim::sleep_until(at);
-}
+// The core's time moves on by `ps`: it runs ahead of the kernel when nothing else is pending
+// before the time it reaches, otherwise it sleeps on the Scheduler (models/sim/sleep.h).
+// Results are the same either way, bit for bit; a core between two fabric events makes no
+// thread switch per HAL call (issue 15 part 2).
+void advance_core(uint64_t ps) { sim::advance_for_ps(ps); }
 
 bool is_mtu(uint32_t b) { return b == 256 || b == 512 || b == 1024 || b == 2048 || b == 4096; }
 
@@ -253,6 +213,7 @@ Hca::Hca(sc_core::sc_module_name name, uint32_t node, uint16_t lid, const HcaCon
       agenda_("agenda", [this](const sim::Action& a) { dispatch(a); }),
       arbiter_(cfg.vlarb) {
   check_hca(cfg_);
+  if (1'000'000'000'000ULL % cfg_.core_clock_hz == 0) ps_per_cycle_ = 1'000'000'000'000ULL / cfg_.core_clock_hz;
   sim::prepare_sleep();
   registers.register_b_transport(this, &Hca::reg_b_transport);
   registers.register_transport_dbg(this, &Hca::reg_transport_dbg);
@@ -266,7 +227,6 @@ Hca::Hca(sc_core::sc_module_name name, uint32_t node, uint16_t lid, const HcaCon
 
   SC_THREAD(core_thread);
   set_stack_size(1u << 20);  // firmware handlers run on this stack
-  SC_THREAD(tx_thread);
 
   hal_.version = IBVP_HAL_VERSION;
   hal_.ctx = this;
@@ -323,10 +283,16 @@ Hca::~Hca() {
   // with their free lists.
 }
 
-sc_core::sc_time Hca::cycles(uint64_t n) const {
+sc_core::sc_time Hca::cycles(uint64_t n) const { return sc_core::sc_time::from_value(cycles_ps(n)); }
+
+uint64_t Hca::cycles_ps(uint64_t n) const {
+  // A clock whose period is a whole number of ps (1 GHz: 1000) needs no 128-bit division
+  // per HAL call; the product is the same ceiling.
+  uint64_t ps;
+  if (ps_per_cycle_ != 0 && !__builtin_mul_overflow(n, ps_per_cycle_, &ps)) return ps;
   using u128 = unsigned __int128;
   const u128 num = static_cast<u128>(n) * 1'000'000'000'000ULL;
-  return sc_core::sc_time::from_value(static_cast<uint64_t>((num + cfg_.core_clock_hz - 1) / cfg_.core_clock_hz));
+  return static_cast<uint64_t>((num + cfg_.core_clock_hz - 1) / cfg_.core_clock_hz);
 }
 
 // ---------------------------------------------------------------------------------------
@@ -458,7 +424,7 @@ void Hca::reg_b_transport(tlm::tlm_generic_payload& trans, sc_core::sc_time& del
       return;
     }
     // The read samples the register when the request arrives.
-    sim::sleep_for(delay);
+    sim::advance_for_ps(delay.value());  // the host's thread, which may run ahead
     delay = sc_core::SC_ZERO_TIME;
     const uint32_t v = reg_value(o);
     std::memcpy(trans.get_data_ptr(), &v, 4);
@@ -558,7 +524,9 @@ void Hca::raise(uint32_t kind, uint32_t arg, uint64_t cookie, RxItem* rx) {
   } else {
     events_.push_back(e);
   }
-  core_wake_.notify(sc_core::SC_ZERO_TIME);
+  // Only an idle core is woken: a busy one takes the event when its handler returns. (A
+  // notification nobody waits for still cost a delta cycle, and a wake that found nothing.)
+  if (core_idle_) core_wake_.notify(sc_core::SC_ZERO_TIME);
 }
 
 // ---------------------------------------------------------------------------------------
@@ -595,7 +563,13 @@ void Hca::dispatch(const sim::Action& a) {
     case kTxEnd: tx_end(static_cast<TxPacket*>(a.ptr)); break;
     case kRxHead: rx_head(static_cast<ib::Packet*>(a.ptr)); break;
     case kRxReady: rx_ready(static_cast<ib::Packet*>(a.ptr)); break;
-    case kTxWake: tx_wake_.notify(); break;
+    case kTxWake:
+      if (!tx_waiting_) run_tx();  // a waiting engine takes the new job when it resumes
+      break;
+    case kTxResume:
+      tx_waiting_ = false;
+      run_tx();
+      break;
     case kTimerAlarm:
       if (a.when_ps == timer_alarm_ps_) timer_alarm_ps_ = ~uint64_t{0};
       push_near_timers();
@@ -624,15 +598,17 @@ void Hca::charge(uint64_t n) {
   // charge past its budget, at the same simulated time on every run.
   if (cfg_.firmware_cycle_budget != 0 && event_charged_ > cfg_.firmware_cycle_budget)
     report_cycle_budget(call_info(event_name_), event_charged_, cfg_.firmware_cycle_budget);
-  advance_core(cycles(n).value());
+  advance_core(cycles_ps(n));
 }
 
 void Hca::core_thread() {
   in_core_ = true;
   for (;;) {
     if (events_.empty()) {
-      release_core_time();
+      sim::release_ahead();  // the core waits: the models' time is the kernel's again
+      core_idle_ = true;
       while (events_.empty()) sc_core::wait(core_wake_);
+      core_idle_ = false;
     }
     const CoreEvent e = events_.front();
     events_.pop_front();
@@ -819,6 +795,10 @@ uint32_t Hca::message_wire_bytes(const ibvp_tx_desc& d) const {
 
 int Hca::hal_tx_post(const ibvp_tx_desc* d) {
   hal_call();
+  return post_tx(d, nullptr, nullptr, 0);
+}
+
+int Hca::post_tx(const ibvp_tx_desc* d, const void* inline_payload, const ibvp_sge* sges, uint32_t num_sge) {
   if (d == nullptr || d->vl >= cfg_.data_vls || !is_mtu(d->mtu_bytes) || d->dlid == 0) return -1;
   if (d->qp_type != IBVP_QPT_RC && d->qp_type != IBVP_QPT_UC && d->qp_type != IBVP_QPT_UD) return -1;
   if (d->op > IBVP_TX_ATOMIC_ACK) return -1;
@@ -835,43 +815,45 @@ int Hca::hal_tx_post(const ibvp_tx_desc* d) {
   if (d->qp_type == IBVP_QPT_UD && d->payload_len > d->mtu_bytes) return -1;
   if (d->first_packet >= packet_count(*d)) return -1;  // an empty window
   TxJob job{*d, message_wire_bytes(*d)};
+  if (inline_payload != nullptr) {
+    job.inline_data = true;
+    std::memcpy(job.payload.data(), inline_payload, d->payload_len);
+  }
+  if (sges != nullptr) {
+    job.num_sge = num_sge;
+    std::copy(sges, sges + num_sge, job.sge.begin());
+  }
   // Reserved now, so the firmware's next look at tx_space already counts this message.
   tx_reserved_[d->vl] += job.wire_bytes;
   tx_jobs_.push_back(job);
-  // Through the agenda, at the time of the post: the tx engine starts on it in the model's
-  // order of same-time actions.
-  agenda_.push_at(agenda_.now_ps(), kTxWake);
+  // The tx engine starts on it at the time of the post, in the model's order of same-time
+  // actions. When nothing else is pending up to that time, it does so at once (issue 15
+  // part 2): the core's next HAL call charges cycles (hal_call_cycles > 0), and a core that
+  // pushed a kTxWake would sleep there until the engine had run, as the first and only thing
+  // of its time. Otherwise through the agenda.
+  const uint64_t now = agenda_.now_ps();
+  if (in_core_ && cfg_.hal_call_cycles > 0 && sim::nothing_pending_through(now)) {
+    if (!tx_waiting_) run_tx();  // a waiting engine takes the job when it resumes
+  } else {
+    agenda_.push_at(now, kTxWake);
+  }
   return 0;
 }
 
 int Hca::hal_tx_post_inline(const ibvp_tx_desc* d, const void* payload) {
-  // The checks of tx_post (one HAL call is charged there), and a payload that fits.
-  if (d == nullptr || payload == nullptr || d->payload_len > IBVP_MAX_INLINE_DATA) {
-    hal_call();
-    return -1;
-  }
-  const int rc = hal_tx_post(d);
-  if (rc != 0) return rc;
-  TxJob& job = tx_jobs_.back();
-  job.inline_data = true;
-  std::memcpy(job.payload.data(), payload, d->payload_len);
-  return 0;
+  hal_call();
+  // The checks of tx_post, and a payload that fits.
+  if (d == nullptr || payload == nullptr || d->payload_len > IBVP_MAX_INLINE_DATA) return -1;
+  return post_tx(d, payload, nullptr, 0);
 }
 
 int Hca::hal_tx_post_gather(const ibvp_tx_desc* d, const ibvp_sge* sges, uint32_t num_sge) {
-  // The checks of tx_post (one HAL call is charged there), and a list that holds the payload.
+  hal_call();
+  // The checks of tx_post, and a list that holds the payload.
   uint64_t total = 0;
   for (uint32_t i = 0; sges != nullptr && i < num_sge && i < IBVP_MAX_SGE; ++i) total += sges[i].length;
-  if (d == nullptr || sges == nullptr || num_sge == 0 || num_sge > IBVP_MAX_SGE || total != d->payload_len) {
-    hal_call();
-    return -1;
-  }
-  const int rc = hal_tx_post(d);
-  if (rc != 0) return rc;
-  TxJob& job = tx_jobs_.back();
-  job.num_sge = num_sge;
-  std::copy(sges, sges + num_sge, job.sge.begin());
-  return 0;
+  if (d == nullptr || sges == nullptr || num_sge == 0 || num_sge > IBVP_MAX_SGE || total != d->payload_len) return -1;
+  return post_tx(d, nullptr, sges, num_sge);
 }
 
 int Hca::hal_rx_scatter(uint32_t offset, uint64_t address, uint32_t len) {
@@ -927,7 +909,7 @@ int Hca::hal_mad_send(const ibvp_mad* m) {
 int Hca::hal_mad_to_host(const ibvp_mad* m) {
   hal_call();
   if (m == nullptr || !mad_receiver_) return -1;
-  catch_up_core();  // host software runs at the kernel's time
+  sim::catch_up();  // host software runs at the kernel's time
   mad_receiver_(datagram_of(*m), agenda_.now_ps());
   return 0;
 }
@@ -1043,7 +1025,7 @@ ib::Packet* Hca::build_packet(const ibvp_tx_desc& d, uint32_t index, uint32_t co
   p->icrc = ib::load_crc32(wire + p->wire_bytes() - 6);
   p->has_icrc = true;
   p->src_node = node_;
-  p->created = sc_core::sc_time_stamp();
+  p->created = sc_core::sc_time::from_value(agenda_.now_ps());  // the engine may run at a core's time ahead
   const auto tag = flow_of_qp_.find(d.src_qp);
   p->flow = tag == flow_of_qp_.end() || d.op == IBVP_TX_ACK || d.op == IBVP_TX_CNP || d.op == IBVP_TX_ATOMIC_ACK
                 ? ib::kNoFlow
@@ -1081,103 +1063,127 @@ void Hca::apply_connection_tag(uint32_t src_qp, ib::Packet& p) {
   q.pop_front();
 }
 
-void Hca::tx_thread() {
+// The tx engine takes the jobs in order. A job's payload is read packet by packet, at most
+// dma_max_outstanding_reads reads in flight; with all of them in flight it waits for the
+// oldest (kTxResume) and goes on from the packet it stopped at. It runs inside the agenda's
+// actions, so what it does (bus reads, pushes) happens at the action's place in the model's
+// order of same-time events (docs/hca.md, "Execution model").
+void Hca::run_tx() {
   for (;;) {
-    while (tx_jobs_.empty()) sc_core::wait(tx_wake_);
-    const TxJob job = tx_jobs_.front();
-    tx_jobs_.pop_front();
-    const ibvp_tx_desc& d = job.desc;
-    // Only the window's bytes are read (a retransmission or one scheduled packet).
-    const uint32_t count = packet_count(d), end = window_end(d);
-    const uint64_t offset = uint64_t{d.first_packet} * d.mtu_bytes;
-    uint32_t len = 0;
-    for (uint32_t i = d.first_packet; i < end; ++i) len += segment_bytes(d, i);
-    // One buffer for every job (only this thread uses it), grown to the largest window.
-    if (tx_data_.size() < len) tx_data_.resize(len);
-    uint8_t* const data = tx_data_.data();
-    // A packet is built and queued tx_pipeline_delay after its own payload arrived: a DMA
-    // engine streams a long message (a READ response, a go-back-N window) packet by packet,
-    // one read per packet. Reading a whole READ response before its first packet left cost
-    // one message time per run: read_bw came out 1/iterations short (4.5 % with perftest's
-    // 20 iterations, at every size; docs/hca.md).
-    const auto queue_packet = [&](uint32_t i, uint64_t ready) {
-      const uint32_t bytes = segment_bytes(d, i);
-      const size_t at_byte = static_cast<size_t>(i - d.first_packet) * d.mtu_bytes;
-      tx_last_ready_ps_ = std::max(tx_last_ready_ps_, ready);
-      ib::Packet* p = build_packet(d, i, count, data + at_byte, bytes);
-      const bool last = i + 1 == end;
-      TxPacket* t = tx_packets_.make(p, d.src_qp, d.ipd, d.dlid, d.dlid_ipd, d.cc_ipd_q8, p->size, d.vl,
-                                     last && d.notify_done != 0, d.cookie, (d.cc_flags & IBVP_TXF_HOLD) != 0);
-      agenda_.push_at(ready + cfg_.tx_pipeline_delay.value(), kTxEnqueue, 0, 0, t);
-      return p->size;
-    };
-    if (job.inline_data || len == 0) {
-      // Inline data came with the WQE: nothing to read. Its packets follow those of the
-      // jobs before it (a QP's packets leave in PSN order).
-      if (job.inline_data) std::memcpy(data, job.payload.data() + offset, len);
-      const uint64_t ready = job.inline_data ? std::max(agenda_.now_ps(), tx_last_ready_ps_) : agenda_.now_ps();
-      for (uint32_t i = d.first_packet; i < end; ++i) queue_packet(i, ready);
-      continue;
+    if (!tx_in_job_) {
+      if (tx_jobs_.empty()) return;
+      tx_job_ = tx_jobs_.front();
+      tx_jobs_.pop_front();
+      const ibvp_tx_desc& d = tx_job_.desc;
+      // Only the window's bytes are read (a retransmission or one scheduled packet).
+      const uint32_t end = window_end(d);
+      const uint64_t offset = uint64_t{d.first_packet} * d.mtu_bytes;
+      uint32_t len = 0;
+      for (uint32_t i = d.first_packet; i < end; ++i) len += segment_bytes(d, i);
+      // One buffer for every job, grown to the largest window.
+      if (tx_data_.size() < len) tx_data_.resize(len);
+      if (tx_job_.inline_data || len == 0) {
+        // Inline data came with the WQE: nothing to read. Its packets follow those of the
+        // jobs before it (a QP's packets leave in PSN order).
+        if (tx_job_.inline_data) std::memcpy(tx_data_.data(), tx_job_.payload.data() + offset, len);
+        const uint64_t ready =
+            tx_job_.inline_data ? std::max(agenda_.now_ps(), tx_last_ready_ps_) : agenda_.now_ps();
+        for (uint32_t i = d.first_packet; i < end; ++i) queue_tx_packet(i, ready);
+        continue;
+      }
+      tx_in_job_ = true;
+      tx_next_ = d.first_packet;
+      tx_queued_bytes_ = 0;
     }
-    uint32_t queued_bytes = 0;
-    for (uint32_t i = d.first_packet; i < end; ++i) {
-      const uint32_t bytes = segment_bytes(d, i);
-      const size_t at_byte = static_cast<size_t>(i - d.first_packet) * d.mtu_bytes;
-      // At most dma_max_outstanding_reads payload reads in flight: wait for the oldest.
-      for (;;) {
-        while (!dma_reads_done_ps_.empty() && dma_reads_done_ps_.front() <= agenda_.now_ps())
-          dma_reads_done_ps_.pop_front();
-        if (dma_reads_done_ps_.size() < cfg_.dma_max_outstanding_reads) break;
-        sim::sleep_until(dma_reads_done_ps_.front());
-      }
-      // One read of the packet's bytes, or (tx_post_gather) one per SGE piece they span,
-      // in order (IBA 10.7.2.1: the gather list is the message's byte order).
-      sc_core::sc_time delay = sc_core::SC_ZERO_TIME;
-      bool read_ok = true;
-      const auto read = [&](uint64_t address, uint8_t* into, uint32_t n) {
-        tlm::tlm_generic_payload t;
-        t.set_command(tlm::TLM_READ_COMMAND);
-        t.set_address(address);
-        t.set_data_ptr(into);
-        t.set_data_length(n);
-        t.set_streaming_width(n);
-        t.set_response_status(tlm::TLM_INCOMPLETE_RESPONSE);
-        sc_core::sc_time piece_delay = sc_core::SC_ZERO_TIME;
-        dma->b_transport(t, piece_delay);
-        delay = std::max(delay, piece_delay);
-        read_ok = read_ok && t.is_response_ok();
-      };
-      if (job.num_sge == 0) {
-        read(d.payload_addr + offset + at_byte, data + at_byte, bytes);
-      } else {
-        uint64_t at = offset + at_byte, sge_start = 0;  // message offset of the piece, of SGE k
-        uint32_t left = bytes;
-        uint8_t* into = data + at_byte;
-        for (uint32_t k = 0; k < job.num_sge && left > 0; sge_start += job.sge[k].length, ++k) {
-          const ibvp_sge& s = job.sge[k];
-          if (at >= sge_start + s.length) continue;
-          const uint32_t n = static_cast<uint32_t>(std::min<uint64_t>(left, sge_start + s.length - at));
-          read(s.addr + (at - sge_start), into, n);
-          at += n;
-          into += n;
-          left -= n;
-        }
-      }
-      tx_payload_read_bytes_ += bytes;
-      if (!read_ok) {
-        // The firmware checked the key and bounds; a failure here is an address outside
-        // host memory. The rest of the window is not sent; the firmware hears of it if it
-        // asked to.
-        ++tx_dma_errors_;
-        tx_reserved_[d.vl] -= job.wire_bytes - queued_bytes;
-        if (d.notify_done) raise(IBVP_EV_TX_DONE, 1, d.cookie);
-        break;
-      }
-      const uint64_t ready = agenda_.now_ps() + delay.value();
-      dma_reads_done_ps_.push_back(ready);
-      queued_bytes += queue_packet(i, ready);
-    }
+    if (!read_tx_window()) return;
   }
+}
+
+// A packet is built and queued tx_pipeline_delay after its own payload arrived: a DMA
+// engine streams a long message (a READ response, a go-back-N window) packet by packet,
+// one read per packet. Reading a whole READ response before its first packet left cost
+// one message time per run: read_bw came out 1/iterations short (4.5 % with perftest's
+// 20 iterations, at every size; docs/hca.md).
+uint32_t Hca::queue_tx_packet(uint32_t i, uint64_t ready) {
+  const ibvp_tx_desc& d = tx_job_.desc;
+  const uint32_t bytes = segment_bytes(d, i);
+  const size_t at_byte = static_cast<size_t>(i - d.first_packet) * d.mtu_bytes;
+  tx_last_ready_ps_ = std::max(tx_last_ready_ps_, ready);
+  ib::Packet* p = build_packet(d, i, packet_count(d), tx_data_.data() + at_byte, bytes);
+  const bool last = i + 1 == window_end(d);
+  TxPacket* t = tx_packets_.make(p, d.src_qp, d.ipd, d.dlid, d.dlid_ipd, d.cc_ipd_q8, p->size, d.vl,
+                                 last && d.notify_done != 0, d.cookie, (d.cc_flags & IBVP_TXF_HOLD) != 0);
+  agenda_.push_at(ready + cfg_.tx_pipeline_delay.value(), kTxEnqueue, 0, 0, t);
+  return p->size;
+}
+
+bool Hca::read_tx_window() {
+  const TxJob& job = tx_job_;
+  const ibvp_tx_desc& d = job.desc;
+  const uint32_t end = window_end(d);
+  const uint64_t offset = uint64_t{d.first_packet} * d.mtu_bytes;
+  uint8_t* const data = tx_data_.data();
+  for (; tx_next_ < end; ++tx_next_) {
+    const uint32_t i = tx_next_;
+    const uint32_t bytes = segment_bytes(d, i);
+    const size_t at_byte = static_cast<size_t>(i - d.first_packet) * d.mtu_bytes;
+    // At most dma_max_outstanding_reads payload reads in flight: wait for the oldest.
+    const uint64_t now = agenda_.now_ps();
+    while (!dma_reads_done_ps_.empty() && dma_reads_done_ps_.front() <= now) dma_reads_done_ps_.pop_front();
+    if (dma_reads_done_ps_.size() >= cfg_.dma_max_outstanding_reads) {
+      tx_waiting_ = true;
+      agenda_.push_at(dma_reads_done_ps_.front(), kTxResume);
+      return false;
+    }
+    // One read of the packet's bytes, or (tx_post_gather) one per SGE piece they span,
+    // in order (IBA 10.7.2.1: the gather list is the message's byte order).
+    sc_core::sc_time delay = sc_core::SC_ZERO_TIME;
+    bool read_ok = true;
+    const auto read = [&](uint64_t address, uint8_t* into, uint32_t n) {
+      tlm::tlm_generic_payload t;
+      t.set_command(tlm::TLM_READ_COMMAND);
+      t.set_address(address);
+      t.set_data_ptr(into);
+      t.set_data_length(n);
+      t.set_streaming_width(n);
+      t.set_response_status(tlm::TLM_INCOMPLETE_RESPONSE);
+      sc_core::sc_time piece_delay = sc_core::SC_ZERO_TIME;
+      dma->b_transport(t, piece_delay);
+      delay = std::max(delay, piece_delay);
+      read_ok = read_ok && t.is_response_ok();
+    };
+    if (job.num_sge == 0) {
+      read(d.payload_addr + offset + at_byte, data + at_byte, bytes);
+    } else {
+      uint64_t at = offset + at_byte, sge_start = 0;  // message offset of the piece, of SGE k
+      uint32_t left = bytes;
+      uint8_t* into = data + at_byte;
+      for (uint32_t k = 0; k < job.num_sge && left > 0; sge_start += job.sge[k].length, ++k) {
+        const ibvp_sge& s = job.sge[k];
+        if (at >= sge_start + s.length) continue;
+        const uint32_t n = static_cast<uint32_t>(std::min<uint64_t>(left, sge_start + s.length - at));
+        read(s.addr + (at - sge_start), into, n);
+        at += n;
+        into += n;
+        left -= n;
+      }
+    }
+    tx_payload_read_bytes_ += bytes;
+    if (!read_ok) {
+      // The firmware checked the key and bounds; a failure here is an address outside
+      // host memory. The rest of the window is not sent; the firmware hears of it if it
+      // asked to.
+      ++tx_dma_errors_;
+      tx_reserved_[d.vl] -= job.wire_bytes - tx_queued_bytes_;
+      if (d.notify_done) raise(IBVP_EV_TX_DONE, 1, d.cookie);
+      break;
+    }
+    const uint64_t ready = now + delay.value();
+    dma_reads_done_ps_.push_back(ready);
+    tx_queued_bytes_ += queue_tx_packet(i, ready);
+  }
+  tx_in_job_ = false;
+  return true;
 }
 
 void Hca::schedule_wake(uint64_t when_ps) {

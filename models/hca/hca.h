@@ -176,6 +176,7 @@ class Hca : public sc_core::sc_module {
   uint64_t packets_held() const { return tx_built_ + rx_held_; }
   // Time of `cycles` core cycles: ceil(cycles * 1e12 / core_clock_hz) ps.
   sc_core::sc_time cycles(uint64_t n) const;
+  uint64_t cycles_ps(uint64_t n) const;
   // Firmware log lines (hal->log), kept for tests and the run's firmware.log; models never print.
   struct LogLine {
     uint64_t time_ps;  // simulated time of the call
@@ -314,7 +315,7 @@ class Hca : public sc_core::sc_module {
     uint64_t cookie;
     bool held;    // IBVP_TXF_HOLD: waits for a tx_release of src_qp
   };
-  enum ActionKind : uint16_t { kRegWrite, kTxEnqueue, kWake, kTxEnd, kRxHead, kRxReady, kTimer, kBfWrite, kTxWake, kTimerAlarm };
+  enum ActionKind : uint16_t { kRegWrite, kTxEnqueue, kWake, kTxEnd, kRxHead, kRxReady, kTimer, kBfWrite, kTxWake, kTimerAlarm, kTxResume };
 
   // Register interface.
   void reg_b_transport(tlm::tlm_generic_payload& trans, sc_core::sc_time& delay);
@@ -336,7 +337,9 @@ class Hca : public sc_core::sc_module {
   void finish_rx(RxItem* item);
 
   // Tx engine and port.
-  void tx_thread();
+  void run_tx();
+  bool read_tx_window();  // false: waiting for a payload read slot (kTxResume)
+  uint32_t queue_tx_packet(uint32_t index, uint64_t ready_ps);
   uint32_t message_wire_bytes(const ibvp_tx_desc& d) const;
   ib::Packet* build_packet(const ibvp_tx_desc& d, uint32_t index, uint32_t count, const uint8_t* payload,
                            uint32_t bytes);
@@ -368,6 +371,9 @@ class Hca : public sc_core::sc_module {
   int hal_doorbell_set_class(uint32_t qpn, uint32_t db_class);
   uint32_t hal_tx_space(uint32_t vl);
   int hal_tx_post(const ibvp_tx_desc* d);
+  // tx_post's checks and the job queued (with its inline payload or gather list), and the
+  // tx engine started.
+  int post_tx(const ibvp_tx_desc* d, const void* inline_payload, const ibvp_sge* sges, uint32_t num_sge);
   int hal_tx_post_inline(const ibvp_tx_desc* d, const void* payload);
   int hal_tx_post_gather(const ibvp_tx_desc* d, const ibvp_sge* sges, uint32_t num_sge);
   int hal_doorbell_wqe(uint32_t db_class, uint32_t index, void* buf, uint32_t len);
@@ -423,6 +429,8 @@ class Hca : public sc_core::sc_module {
   // Core.
   std::deque<CoreEvent> events_;
   sc_core::sc_event core_wake_;
+  bool core_idle_ = false;  // the core waits on core_wake_ for an event
+  uint64_t ps_per_cycle_ = 0;  // the core's clock period when a whole number of ps, else 0
   bool in_core_ = false;  // HAL calls charge time only from the core's thread
   RxItem* rx_current_ = nullptr;
   uint64_t fw_events_ = 0;
@@ -452,9 +460,15 @@ class Hca : public sc_core::sc_module {
   void push_near_timers();
   void forget_fw_timer(uint32_t id);
 
-  // Tx engine.
+  // Tx engine: a state machine run by the agenda's actions (kTxWake at a tx_post, kTxResume
+  // when a payload read slot frees), not a thread: no thread switch per message (issue 15
+  // part 2). The job being read and the packet it reads next.
   std::deque<TxJob> tx_jobs_;
-  sc_core::sc_event tx_wake_;
+  TxJob tx_job_{};
+  bool tx_in_job_ = false;   // tx_job_ has packets left to read
+  bool tx_waiting_ = false;  // all payload reads in flight: a kTxResume is pending
+  uint32_t tx_next_ = 0;     // the packet of tx_job_ read next
+  uint32_t tx_queued_bytes_ = 0;  // its packets' bytes queued so far
   std::deque<uint64_t> dma_reads_done_ps_;  // completion times of payload reads in flight
   std::vector<uint8_t> tx_data_;            // the payload of the job being read
   uint64_t tx_last_ready_ps_ = 0;  // payload of the last job ready: an inline job's packets follow it

@@ -52,10 +52,14 @@ class HostCpu : public sc_core::sc_module {
   HostMemory& memory() { return memory_; }
 
   // Runs `program` in its own SC_THREAD from the start of simulation (call before sc_start).
+  // The program's time may run ahead of the kernel's between fabric events (spend,
+  // models/sim/sleep.h): it reads its time through sim::TimedQueue::now_ps(), not
+  // sc_time_stamp(), and calls sim::catch_up() before it notifies an event another thread
+  // waits on, sim::release_ahead() before it waits on one itself (docs/hca.md, "Execution model").
   void run(std::function<void()> program);
 
   // ---- For code running in a program thread. ----
-  // The core is busy for `t` (no-op for zero).
+  // The core is busy for `t` (no-op for zero): the program runs ahead when it may.
   void spend(const sc_core::sc_time& t);
   void spend_call() { spend(cfg_.verbs_call_cost); }
   // A 32-bit store to a device register: the core goes on once the write has left (posted).

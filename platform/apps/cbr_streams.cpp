@@ -5,6 +5,7 @@
 
 #include "models/ib/packet.h"
 #include "models/sim/sleep.h"
+#include "models/sim/timed_queue.h"
 
 namespace ibvp::apps {
 
@@ -92,11 +93,13 @@ uint64_t CbrStreams::received() const {
 }
 
 void CbrStreams::fail(const std::string& why) {
+  sim::catch_up();  // other threads hear of it at this program's time
   if (error_.empty()) error_ = why;
   barrier_event_.notify(sc_core::SC_ZERO_TIME);
 }
 
 void CbrStreams::barrier(int phase) {
+  sim::catch_up();  // the others go on at this program's time
   ++arrived_[phase];
   barrier_event_.notify(sc_core::SC_ZERO_TIME);
   while (arrived_[phase] < hosts_.size() && error_.empty()) sc_core::wait(barrier_event_);
@@ -220,6 +223,7 @@ bool CbrStreams::reap(Host& h, Sender& s, bool wait) {
 
 void CbrStreams::send_program(Host& h) {
   // Wait for every host's QPs to be connected and receives posted.
+  sim::catch_up();
   while (arrived_[1] < hosts_.size() && error_.empty()) sc_core::wait(barrier_event_);
   if (!error_.empty()) return;
   hca::Hca& hca = h.hca_host->hca;
@@ -228,18 +232,18 @@ void CbrStreams::send_program(Host& h) {
     Sender* next = nullptr;
     uint64_t due = ep::TrafficSource::kNever;
     for (Sender& s : h.senders) {
-      const uint64_t t = s.source->next_ready_ps(sim::now_ps());
+      const uint64_t t = s.source->next_ready_ps(sim::TimedQueue::now_ps());
       if (t < due) due = t, next = &s;
     }
     if (!next || !error_.empty()) return;
-    sim::sleep_until(due);
+    sim::advance_to(due);
     Sender& s = *next;
     const uint32_t used = s.qp->sq_head - s.qp->sq_tail;
     if (used >= kSendDepth / 2 && !reap(h, s, false)) return;
     while (s.qp->sq_head - s.qp->sq_tail >= kSendDepth)
       if (!reap(h, s, true)) return;
     ep::PacketSpec spec;
-    s.source->take(std::max(sim::now_ps(), due), spec);
+    s.source->take(std::max(sim::TimedQueue::now_ps(), due), spec);
     const workload::CbrConnection& k = conns_[spec.connection];
     const Host* dst = host_of_node_[k.dst_node];
     SendWr wr;

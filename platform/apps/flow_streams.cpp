@@ -7,6 +7,7 @@
 
 #include "models/ib/packet.h"
 #include "models/sim/sleep.h"
+#include "models/sim/timed_queue.h"
 #include "models/link/link_rate.h"
 #include "platform/workload/on_off.h"
 #include "platform/workload/video_frames.h"
@@ -160,11 +161,13 @@ uint64_t FlowStreams::host_memory_bytes(const Scenario& s) {
 }
 
 void FlowStreams::fail(const std::string& why) {
+  sim::catch_up();  // other threads hear of it at this program's time
   if (error_.empty()) error_ = why;
   barrier_event_.notify(sc_core::SC_ZERO_TIME);
 }
 
 void FlowStreams::barrier(int phase) {
+  sim::catch_up();  // the others go on at this program's time
   ++arrived_[phase];
   barrier_event_.notify(sc_core::SC_ZERO_TIME);
   while (arrived_[phase] < hosts_.size() && error_.empty()) sc_core::wait(barrier_event_);
@@ -313,15 +316,17 @@ void FlowStreams::receive_loop(Host& h) {
 
 void FlowStreams::flow_program(Flow& f) {
   // Wait for every host's QPs to be connected and receives posted.
+  sim::catch_up();
   while (arrived_[1] < hosts_.size() && error_.empty()) sc_core::wait(barrier_event_);
   if (!error_.empty()) return;
   if (gate_.opened) {
+    sim::catch_up();
     while (!gate_.open()) sc_core::wait(*gate_.opened);
     const sc_core::sc_time epoch = sc_core::sc_time::from_value(gate_.epoch_ps());
     f.cfg.start += epoch;
     if (f.cfg.stop != sc_core::sc_max_time()) f.cfg.stop += epoch;
   }
-  sim::sleep_until(f.cfg.start.value());
+  sim::advance_to(f.cfg.start.value());
   if (f.cfg.generator == GeneratorKind::saturating) run_saturating(f);
   else if (f.cfg.generator == GeneratorKind::video) run_video(f);
   else run_open_loop(f);
@@ -369,10 +374,10 @@ void FlowStreams::run_saturating(Flow& f) {
   std::optional<workload::OnOffPeriods> periods;
   if (f.cfg.on_off_mean.value() > 0) periods.emplace(f.cfg.start.value(), static_cast<double>(f.cfg.on_off_mean.value()), f.rng);
   for (;;) {
-    const uint64_t now = sim::now_ps();
+    const uint64_t now = sim::TimedQueue::now_ps();
     if (now >= stop || !error_.empty()) return;
     if (periods && !periods->on_at(now)) {
-      sim::sleep_until(std::min(periods->period_end_ps(), stop));
+      sim::advance_to(std::min(periods->period_end_ps(), stop));
       if (!reap(f, false)) return;
       continue;
     }
@@ -404,7 +409,7 @@ void FlowStreams::run_open_loop(Flow& f) {
     if (!(next < static_cast<double>(stop))) return;
     const uint64_t g = static_cast<uint64_t>(std::ceil(next));
     if (g >= stop || !error_.empty()) return;
-    sim::sleep_until(g);
+    sim::advance_to(g);
     if (!reap(f, false)) return;
     while (f.outstanding >= hca_.flow_depth)
       if (!reap(f, true)) return;
@@ -436,7 +441,7 @@ void FlowStreams::run_video(Flow& f) {
       if (created >= f.phase_end_ps.back()) return;
       continue;
     }
-    sim::sleep_until(created);
+    sim::advance_to(created);
     if (!reap(f, false)) return;
     const workload::FrameSplit split = workload::split_frame(frame_bytes, f.cfg.payload_bytes);
     for (uint32_t i = 0; i < split.packets; ++i) {

@@ -1,7 +1,9 @@
 #include "platform/apps/perftest.h"
 
-#include "models/sim/sleep.h"
 #include "platform/apps/perftest_report.h"
+
+#include "models/sim/sleep.h"
+#include "models/sim/timed_queue.h"
 
 #include <cstring>
 #include <algorithm>
@@ -50,6 +52,7 @@ void Perftest::fail(const std::string& why) {
 }
 
 void Perftest::rendezvous(int side) {
+  sim::catch_up();  // the other side goes on at this program's time
   const uint64_t mine = ++arrived_[side];
   rendezvous_event_.notify(sc_core::SC_ZERO_TIME);
   while (arrived_[1 - side] < mine && !finished_) sc_core::wait(rendezvous_event_);
@@ -170,6 +173,7 @@ void Perftest::client_program() {
       case PerftestKind::write_lat: client_write_lat(bytes); break;
     }
   }
+  sim::catch_up();
   finished_ = true;
   rendezvous_event_.notify(sc_core::SC_ZERO_TIME);
 }
@@ -206,7 +210,7 @@ void Perftest::client_bw(uint64_t bytes) {
   const uint32_t nq = static_cast<uint32_t>(s.qps.size());
   const uint64_t total = uint64_t{n} * nq;  // every QP runs n messages (perftest -q)
   rendezvous(0);  // the server's receives are posted
-  const uint64_t start = sim::now_ps();
+  const uint64_t start = sim::TimedQueue::now_ps();
   // Per QP: WRs posted and known completed (a completion's WR and those before it).
   std::vector<uint32_t> posted(nq), completed(nq);
   uint64_t all_posted = 0, all_completed = 0;
@@ -231,7 +235,7 @@ void Perftest::client_bw(uint64_t bytes) {
           w.ud.remote_qpn = server_.qps[q]->qp_num;
           w.ud.remote_qkey = kQkey;
         }
-        tposted[all_posted] = sim::now_ps();
+        tposted[all_posted] = sim::TimedQueue::now_ps();
         if (const int err = post_send(s.qps[q], &w); err != 0)
           return fail("post_send refused a work request: " + std::string(std::strerror(err)));
         ++posted[q];
@@ -245,11 +249,11 @@ void Perftest::client_bw(uint64_t bytes) {
       const uint32_t q = static_cast<uint32_t>(wc[i].wr_id >> 32);
       const uint32_t done = static_cast<uint32_t>(wc[i].wr_id & 0xFFFFFFFF);
       if (q >= nq || done <= completed[q]) continue;
-      for (uint32_t k = completed[q]; k < done && all_completed < total; ++k) tcompleted[all_completed++] = sim::now_ps();
+      for (uint32_t k = completed[q]; k < done && all_completed < total; ++k) tcompleted[all_completed++] = sim::TimedQueue::now_ps();
       completed[q] = done;
     }
   }
-  const double seconds = static_cast<double>(sim::now_ps() - start) * 1e-12;
+  const double seconds = static_cast<double>(sim::TimedQueue::now_ps() - start) * 1e-12;
   PerftestRow r;
   r.bytes = bytes;
   r.iterations = n;
@@ -325,12 +329,12 @@ void Perftest::client_send_lat(uint64_t bytes) {
       w.ud.remote_qpn = server_.qp->qp_num;
       w.ud.remote_qkey = kQkey;
     }
-    const uint64_t t0 = sim::now_ps();
+    const uint64_t t0 = sim::TimedQueue::now_ps();
     if (const int err = post_send(s.qp, &w); err != 0)
         return fail("post_send refused a work request: " + std::string(std::strerror(err)));
     Wc wc;
     poll_cq_wait(s.recv_cq, wc);
-    const uint64_t t1 = sim::now_ps();
+    const uint64_t t1 = sim::TimedQueue::now_ps();
     if (!check(wc, "receive", bytes)) return;
     half.push_back(t1 - t0);
     reap_sends(s, s.qp->sq_head - s.qp->sq_tail >= s.qp->sq_entries - 1);
@@ -399,7 +403,7 @@ void Perftest::client_write_lat(uint64_t bytes) {
     w.send_flags = SEND_SIGNALED | inline_flag(w.opcode, bytes);
     w.rdma.remote_addr = buffer_;
     w.rdma.rkey = server_.mr->rkey;
-    const uint64_t t0 = sim::now_ps();
+    const uint64_t t0 = sim::TimedQueue::now_ps();
     if (const int err = post_send(s.qp, &w); err != 0)
         return fail("post_send refused a work request: " + std::string(std::strerror(err)));
     for (;;) {
@@ -413,7 +417,7 @@ void Perftest::client_write_lat(uint64_t bytes) {
       cpu.wait_monitor(m);
     }
     cpu.spend_call();  // the poll that sees the byte
-    half.push_back(sim::now_ps() - t0);
+    half.push_back(sim::TimedQueue::now_ps() - t0);
     reap_sends(s, s.qp->sq_head - s.qp->sq_tail >= s.qp->sq_entries - 1);
   }
   latency_row(bytes, half);

@@ -6,6 +6,8 @@
 #include <new>
 #include <vector>
 
+#include "models/sim/timed_queue.h"
+
 namespace ibvp::verbs {
 
 namespace {
@@ -337,7 +339,7 @@ int modify_qp(QueuePair* qp, const QpAttr& attr, uint32_t attr_mask) {
 int post_send(QueuePair* qp, SendWr* wr, SendWr** bad_wr) {
   if (qp == nullptr) return EINVAL;
   Context& ctx = *qp->context;
-  const uint64_t called_ps = sc_core::sc_time_stamp().value();
+  const uint64_t called_ps = sim::TimedQueue::now_ps();  // the program's time (it may run ahead)
   ctx.cpu().spend_call();
   // IBA 10.3: sends are posted in RTS (and flushed in error); before RTS they are refused.
   const bool state_ok = qp->state == QpState::rts || qp->state == QpState::err || qp->state == QpState::sqd;
@@ -583,7 +585,7 @@ int poll_cq(CompletionQueue* cq, int num_entries, Wc* wc) {
   }
   ctx.cpu().spend_call();
   if (hca::HcaObserver* o = ctx.observer()) {
-    const uint64_t t = sc_core::sc_time_stamp().value();
+    const uint64_t t = sim::TimedQueue::now_ps();
     for (int i = 0; i < n; ++i)
       o->on_poll_return(ctx.node(), returned[i].qpn, returned[i].send, returned[i].wqe_index, wc[i].wr_id, t);
   }

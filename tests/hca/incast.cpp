@@ -1,3 +1,4 @@
+#include "models/sim/timed_queue.h"
 #include "hca/incast.h"
 
 #include <gtest/gtest.h>
@@ -83,7 +84,7 @@ Incast run_incast(const std::string& args, bool rc, int qps, sw::EcnConfig ecn) 
   std::vector<uint64_t> arrivals;
   arrivals.reserve(12000);
   h[2]->hca.set_test_rx_drop([&](const ibvp_rx_packet&) {
-    arrivals.push_back(sc_core::sc_time_stamp().value());
+    arrivals.push_back(sc_core::sc_time::from_value(ibvp::sim::TimedQueue::now_ps()).value());
     return false;  // observe only; h3 has no receive WQEs and drops them after any CNP
   });
   Side side[3];
@@ -173,7 +174,7 @@ PacedRun run_paced(const std::string& args, int n, uint32_t mark_index) {
   bench.h2->hca.set_test_rx_mark(
       [&](const ibvp_rx_packet& p) { return p.opcode == kRcWriteOnly && p.psn == 0x100 + mark_index; });
   bench.h1->hca.set_test_rx_drop([&](const ibvp_rx_packet& p) {
-    if (p.opcode == kRcAck && (p.ecn & IBVP_RX_BECN)) run.becn_ps = sc_core::sc_time_stamp().value();
+    if (p.opcode == kRcAck && (p.ecn & IBVP_RX_BECN)) run.becn_ps = sc_core::sc_time::from_value(ibvp::sim::TimedQueue::now_ps()).value();
     return false;
   });
   bench.h1->cpu.run([&] {

@@ -16,6 +16,7 @@
 #include <systemc>
 #include <vector>
 
+#include "models/sim/timed_queue.h"
 #include "firmware/cc/response.h"
 #include "hca/hca_bench.h"
 #include "hca/incast.h"
@@ -162,7 +163,7 @@ std::vector<uint64_t> window_of_one_gaps(const std::string& args) {
   bench.h1->hca.set_observer(&obs);
   std::vector<std::pair<uint64_t, uint32_t>> acks;  // arrival, PSN
   bench.h1->hca.set_test_rx_drop([&](const ibvp_rx_packet& p) {
-    if (p.opcode == kRcAck) acks.emplace_back(sc_core::sc_time_stamp().value(), p.psn);
+    if (p.opcode == kRcAck) acks.emplace_back(sc_core::sc_time::from_value(ibvp::sim::TimedQueue::now_ps()).value(), p.psn);
     return false;
   });
   std::vector<ibvp_rx_packet> data;

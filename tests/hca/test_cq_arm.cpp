@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <systemc>
 
+#include "models/sim/timed_queue.h"
 #include "hca/hca_bench.h"
 
 using namespace ibvp;
@@ -57,7 +58,7 @@ TEST(HcaCqArm, AnArmAfter64PostRecvsTakesEffectAsFastAsOnAnIdleHca) {
     for (int round = 0; round < 2; ++round) {
       // Round 0: one receive; round 1: 64 (each about 92 ns of the CPU).
       const sc_time posting = round == 0 ? sc_time(0, SC_US) : sc_time(6, SC_US);
-      bench.h1->cpu.spend(round_at[round] + posting + sc_time(2, SC_US) - sc_core::sc_time_stamp());
+      bench.h1->cpu.spend(round_at[round] + posting + sc_time(2, SC_US) - sc_core::sc_time::from_value(ibvp::sim::TimedQueue::now_ps()));
       SendWr w;
       w.sg = {tb::Side::kBuffer, 32, a.mr->lkey};
       w.send_flags = SEND_SIGNALED;
@@ -70,7 +71,7 @@ TEST(HcaCqArm, AnArmAfter64PostRecvsTakesEffectAsFastAsOnAnIdleHca) {
     watch.rq_hi = b.qp->rq_addr + uint64_t{b.qp->rq_entries} * IBVP_RECV_WQE_BYTES;
     int posted = 0;
     for (int round = 0; round < 2; ++round) {
-      bench.h2->cpu.spend(round_at[round] - sc_core::sc_time_stamp());
+      bench.h2->cpu.spend(round_at[round] - sc_core::sc_time::from_value(ibvp::sim::TimedQueue::now_ps()));
       const int reads_before = watch.rq_reads;
       for (int i = 0; i < (round == 0 ? 1 : kRecvs); ++i, ++posted) {
         RecvWr r;
@@ -80,7 +81,7 @@ TEST(HcaCqArm, AnArmAfter64PostRecvsTakesEffectAsFastAsOnAnIdleHca) {
       }
       ASSERT_EQ(req_notify_cq(b.recv_cq, 0), 0);
       ASSERT_EQ(get_cq_event(b.recv_cq), 0);
-      latency_ps[round] = sc_core::sc_time_stamp().value() - watch.last_arm_ps;
+      latency_ps[round] = sc_core::sc_time::from_value(ibvp::sim::TimedQueue::now_ps()).value() - watch.last_arm_ps;
       reads_in_round[round] = watch.rq_reads - reads_before;
       Wc wc[4];
       ASSERT_EQ(poll_cq(b.recv_cq, 4, wc), 1);

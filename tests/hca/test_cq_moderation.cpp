@@ -7,6 +7,7 @@
 #include <systemc>
 #include <vector>
 
+#include "models/sim/timed_queue.h"
 #include "hca/hca_bench.h"
 
 using namespace ibvp;
@@ -55,7 +56,7 @@ void run(tb::HcaBench& bench, int sends, const CqModeration* m, EventLog& out) {
       w.wr_id = i;
       w.sg = {kSrc, 32, a.mr->lkey};
       w.send_flags = SEND_SIGNALED;
-      out.posted_at.push_back(sc_core::sc_time_stamp());
+      out.posted_at.push_back(sc_core::sc_time::from_value(ibvp::sim::TimedQueue::now_ps()));
       ASSERT_EQ(post_send(a.qp, &w), 0);
       bench.h1->cpu.spend(sc_time(kGapUs, SC_US));
     }
@@ -66,7 +67,7 @@ void run(tb::HcaBench& bench, int sends, const CqModeration* m, EventLog& out) {
     while (got < sends) {
       ASSERT_EQ(req_notify_cq(b.recv_cq, 0), 0);
       ASSERT_EQ(get_cq_event(b.recv_cq), 0);
-      out.event_at.push_back(sc_core::sc_time_stamp());
+      out.event_at.push_back(sc_core::sc_time::from_value(ibvp::sim::TimedQueue::now_ps()));
       int batch = 0;
       Wc wc[64];
       for (int n; (n = poll_cq(b.recv_cq, 64, wc)) > 0;) {

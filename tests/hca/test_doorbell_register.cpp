@@ -9,6 +9,7 @@
 #include <systemc>
 #include <vector>
 
+#include "models/sim/timed_queue.h"
 #include "hca/hca_bench.h"
 
 using namespace ibvp;
@@ -73,7 +74,7 @@ TEST(HcaDoorbellRegister, ReceivesPostedInIrregularBurstsAreEachConsumedOnceInPo
         wr_ids.push_back(wc[i].wr_id);
       }
     };
-    for (int burst = 0; posted < kRecvs && sc_core::sc_time_stamp() < sc_time(5, SC_MS); ++burst) {
+    for (int burst = 0; posted < kRecvs && sc_core::sc_time::from_value(ibvp::sim::TimedQueue::now_ps()) < sc_time(5, SC_MS); ++burst) {
       poll();
       const int n = std::min(1 + burst % 7, kRecvs - posted);
       if (posted - static_cast<int>(wr_ids.size()) + n > 8) {
@@ -88,7 +89,7 @@ TEST(HcaDoorbellRegister, ReceivesPostedInIrregularBurstsAreEachConsumedOnceInPo
       }
       bench.h2->cpu.spend(sc_time(10 * ((burst * 37) % 101), SC_NS));
     }
-    while (wr_ids.size() < static_cast<size_t>(kRecvs) && sc_core::sc_time_stamp() < sc_time(5, SC_MS)) {
+    while (wr_ids.size() < static_cast<size_t>(kRecvs) && sc_core::sc_time::from_value(ibvp::sim::TimedQueue::now_ps()) < sc_time(5, SC_MS)) {
       const size_t before = wr_ids.size();
       poll();
       if (wr_ids.size() == before) bench.h2->cpu.spend(sc_time(1, SC_US));

@@ -10,6 +10,8 @@
 #include <systemc>
 #include <vector>
 
+#include "models/sim/sleep.h"
+#include "models/sim/timed_queue.h"
 #include "hca/hca_bench.h"
 #include "models/hca/hca_observer.h"
 
@@ -87,6 +89,7 @@ SendRun run_sends(const tb::HcaBenchOptions& o, const std::vector<bool>& inline_
     }
     AddressHandle* ah = create_ah(a.pd, AhAttr{b.lid, 0, 1});
     ready = true;
+    ibvp::sim::catch_up();  // a program may run ahead of the kernel (models/sim/sleep.h)
     ready_event.notify(sc_core::SC_ZERO_TIME);
     for (size_t i = 0; i < inline_flags.size(); ++i) {
       // Both firmwares idle before each measurement; a fresh pattern per message.
@@ -101,10 +104,11 @@ SendRun run_sends(const tb::HcaBenchOptions& o, const std::vector<bool>& inline_
       w.ud.ah = ah;
       w.ud.remote_qpn = b.qp->qp_num;
       w.ud.remote_qkey = tb::kQkey;
-      const uint64_t t0 = sc_core::sc_time_stamp().value();
+      const uint64_t t0 = sc_core::sc_time::from_value(ibvp::sim::TimedQueue::now_ps()).value();
       ASSERT_EQ(post_send(q, &w), 0);
+      ibvp::sim::catch_up();  // a program may run ahead of the kernel (models/sim/sleep.h)
       while (received_count <= i) sc_core::wait(received);
-      run.latency_ps.push_back(sc_core::sc_time_stamp().value() - t0);
+      run.latency_ps.push_back(sc_core::sc_time::from_value(ibvp::sim::TimedQueue::now_ps()).value() - t0);
       Wc wc;
       poll_cq_wait(a.send_cq, wc);
       EXPECT_EQ(wc.status, WcStatus::success);
@@ -114,6 +118,7 @@ SendRun run_sends(const tb::HcaBenchOptions& o, const std::vector<bool>& inline_
     run.doorbell_posts = a.ctx->doorbell_posts;
   });
   bench.h2->cpu.run([&] {
+    ibvp::sim::catch_up();  // a program may run ahead of the kernel (models/sim/sleep.h)
     while (!ready) sc_core::wait(ready_event);
     for (size_t i = 0; i < inline_flags.size(); ++i) {
       Wc wc;
@@ -125,6 +130,7 @@ SendRun run_sends(const tb::HcaBenchOptions& o, const std::vector<bool>& inline_
       for (uint32_t k = 0; k < payload; ++k)
         ASSERT_EQ(got[k], static_cast<uint8_t>(k * 7 + i + 1)) << "message " << i << " byte " << k;
       ++received_count;
+      ibvp::sim::catch_up();  // a program may run ahead of the kernel (models/sim/sleep.h)
       received.notify(sc_core::SC_ZERO_TIME);
     }
   });

@@ -6,6 +6,8 @@
 #include <cstdint>
 #include <systemc>
 
+#include "models/sim/sleep.h"
+#include "models/sim/timed_queue.h"
 #include "common/hca_latency.h"
 #include "hca/hca_bench.h"
 
@@ -39,6 +41,7 @@ uint64_t measure(const tb::HcaBenchOptions& o, uint32_t payload) {
     ASSERT_EQ(post_recv(b.qp, &r), 0);
     AddressHandle* ah = create_ah(a.pd, AhAttr{b.lid, 0, 1});
     ready = true;
+    ibvp::sim::catch_up();  // a program may run ahead of the kernel (models/sim/sleep.h)
     ready_event.notify(sc_core::SC_ZERO_TIME);
     // Both firmwares idle and the receiver polling before the measurement starts.
     bench.h1->cpu.spend(sc_time(20, sc_core::SC_US));
@@ -47,13 +50,14 @@ uint64_t measure(const tb::HcaBenchOptions& o, uint32_t payload) {
     w.ud.ah = ah;
     w.ud.remote_qpn = b.qp->qp_num;
     w.ud.remote_qkey = tb::kQkey;
-    t0 = sc_core::sc_time_stamp();
+    t0 = sc_core::sc_time::from_value(ibvp::sim::TimedQueue::now_ps());
     ASSERT_EQ(post_send(a.qp, &w), 0);
   });
   bench.h2->cpu.run([&] {
+    ibvp::sim::catch_up();  // a program may run ahead of the kernel (models/sim/sleep.h)
     while (!ready) sc_core::wait(ready_event);
     poll_cq_wait(b.recv_cq, wc);
-    t_end = sc_core::sc_time_stamp();
+    t_end = sc_core::sc_time::from_value(ibvp::sim::TimedQueue::now_ps());
   });
   sc_core::sc_start(sc_time(1, SC_MS));
   EXPECT_EQ(wc.status, WcStatus::success);

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <systemc>
 
+#include "models/sim/timed_queue.h"
 #include "hca/hca_bench.h"
 #include "models/ib/mad.h"
 
@@ -60,14 +61,14 @@ TEST(HcaMadPriority, AnSmpReachingACoreWithABacklogOfDoorbellsIsAnsweredAsFastAs
   bench.h2->cpu.run([&] {
     tb::open_side(b, *bench.h2, QpType::ud);
     up = true;
-    bench.h2->cpu.spend(round_at[1] - sc_core::sc_time_stamp());
+    bench.h2->cpu.spend(round_at[1] - sc_core::sc_time::from_value(ibvp::sim::TimedQueue::now_ps()));
     for (int i = 0; i < kArms; ++i) ASSERT_EQ(req_notify_cq(b.recv_cq, 0), 0);
   });
   bench.h1->cpu.run([&] {
     for (int round = 0; round < 2; ++round) {
       // 2 us after the round starts: h2's arms are filed by then, their events still queued.
-      bench.h1->cpu.spend(round_at[round] + sc_time(2, SC_US) - sc_core::sc_time_stamp());
-      const uint64_t sent_ps = sc_core::sc_time_stamp().value();
+      bench.h1->cpu.spend(round_at[round] + sc_time(2, SC_US) - sc_core::sc_time::from_value(ibvp::sim::TimedQueue::now_ps()));
+      const uint64_t sent_ps = sc_core::sc_time::from_value(ibvp::sim::TimedQueue::now_ps()).value();
       answered_ps = 0;
       bench.h1->hca.send_mad(node_info_smp(10 + round), sent_ps);
       while (answered_ps == 0) bench.h1->cpu.spend(sc_time(1, SC_US));

@@ -13,6 +13,7 @@
 #include <systemc>
 #include <vector>
 
+#include "models/sim/timed_queue.h"
 #include "hca/hca_bench.h"
 
 using namespace ibvp;
@@ -44,7 +45,7 @@ std::vector<Arrival> run(const std::string& args) {
   std::vector<Arrival> arrivals;
   bench.h2->hca.set_test_rx_drop([&](const ibvp_rx_packet& p) {
     for (int q = 0; q < 2; ++q)
-      if (p.dest_qp == dest[q]) arrivals.push_back({sc_core::sc_time_stamp().value(), q, p.psn});
+      if (p.dest_qp == dest[q]) arrivals.push_back({sc_core::sc_time::from_value(ibvp::sim::TimedQueue::now_ps()).value(), q, p.psn});
     return false;
   });
   bench.h1->cpu.run([&] {

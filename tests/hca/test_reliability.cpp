@@ -11,6 +11,8 @@
 #include <systemc>
 #include <vector>
 
+#include "models/sim/sleep.h"
+#include "models/sim/timed_queue.h"
 #include "hca/hca_bench.h"
 
 using namespace ibvp;
@@ -284,10 +286,10 @@ TEST(HcaReliability, RetriesExhaustedCompleteWithRetryExcErrAndFlushTheRest) {
       w[i].send_flags = SEND_SIGNALED;
     }
     w[0].next = &w[1];
-    posted = sc_core::sc_time_stamp();
+    posted = sc_core::sc_time::from_value(ibvp::sim::TimedQueue::now_ps());
     ASSERT_EQ(post_send(p.a.qp, &w[0]), 0);
     poll_cq_wait(p.a.send_cq, first);
-    failed = sc_core::sc_time_stamp();
+    failed = sc_core::sc_time::from_value(ibvp::sim::TimedQueue::now_ps());
     poll_cq_wait(p.a.send_cq, second);
   });
   sc_core::sc_start(sc_time(5, SC_MS));
@@ -442,10 +444,12 @@ TEST(HcaReliability, RcRecoversPacketsTheSwitchDropsWhileItHasNoRoute) {
     run_sends(bench, p, 12, 2500, run);
   });
   bench.h2->cpu.run([&] {
+    ibvp::sim::catch_up();  // a program may run ahead of the kernel (models/sim/sleep.h)
     sc_core::wait(sc_time(40, SC_US));  // the QPs are up and sending by then
     sw::Lft lft;
     lft.port = {sw::Lft::kNoRoute, 1, sw::Lft::kNoRoute};
     bench.sw->set_lft(lft);
+    ibvp::sim::catch_up();  // a program may run ahead of the kernel (models/sim/sleep.h)
     sc_core::wait(sc_time(3, SC_US));
     lft.port = {sw::Lft::kNoRoute, 1, 2};
     bench.sw->set_lft(lft);

@@ -8,6 +8,7 @@
 #include <systemc>
 #include <vector>
 
+#include "models/sim/timed_queue.h"
 #include "hca/hca_bench.h"
 
 using namespace ibvp;
@@ -63,17 +64,17 @@ TEST(HcaRnr, SendWithoutReceiveCompletesAfterTheReceiverPostsWithEveryRetryWaiti
     w.wr_id = 9;
     w.sg = {kSrc, kBytes, p.a.mr->lkey};
     w.send_flags = SEND_SIGNALED;
-    t0 = sc_core::sc_time_stamp();
+    t0 = sc_core::sc_time::from_value(ibvp::sim::TimedQueue::now_ps());
     ASSERT_EQ(post_send(p.a.qp, &w), 0);
     // Ten RNR timers without a receive: more than 7 retries, so 7 must mean "forever".
     bench.h1->cpu.spend(sc_time(400, SC_US));
     RecvWr r;
     r.wr_id = 77;
     r.sg = {kDst, 4096, p.b.mr->lkey};
-    t_post = sc_core::sc_time_stamp();
+    t_post = sc_core::sc_time::from_value(ibvp::sim::TimedQueue::now_ps());
     ASSERT_EQ(post_recv(p.b.qp, &r), 0);
     poll_cq_wait(p.a.send_cq, swc);
-    t_send_done = sc_core::sc_time_stamp();
+    t_send_done = sc_core::sc_time::from_value(ibvp::sim::TimedQueue::now_ps());
     poll_cq_wait(p.b.recv_cq, rwc);
     bench.h1->cpu.spend(sc_time(200, SC_US));
     Wc more;
@@ -116,10 +117,10 @@ TEST(HcaRnr, RetriesSpentCompleteWithRnrRetryExcErrAndFlushTheRest) {
       w[i].send_flags = SEND_SIGNALED;
     }
     w[0].next = &w[1];
-    t0 = sc_core::sc_time_stamp();
+    t0 = sc_core::sc_time::from_value(ibvp::sim::TimedQueue::now_ps());
     ASSERT_EQ(post_send(p.a.qp, &w[0]), 0);
     poll_cq_wait(p.a.send_cq, first);
-    t_done = sc_core::sc_time_stamp();
+    t_done = sc_core::sc_time::from_value(ibvp::sim::TimedQueue::now_ps());
     poll_cq_wait(p.a.send_cq, second);
   });
   sc_core::sc_start(sc_time(5, SC_MS));

@@ -12,6 +12,7 @@
 #include <systemc>
 #include <vector>
 
+#include "models/sim/timed_queue.h"
 #include "hca/hca_bench.h"
 
 using namespace ibvp;
@@ -56,7 +57,7 @@ std::vector<Arrival> run(const std::vector<Flow>& flows, const std::string& args
   arrivals.reserve(flows.size() * wqes);
   bench.h2->hca.set_test_rx_drop([&](const ibvp_rx_packet& p) {
     for (size_t f = 0; f < qpns.size(); ++f)
-      if (p.src_qp == qpns[f]) arrivals.push_back({sc_core::sc_time_stamp().value(), static_cast<int>(f)});
+      if (p.src_qp == qpns[f]) arrivals.push_back({sc_core::sc_time::from_value(ibvp::sim::TimedQueue::now_ps()).value(), static_cast<int>(f)});
     return false;  // observe only; h2 has no receive WQEs and drops them itself
   });
   if (mark) bench.h2->hca.set_test_rx_mark(mark);

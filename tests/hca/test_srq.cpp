@@ -9,6 +9,7 @@
 #include <systemc>
 #include <vector>
 
+#include "models/sim/timed_queue.h"
 #include "hca/hca_bench.h"
 
 using namespace ibvp;
@@ -98,10 +99,10 @@ TEST(HcaSrq, ReceivesOfOneSrqAreConsumedByThreeQpsInPostingOrderEachExactlyOnce)
     RecvWr one;
     one.wr_id = 99;
     one.sg = {kDst + 0x1000 * 40, 4096, b.mr->lkey};
-    t_late_post = sc_core::sc_time_stamp();
+    t_late_post = sc_core::sc_time::from_value(ibvp::sim::TimedQueue::now_ps());
     ASSERT_EQ(post_srq_recv(srq, &one), 0);
     poll_cq_wait(b.recv_cq, late);
-    t_late_done = sc_core::sc_time_stamp();
+    t_late_done = sc_core::sc_time::from_value(ibvp::sim::TimedQueue::now_ps());
     EXPECT_EQ(bench.h2->memory.read(kDst + 0x1000 * 40, kBytes), d);
     bench.h1->cpu.spend(sc_time(100, SC_US));
     Wc more;

@@ -7,6 +7,7 @@
 #include <systemc>
 #include <vector>
 
+#include "models/sim/timed_queue.h"
 #include "hca/hca_bench.h"
 
 using namespace ibvp;
@@ -108,9 +109,9 @@ TEST(HcaTransport, RcSendOfThreePacketsArrivesInOrderAndCompletesOnAck) {
     w.send_flags = SEND_SIGNALED;
     ASSERT_EQ(post_send(a.qp, &w), 0);
     poll_cq_wait(b.recv_cq, recv_wc);
-    recv_at = sc_core::sc_time_stamp();
+    recv_at = sc_core::sc_time::from_value(ibvp::sim::TimedQueue::now_ps());
     poll_cq_wait(a.send_cq, send_wc);
-    send_at = sc_core::sc_time_stamp();
+    send_at = sc_core::sc_time::from_value(ibvp::sim::TimedQueue::now_ps());
     done = true;
   });
   sc_core::sc_start(sc_time(1, SC_MS));
