@@ -37,18 +37,22 @@ void FlitEndpoint::receive(uint16_t vc, const Flit& f, Cycle now, Wire& wire) {
 // Sec. 3.3.1: the QoS NIC's "hardware-implemented VirtualClock algorithm for transferring
 // flits from different VCs in the NIC buffer": the flit with the smallest auxVC + Vtick of
 // its connection goes (best effort after every reservation with unreserved: last, as in the
-// router); equal stamps go by class, then age. The other two NICs have no rates.
-std::tuple<uint64_t, uint8_t, Cycle, uint32_t> FlitEndpoint::key(const Sending& s) const {
+// router); equal stamps go by class, then age. Control (class 0) goes ahead of every stamp,
+// as at the router's crossbar input: Sec. 4.2 gives it "the highest priority", and the
+// doorbell queues already serve it first ("a doorbell queue for each class", Sec. 3.3.1).
+// The other two NICs have no rates.
+std::tuple<uint8_t, uint64_t, uint8_t, Cycle, uint32_t> FlitEndpoint::key(const Sending& s) const {
   const Message& m = msgs_[s.msg];
   switch (cfg_.nic_scheduler) {
     case NicScheduler::virtual_clock: {
       // Stamps are ps of simulated time (2^62 ps is 53 days): unreserved flits rank above them all.
       constexpr uint64_t kUnreservedTier = uint64_t{1} << 62;
       const bool last = m.unreserved && cfg_.unreserved == Unreserved::last;
-      return {vclock_.stamp(m.connection, vtick(m)) + (last ? kUnreservedTier : 0), m.cls, m.created, s.msg};
+      const uint8_t tier = m.cls == 0 ? 0 : 1;
+      return {tier, vclock_.stamp(m.connection, vtick(m)) + (last ? kUnreservedTier : 0), m.cls, m.created, s.msg};
     }
-    case NicScheduler::priority: return {0, m.cls, m.created, s.msg};
-    case NicScheduler::fcfs: return {0, 0, m.created, s.msg};
+    case NicScheduler::priority: return {0, 0, m.cls, m.created, s.msg};
+    case NicScheduler::fcfs: return {0, 0, 0, m.created, s.msg};
   }
   return {};
 }

@@ -3,9 +3,9 @@
 // messages into flits and sends one flit per cycle on its cable, and a sink that takes every
 // flit at once and returns its credit. The source is the NIC of Sec. 3.3.1 (Fig. 3): doorbell
 // queues hand messages to VC buffers, and a scheduler picks among the messages that hold a VC
-// and have credits (FlitConfig::nic_scheduler): the QoS NIC's VirtualClock over the
-// connections' Vticks, the highest class then the oldest, or the traditional NIC's oldest
-// first. It multiplexes the wire flit by flit, or a whole message at a time
+// and have credits (FlitConfig::nic_scheduler): the QoS NIC's control first, then its
+// VirtualClock over the connections' Vticks; the highest class then the oldest; or the
+// traditional NIC's oldest first. It multiplexes the wire flit by flit, or a whole message at a time
 // (FlitConfig::nic_multiplexing, Fig. 9).
 #include <array>
 #include <cstdint>
@@ -69,7 +69,7 @@ class FlitEndpoint {
     uint32_t next = 0;  // next flit index
   };
   // The order in which the scheduler serves: the smallest key first.
-  std::tuple<uint64_t, uint8_t, Cycle, uint32_t> key(const Sending& s) const;
+  std::tuple<uint8_t, uint64_t, uint8_t, Cycle, uint32_t> key(const Sending& s) const;
   void start_sending(uint32_t msg, uint16_t vc, Pool pool, Cycle now);
   void sent_flit(const Message& m);
   // The Vtick the QoS NIC charges a flit of `m`, in the counters' unit (FlitConfig::vc_units).

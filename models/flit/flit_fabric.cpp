@@ -136,8 +136,9 @@ tlm::tlm_sync_enum FlitFabric::on_rx(int e, tlm::tlm_generic_payload& gp, tlm::t
   const uint64_t vtick_ps = opt_.flit.router_vtick == StreamVtick::frame && frame_ps ? frame_ps : mean_vtick_ps;
   const uint64_t nic_vtick_ps = opt_.flit.nic_vtick == StreamVtick::frame ? frame_ps : 0;
   const Cycle at = (head_ps + cycle_ps_ - 1) / cycle_ps_;
-  // Control (VL15) reserved nothing either, but it is the highest class (Sec. 4.2): it keeps
-  // a Vtick at the unreserved rate, and its rare messages go ahead of any backlogged stream.
+  // Control (VL15) reserved nothing either, but it is the highest class (Sec. 4.2): the NP
+  // and P routers and the QoS NIC serve its flits ahead of every VirtualClock stamp; its
+  // Vtick at the unreserved rate only orders control flits among themselves.
   const bool unreserved = p->reserved_bps == 0 && p->lrh.vl != ib::kVl15;
   const uint32_t msg =
       net_.send(in.flit_node, out.flit_node, class_of(*p), flits, at, connection_of(*p), vtick_ps, unreserved,

@@ -197,8 +197,14 @@ void FlitRouter::crossbar(Cycle now, Wire& wire) {
       if (fcfs) key = b.arrived;
       else if (v.accelerate) key = 0;
       else key = vclock_[p].stamp(m.connection, cfg_.vc_units(m.vtick_ps)) + 1 + (m.unreserved && last ? kUnreservedTier : 0);
+      // Control ahead of VirtualClock (NP, P; TR has no priority): Sec. 4.2 gives control "the
+      // highest priority", and a stamp would rank it behind a backlogged connection whose
+      // auxVC lags the real time (docs/seed003.md, "Control's 68 us": 2.7 ms for one message).
+      // Among control flits the stamp still orders. Control is never accelerated: it is never
+      // the lower class that preemption or Fig. 2b accelerates.
+      const uint8_t tier = !fcfs && b.flit.cls == 0 ? 0 : 1;
       const uint32_t tie = static_cast<uint32_t>((p + n - rr_) % n) * cfg_.vcs_per_channel + vc;
-      cands_.push_back({key, b.arrived, tie, p, vc, r.out_port});
+      cands_.push_back({tier, key, b.arrived, tie, p, vc, r.out_port});
     }
     // Block-level multiplexing (Fig. 6): the VC that holds this crossbar input keeps it.
     if (block_left_[p] > 0) {
@@ -215,7 +221,7 @@ void FlitRouter::crossbar(Cycle now, Wire& wire) {
   }
   std::sort(cands_.begin(), cands_.end(),
             [](const Candidate& a, const Candidate& b) {
-              return std::tie(a.key, a.arrived, a.tie) < std::tie(b.key, b.arrived, b.tie);
+              return std::tie(a.tier, a.key, a.arrived, a.tie) < std::tie(b.tier, b.key, b.arrived, b.tie);
             });
   std::vector<bool> in_used(n, false), out_used(n, false);
   for (const Candidate& c : cands_) {

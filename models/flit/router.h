@@ -6,8 +6,8 @@
 //   2. routing (header flits only: a table from destination to output port);
 //   3. arbitration for an output VC (header flits only; vc_allocator.h);
 //   4. crossbar: at each crossbar input the scheduler picks one VC (TR: FCFS; NP and P:
-//      VirtualClock over the connections' Vticks, models/sched); each output takes one
-//      flit per cycle; middle and tail flits bypass stages 2-3;
+//      control flits first, then VirtualClock over the connections' Vticks, models/sched);
+//      each output takes one flit per cycle; middle and tail flits bypass stages 2-3;
 //   5. output buffer and the physical channel, then the cable.
 // The preemptive router (P) adds the extra buffer per input VC, dummy tail and header flits
 // (Sec. 3.2.1, Fig. 2a) and flit acceleration (Sec. 3.2.2, Fig. 2b). Block-level multiplexing
@@ -64,6 +64,9 @@ class FlitRouter {
 
  private:
   struct Candidate {
+    // Sec. 4.2: control "has the highest priority in our model": a control flit (class 0)
+    // goes ahead of every VirtualClock stamp and of acceleration (NP, P); 0 control, 1 the others.
+    uint8_t tier;
     uint64_t key;
     Cycle arrived;  // equal keys (one connection's flits in several VCs): the older first
     uint32_t tie;
