@@ -745,11 +745,16 @@ def main() -> int:
             update_section(ROOT / "bench" / "RESULTS.md", connection_section(res, args.runs))
         return 0
     if args.only == "hca":
+        load = os.getloadavg()[0]
         res = hca_hosts(args.build, args.runs)
+        commit = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"],
+                                capture_output=True, text=True).stdout.strip() or "unknown"
         if not args.no_write:
+            # The wall clock drifts with the machine's load (up to 30 % here): say what it was.
             update_section(ROOT / "bench" / "RESULTS.md", hca_hosts_section(
-                res, f"Median of {args.runs} runs on a machine shared with three other builds: loaded, so the "
-                     "wall-clock figure is only indicative; the callgrind figure below is the one to compare by."))
+                res, f"Median of {args.runs} runs at commit {commit}, {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, "
+                     f"load average {load:.1f} on the machine's cores before the runs: the wall-clock figure "
+                     "moves with the load; the callgrind figure below is the one to compare code changes by."))
         return 0
     if args.only == "hca-callgrind":
         res = hca_instructions_per_hop(args.build)
