@@ -253,6 +253,16 @@ class ScenarioChecker {
                     "add endpoint_model: hca, or remove doorbell_class");
       return;
     }
+    // The flit router's edges stamp what crosses them with the kernel's time, while an HCA's
+    // embedded core and its host programs run ahead of that time (docs/hca.md, "Execution
+    // model"): their packets and credits would be stamped behind the time they were made.
+    if (s_.switch_cfg.model == sw::SwitchModel::flit_wormhole)
+      doc_.fail(key("endpoint_model"),
+                "HCA hosts on the flit router (switch.model: flit_wormhole) are not built: the router's edges would "
+                "stamp the HCAs' packets and credits with the kernel's time, behind the time the firmware and host "
+                "programs made them",
+                "use switch.model: iba for HCA hosts, or endpoint_model: fabric on the flit router (seed 003's NICs "
+                "are switch.flit.nic_scheduler there)");
     for (const char* k : {"traffic", "trace"})
       if (doc_.find(key(k), written))
         doc_.fail(key(k), std::string(k) + " drives fabric-only endpoints; HCA hosts run flows or a perftest",

@@ -46,6 +46,16 @@ TEST(HcaFlowLoader, ADestinationPatternIsRefusedOnHcaHosts) {
   EXPECT_EQ(e.key(), "flows[0].pattern");
 }
 
+TEST(HcaFlowLoader, HcaHostsOnTheFlitRouterAreRefused) {
+  // Its edges read the kernel's time; HCAs run ahead of it (docs/hca.md, Not yet).
+  const std::string flows = "flows: [{name: f, src: h1, dst: h2, payload_bytes: 4096}]\n";
+  const ConfigError e = error_of(kHca + "switch: {model: flit_wormhole}\n" + flows);
+  EXPECT_EQ(e.key(), "endpoint_model");
+  EXPECT_NE(std::string(e.what()).find("switch.model: iba"), std::string::npos) << e.what();
+  // The same flows on the IBA switch load.
+  EXPECT_EQ(scenario_from_yaml(kHca + flows, "test.yaml", {}).flows.size(), 1u);
+}
+
 TEST(HcaFlowLoader, TrafficAndTraceStayWithFabricEndpoints) {
   const ConfigError e = error_of(kHca + "traffic: {load: 0.2}\n");
   EXPECT_EQ(e.key(), "traffic");

@@ -60,3 +60,21 @@ def test_both_multiplexings_from_python_carry_the_same_messages(tmp_path: Path) 
     # sent either way (its rate is fixed): multiplexing reorders, it does not lose or add.
     assert abs(delivered["packet"]["small"] - delivered["message"]["small"]) <= 1
     assert abs(delivered["packet"]["big"] - delivered["message"]["big"]) <= 2
+
+
+def test_hca_hosts_on_the_flit_router_are_refused_from_the_cli_and_python(cli, tmp_path: Path) -> None:
+    # The flit router's edges read the kernel's time; HCAs run ahead of it (docs/hca.md, Not
+    # yet). Seed 003's NICs on the flit router are switch.flit.nic_scheduler instead.
+    code, out, err = cli("run", _scenario(tmp_path), "--set", "switch.model=flit_wormhole",
+                         "--out", tmp_path / "out", "--quiet")
+    assert code == 2 and out == ""
+    assert "endpoint_model" in err and "switch.model: iba" in err
+    assert not (tmp_path / "out" / "summary.json").exists()
+    scenario = ibvp.Scenario.from_yaml(_scenario(tmp_path))
+    scenario["switch.model"] = "flit_wormhole"
+    try:
+        scenario.validate()
+    except ibvp.ConfigError as e:
+        assert "endpoint_model" in str(e)
+    else:
+        raise AssertionError("HCA hosts on the flit router were accepted")
