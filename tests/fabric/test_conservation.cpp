@@ -85,15 +85,8 @@ TEST(Conservation, SaturatedHotspotKeepsCreditsWithinBuffers) { expect_saturated
 // Canonical event order (event_order: canonical): a packet's admission and a credit's
 // arrival are actions of the receiver; with buffers of two packets, credits bind all the time.
 TEST(Conservation, CanonicalOrderLosesNothingAndKeepsCreditsWithinBuffers) {
-  Scenario s = tb::basic_scenario(tb::chain(3));
-  s.event_order = EventOrder::canonical;
-  s.traffic.enabled = true;
-  s.traffic.generator = GeneratorKind::poisson;
-  s.traffic.pattern = DestinationPattern::uniform;
+  Scenario s = tb::congested_chain(EventOrder::canonical, sc_time(3, SC_MS));
   s.traffic.load = 0.7;
-  s.traffic.payload_bytes = 256;
-  s.switch_cfg.vl_buffer_bytes = s.endpoint_cfg.vl_buffer_bytes = 2 * 320;
-  s.duration = sc_time(3, SC_MS);
   Fabric f(s);
   sc_core::sc_start(s.duration);
   f.finish();
